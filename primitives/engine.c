@@ -1,0 +1,449 @@
+/*
+ * engine.c — a node's world: open/close, global memory, events, and the
+ * dispatch of incoming messages to the protocol modules.
+ *
+ * Invariant: every field of struct sp_world is read or written only under
+ * w->lock; back-ends enter through sp_engine_* (which take it) and leave
+ * through tp->ops->send (called with it held, never blocking).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sp_engine.h"
+
+static void seterr(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void seterr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- messages ------------------------------------------------------------ */
+
+void sp_msg_begin(sp_world_t *w, struct sp_wbuf *b, uint8_t type,
+		  uint64_t epoch)
+{
+	b->p = w->sbuf;
+	b->cap = w->sbuf_cap;
+	b->len = 0;
+	b->overflow = 0;
+	sp_w_u16(b, SP_WIRE_MAGIC);
+	sp_w_u8(b, SP_WIRE_VERSION);
+	sp_w_u8(b, type);
+	sp_w_u32(b, w->id);
+	sp_w_u64(b, epoch);
+}
+
+int sp_msg_send(sp_world_t *w, uint32_t dst, struct sp_wbuf *b,
+		const void *payload, size_t plen, void *cookie)
+{
+	int rc;
+
+	if (b->overflow || w->closed)
+		return -EMSGSIZE;
+	rc = w->tp->ops->send(w->tp, dst, b->p, b->len, payload, plen, cookie);
+	if (rc == -STORM_EUNREACH && dst != w->id)
+		sp_nodeset_add(w->deferred, dst);
+	return rc;
+}
+
+void sp_deferred_run(sp_world_t *w)
+{
+	int64_t x;
+
+	while ((x = sp_nodeset_next(w->deferred, 0)) >= 0) {
+		sp_nodeset_del(w->deferred, (uint32_t)x);
+		sp_failure_locked(w, (uint32_t)x);
+	}
+}
+
+uint64_t sp_now(sp_world_t *w)
+{
+	return w->tp->ops->now_ns(w->tp);
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+void sp_event_signal(sp_world_t *w, sp_ev_t ev, int status)
+{
+	if (ev == SP_EV_NONE || ev >= w->nevents)
+		return;
+	if (status) {
+		w->ev[ev].nerr++;
+		w->ev[ev].err = status;
+	} else {
+		w->ev[ev].ok++;
+	}
+	pthread_cond_broadcast(&w->cond);
+}
+
+static void deadline_after(struct timespec *ts, int timeout_ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += timeout_ms / 1000;
+	ts->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Wait on w->cond until the deadline (NULL: forever). Lock held.
+ * Returns -ETIMEDOUT when the deadline passed. */
+static int wait_until(sp_world_t *w, const struct timespec *dl)
+{
+	if (!dl)
+		return pthread_cond_wait(&w->cond, &w->lock) ? -EINVAL : 0;
+	return pthread_cond_timedwait(&w->cond, &w->lock, dl) == ETIMEDOUT ?
+		       -ETIMEDOUT : 0;
+}
+
+int sp_test_event(sp_world_t *w, sp_ev_t ev, int timeout_ms)
+{
+	struct timespec dl;
+	int rc = 0;
+
+	if (!w || ev >= w->nevents)
+		return -EINVAL;
+	if (timeout_ms > 0)
+		deadline_after(&dl, timeout_ms);
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct sp_event *e = &w->ev[ev];
+
+		if (e->nerr) {
+			e->nerr--;
+			rc = e->err;
+			break;
+		}
+		if (e->ok) {
+			e->ok--;
+			rc = 0;
+			break;
+		}
+		if (w->closed) {
+			rc = -STORM_ECLOSED;
+			break;
+		}
+		if (timeout_ms == 0) {
+			rc = -EAGAIN;
+			break;
+		}
+		if (wait_until(w, timeout_ms > 0 ? &dl : NULL) == -ETIMEDOUT) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+/* Shared by blocking calls in other files. */
+int sp_wait_cond(sp_world_t *w, int timeout_ms, const struct timespec *dl);
+int sp_wait_cond(sp_world_t *w, int timeout_ms, const struct timespec *dl)
+{
+	(void)timeout_ms;
+	return wait_until(w, dl);
+}
+void sp_deadline(struct timespec *ts, int timeout_ms);
+void sp_deadline(struct timespec *ts, int timeout_ms)
+{
+	deadline_after(ts, timeout_ms);
+}
+
+/* ---- global memory --------------------------------------------------------- */
+
+void *sp_gmem(sp_world_t *w, size_t *size)
+{
+	if (size)
+		*size = w->gmem_size;
+	return w->gmem;
+}
+
+static int gvar_check(const sp_world_t *w, uint64_t a)
+{
+	return (a % 8 == 0 && a <= w->gmem_size - 8) ? 0 : -EINVAL;
+}
+
+int sp_gvar_read(sp_world_t *w, uint64_t a, int64_t *value)
+{
+	if (!w || !value || gvar_check(w, a))
+		return -EINVAL;
+	*value = __atomic_load_n((int64_t *)(void *)(w->gmem + a),
+				 __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+int sp_gvar_write_local(sp_world_t *w, uint64_t a, int64_t value)
+{
+	if (!w || gvar_check(w, a))
+		return -EINVAL;
+	__atomic_store_n((int64_t *)(void *)(w->gmem + a), value,
+			 __ATOMIC_RELEASE);
+	return 0;
+}
+
+uint32_t sp_node_id(const sp_world_t *w)
+{
+	return w->id;
+}
+
+uint32_t sp_node_count(const sp_world_t *w)
+{
+	return w->n;
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+typedef void (*sp_handler_fn)(sp_world_t *w, uint32_t src, uint8_t type,
+			      uint64_t epoch, struct sp_rbuf *r);
+
+static void on_mship(sp_world_t *w, uint32_t src, uint8_t type,
+		     uint64_t epoch, struct sp_rbuf *r)
+{
+	sp_mship_on_msg(w, src, type, epoch, r);
+}
+
+static void on_xfer(sp_world_t *w, uint32_t src, uint8_t type,
+		    uint64_t epoch, struct sp_rbuf *r)
+{
+	(void)epoch;
+	sp_xfer_on_msg(w, src, type, r);
+}
+
+static void on_caw(sp_world_t *w, uint32_t src, uint8_t type, uint64_t epoch,
+		   struct sp_rbuf *r)
+{
+	(void)epoch;
+	sp_caw_on_msg(w, src, type, r);
+}
+
+/* Static handler table keyed by message type (append only, like the
+ * message numbers themselves). */
+static const sp_handler_fn handlers[SP_MSG_MAX] = {
+	[SP_MSG_HELLO] = on_mship,	[SP_MSG_VIEW] = on_mship,
+	[SP_MSG_VIEW_ACK] = on_mship,	[SP_MSG_STABLE] = on_mship,
+	[SP_MSG_SUSPECT] = on_mship,	[SP_MSG_JOIN] = on_mship,
+	[SP_MSG_HB] = on_mship,		[SP_MSG_XDATA] = on_xfer,
+	[SP_MSG_XSTAGED] = on_xfer,	[SP_MSG_XDECIDE] = on_xfer,
+	[SP_MSG_XDONE] = on_xfer,	[SP_MSG_CAW_REQ] = on_caw,
+	[SP_MSG_CAW_QUERY] = on_caw,	[SP_MSG_CAW_VOTE] = on_caw,
+	[SP_MSG_CAW_WRITE] = on_caw,	[SP_MSG_CAW_WACK] = on_caw,
+	[SP_MSG_CAW_RESULT] = on_caw,
+};
+
+void sp_engine_deliver(sp_world_t *w, uint32_t src, const void *msg,
+		       size_t len)
+{
+	struct sp_rbuf r = {.p = msg, .len = len};
+	uint16_t magic = sp_r_u16(&r);
+	uint8_t ver = sp_r_u8(&r), type = sp_r_u8(&r);
+	uint32_t hsrc = sp_r_u32(&r);
+	uint64_t epoch = sp_r_u64(&r);
+
+	/* Foreign, truncated or future-version traffic is dropped whole. */
+	if (r.bad || magic != SP_WIRE_MAGIC || ver != SP_WIRE_VERSION ||
+	    type == 0 || type >= SP_MSG_MAX || !handlers[type] ||
+	    hsrc != src || src >= w->n)
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (!w->closed) {
+		sp_mship_heard(w, src);
+		handlers[type](w, src, type, epoch, &r);
+		sp_deferred_run(w);
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+void sp_engine_send_done(sp_world_t *w, void *cookie)
+{
+	pthread_mutex_lock(&w->lock);
+	sp_xfer_send_done(w, cookie);
+	sp_deferred_run(w);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void sp_engine_peer_down(sp_world_t *w, uint32_t node)
+{
+	pthread_mutex_lock(&w->lock);
+	if (!w->closed && node < w->n && node != w->id) {
+		sp_failure_locked(w, node);
+		sp_deferred_run(w);
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+void sp_engine_tick(sp_world_t *w)
+{
+	pthread_mutex_lock(&w->lock);
+	if (!w->closed) {
+		sp_mship_tick(w);
+		sp_deferred_run(w);
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+int sp_engine_is_neighbor(sp_world_t *w, uint32_t node)
+{
+	int yes = 0;
+
+	pthread_mutex_lock(&w->lock);
+	if (!w->closed && w->v.installed && node < w->n) {
+		yes = w->v.parent[w->id] == (int32_t)node ||
+		      (w->v.parent[node] == (int32_t)w->id);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return yes;
+}
+
+/* ---- open / close ------------------------------------------------------- */
+
+static int is_inproc(const sp_config_t *cfg)
+{
+	return cfg->provider && strcmp(cfg->provider, "inproc") == 0;
+}
+
+static void world_free(sp_world_t *w)
+{
+	if (!w)
+		return;
+	sp_caw_fini(w);
+	sp_xfer_fini(w);
+	sp_mship_fini(w);
+	sp_facts_fini(&w->mywrite);
+	sp_nodeset_destroy(w->deferred);
+	free(w->ev);
+	free(w->gmem);
+	free(w->sbuf);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
+int sp_open(const sp_config_t *cfg, sp_world_t **out, char *err,
+	    size_t errlen)
+{
+	sp_world_t *w;
+	pthread_condattr_t ca;
+	int rc;
+
+	if (!cfg || !out)
+		return -EINVAL;
+	if (cfg->nnodes == 0) {
+		seterr(err, errlen,
+		       "no node id and node count configured; call sp_config_set_node() first");
+		return -STORM_ECONFIG;
+	}
+	if (!cfg->provider) {
+		seterr(err, errlen,
+		       "no provider configured; set one (\"inproc\", \"tcp\", \"shm\", …)");
+		return -STORM_ECONFIG;
+	}
+	if (is_inproc(cfg) && !cfg->machine) {
+		seterr(err, errlen,
+		       "provider \"inproc\" needs a machine: sp_config_set_machine()");
+		return -STORM_ECONFIG;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	w->id = cfg->node_id;
+	w->n = cfg->nnodes;
+	w->nwords = sp_nodeset_words(cfg->nnodes);
+	w->fanout = cfg->fanout;
+	w->chunk = cfg->chunk;
+	w->gmem_size = cfg->gmem_bytes;
+	w->nevents = cfg->nevents;
+	w->hb_period_ns = (uint64_t)cfg->hb_period_ms * 1000000u;
+	w->hb_timeout_ns = (uint64_t)cfg->hb_timeout_ms * 1000000u;
+	w->startup_ns = (uint64_t)cfg->startup_ms * 1000000u;
+	w->sbuf_cap = 256 + (size_t)w->nwords * 8 * 4 + 64 * 1024;
+	w->sbuf = malloc(w->sbuf_cap);
+	w->ev = calloc(w->nevents, sizeof(*w->ev));
+	/* Page-aligned so back-ends may register it for RMA later. */
+	if (posix_memalign((void **)&w->gmem, 4096, w->gmem_size))
+		w->gmem = NULL;
+	if (sp_nodeset_create(w->n, &w->deferred))
+		w->deferred = NULL;
+	if (!w->sbuf || !w->ev || !w->gmem || !w->deferred ||
+	    sp_facts_init(&w->mywrite, w->nwords)) {
+		world_free(w);
+		return -ENOMEM;
+	}
+	memset(w->gmem, 0, w->gmem_size);
+	rc = sp_mship_init(w, cfg);
+	if (rc) {
+		world_free(w);
+		return rc;
+	}
+	rc = is_inproc(cfg) ? sp_inproc_open(w, cfg, &w->tp, err, errlen) :
+			      sp_fabric_open(w, cfg, &w->tp, err, errlen);
+	if (rc) {
+		world_free(w);
+		return rc;
+	}
+	w->max_msg = w->tp->ops->max_msg(w->tp);
+	if (w->max_msg < w->chunk + 1024 + (size_t)w->nwords * 8) {
+		seterr(err, errlen,
+		       "chunk size %zu does not fit the back-end's %zu-byte messages; lower the chunk size",
+		       w->chunk, w->max_msg);
+		w->tp->ops->destroy(w->tp);
+		world_free(w);
+		return -STORM_ECONFIG;
+	}
+	rc = w->tp->ops->start(w->tp);
+	if (rc) {
+		seterr(err, errlen, "cannot start the progress engine: %s",
+		       storm_strerror(rc));
+		w->tp->ops->destroy(w->tp);
+		world_free(w);
+		return rc;
+	}
+	pthread_mutex_lock(&w->lock);
+	sp_mship_boot(w, cfg);
+	sp_deferred_run(w);
+	pthread_mutex_unlock(&w->lock);
+	if (!is_inproc(cfg)) {
+		/* Wait for the first view: the machine is usable only then. */
+		rc = sp_view_wait(w, 1, (int)cfg->startup_ms + 1000);
+		if (rc) {
+			seterr(err, errlen,
+			       "node %u: no membership view within %u ms (%s); is node 0 (the root) running and reachable at %s?",
+			       w->id, cfg->startup_ms, storm_strerror(rc),
+			       cfg->addrs && cfg->addrs[0] ? cfg->addrs[0] : "?");
+			sp_close(w);
+			return rc == -ETIMEDOUT ? -STORM_EUNREACH : rc;
+		}
+	}
+	*out = w;
+	return 0;
+}
+
+void sp_close(sp_world_t *w)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->closed = 1;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	w->tp->ops->stop(w->tp);
+	w->tp->ops->destroy(w->tp);
+	world_free(w);
+}

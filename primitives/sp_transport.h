@@ -1,0 +1,86 @@
+/*
+ * sp_transport.h — the back-end family behind the mechanisms (private).
+ *
+ * The protocols (two-phase multicast, combining tree, membership) are
+ * written once, in the engine, over this narrow ops table; a back-end only
+ * moves opaque messages between node ids.  This is PEACE's nucleus family
+ * and libfabric's provider model: one typed, versioned table; a back-end
+ * embeds struct sp_transport first and recovers itself with container_of.
+ *
+ * Threading contract:
+ *  - ops->send() is called with the world lock held, from any thread
+ *    (application threads and the back-end's own progress thread).  It must
+ *    never block and never call back into the engine.
+ *  - The back-end calls the sp_engine_* entry points WITHOUT holding any of
+ *    its own locks that send() takes; the engine takes the world lock.
+ */
+#ifndef SP_TRANSPORT_H
+#define SP_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "storm_primitives.h"
+
+#define SP_TRANSPORT_OPS_V1 1
+
+struct sp_transport;
+
+struct sp_transport_ops {
+	uint32_t version; /* SP_TRANSPORT_OPS_V1 */
+	const char *name;
+	/* Queue one message to dst: hdr (copied before return) followed by
+	 * payload.  The payload is referenced until the back-end calls
+	 * sp_engine_send_done(w, cookie) (cookie NULL: nothing to report; the
+	 * back-end may copy payload at once and report immediately, but never
+	 * from inside send()).  dst may be this node.  Messages between one
+	 * pair of nodes are delivered in order.  Returns 0, or -STORM_EUNREACH
+	 * when dst is known to be gone (the message is dropped; send_done is
+	 * still reported for a non-NULL cookie). */
+	int (*send)(struct sp_transport *t, uint32_t dst, const void *hdr,
+		    size_t hdrlen, const void *payload, size_t paylen,
+		    void *cookie);
+	/* Monotonic time in ns: real for libfabric, virtual for inproc. */
+	uint64_t (*now_ns)(struct sp_transport *t);
+	/* Begin delivering messages (start the progress thread). */
+	int (*start)(struct sp_transport *t);
+	/* Stop delivering; after return no engine entry point is called
+	 * again for this world.  Called without the world lock. */
+	void (*stop)(struct sp_transport *t);
+	/* Free everything; called after stop(). */
+	void (*destroy)(struct sp_transport *t);
+	/* Largest hdrlen + paylen a message may have. */
+	size_t (*max_msg)(struct sp_transport *t);
+};
+
+struct sp_transport {
+	const struct sp_transport_ops *ops;
+	sp_world_t *world;
+};
+
+/* --- engine entry points, called by back-ends (world lock NOT held) --- */
+
+/* A message from src; msg is valid only during the call. */
+void sp_engine_deliver(sp_world_t *w, uint32_t src, const void *msg,
+		       size_t len);
+/* The payload of the send with this cookie may be reused. */
+void sp_engine_send_done(sp_world_t *w, void *cookie);
+/* The back-end believes node is gone (connection error, injected fault). */
+void sp_engine_peer_down(sp_world_t *w, uint32_t node);
+/* Periodic call (every liveness period) for heartbeats and timeouts. */
+void sp_engine_tick(sp_world_t *w);
+/* 1 if node is this node's parent or child in the membership tree. */
+int sp_engine_is_neighbor(sp_world_t *w, uint32_t node);
+
+/* --- back-end constructors --- */
+
+/* Open the libfabric back-end for world w per cfg.  On failure err says
+ * what, where and what to do.  Returns 0, -STORM_EPROVIDER,
+ * -STORM_ECONFIG, -STORM_EUNREACH, -ENOMEM. */
+int sp_fabric_open(sp_world_t *w, const sp_config_t *cfg,
+		   struct sp_transport **out, char *err, size_t errlen);
+/* Attach world w to its in-process machine. */
+int sp_inproc_open(sp_world_t *w, const sp_config_t *cfg,
+		   struct sp_transport **out, char *err, size_t errlen);
+
+#endif /* SP_TRANSPORT_H */

@@ -1,0 +1,653 @@
+/*
+ * xfer.c — XFER-AND-SIGNAL: all-or-nothing multicast into global memory.
+ *
+ * Two phases over a radix tree rooted at the source and spanning the
+ * destination set: (1) STAGE — chunks flow down, each node keeps them in a
+ * private staging buffer and forwards them to its children; a node reports
+ * XSTAGED up once it holds every byte and its whole subtree has reported;
+ * (2) DECIDE — when the source has every XSTAGED it commits: XDECIDE(commit)
+ * flows down, each node copies staging -> global memory, signals the remote
+ * event and reports XDONE up; the local event fires at the source when all
+ * are done.  Nothing reaches global memory before the decision, so an abort
+ * (a destination left the view while staging) leaves every node untouched.
+ *
+ * Source record (sp_xfer_out) — state × event:
+ *   STAGING    | last XSTAGED -> commit, COMMITTING | view drops a dest ->
+ *              |   abort down, local ev -STORM_EABORTED, DONE
+ *   COMMITTING | last XDONE(gen) -> local ev 0, DONE | view drops a dest ->
+ *              |   gen++, XDECIDE(commit) again over the survivors
+ *   DONE       | everything dropped
+ * Destination record (sp_xfer_in):
+ *   STAGING  --all bytes + subtree--> STAGED --commit--> COMMITTED
+ *   STAGING/STAGED --abort--> ABORTED;  COMMITTED/ABORTED are tombstones
+ *   that answer duplicate decisions and drop late chunks.
+ *   If the source leaves the view while undecided, the view's STABLE facts
+ *   decide: commit iff some survivor had committed (then all had staged).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sp_engine.h"
+
+enum { X_STAGING, X_STAGED, X_COMMITTING, X_COMMITTED, X_ABORTED, X_DONE };
+
+#define XREF_OUT 1
+#define XREF_IN 2
+#define XIN_KEEP 1024 /* decided records kept as tombstones */
+
+struct sp_xfer_out {
+	int kind; /* XREF_OUT; first so a cookie can be told apart */
+	uint32_t refs;
+	struct sp_xfer_out *next;
+	uint64_t xid;
+	int state;
+	uint32_t gen, pending;
+	uint64_t *set;
+	const uint8_t *src;
+	size_t len;
+	uint64_t gaddr;
+	sp_ev_t lev, rev;
+};
+
+struct sp_xfer_in {
+	int kind; /* XREF_IN */
+	uint32_t refs;
+	struct sp_xfer_in *next;
+	uint64_t xid;
+	uint32_t source, parent, dparent;
+	int state;
+	uint32_t pending_staged, pending_done, gen;
+	uint64_t *set;
+	uint8_t *stage;
+	size_t len, got;
+	uint64_t gaddr;
+	sp_ev_t rev;
+};
+
+static uint32_t *kidbuf(sp_world_t *w, uint32_t *max)
+{
+	/* children of one node in a radix tree: at most (k-1)·digits */
+	static _Thread_local uint32_t buf[8192];
+
+	(void)w;
+	*max = sizeof(buf) / sizeof(buf[0]);
+	return buf;
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+static struct sp_xfer_in *in_find(sp_world_t *w, uint64_t xid)
+{
+	for (struct sp_xfer_in *r = w->xin; r; r = r->next)
+		if (r->xid == xid)
+			return r;
+	return NULL;
+}
+
+static void in_free(struct sp_xfer_in *r)
+{
+	free(r->stage);
+	free(r->set);
+	free(r);
+}
+
+static void in_drop_stage(struct sp_xfer_in *r)
+{
+	if (r->refs == 0) {
+		free(r->stage);
+		r->stage = NULL;
+	}
+}
+
+/* Keep at most XIN_KEEP decided records (tombstones). */
+static void in_gc(sp_world_t *w)
+{
+	struct sp_xfer_in **pp = &w->xin;
+	uint32_t kept = 0;
+
+	while (*pp) {
+		struct sp_xfer_in *r = *pp;
+		int decided = r->state == X_COMMITTED || r->state == X_ABORTED;
+
+		if (decided && r->refs == 0 && r->pending_done == 0 &&
+		    ++kept > XIN_KEEP) {
+			*pp = r->next;
+			in_free(r);
+			continue;
+		}
+		pp = &r->next;
+	}
+}
+
+static struct sp_xfer_in *in_new(sp_world_t *w, uint64_t xid, uint32_t source,
+				 const uint8_t *setw)
+{
+	struct sp_xfer_in *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->kind = XREF_IN;
+	r->set = malloc(w->nwords * sizeof(uint64_t));
+	if (!r->set) {
+		free(r);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < w->nwords; i++) {
+		struct sp_rbuf rr = {.p = setw + 8 * i, .len = 8};
+
+		r->set[i] = sp_r_u64(&rr);
+	}
+	r->xid = xid;
+	r->source = source;
+	r->next = w->xin;
+	w->xin = r;
+	in_gc(w);
+	return r;
+}
+
+static void out_unlink_free(sp_world_t *w, struct sp_xfer_out *o)
+{
+	for (struct sp_xfer_out **pp = &w->xout; *pp; pp = &(*pp)->next) {
+		if (*pp == o) {
+			*pp = o->next;
+			break;
+		}
+	}
+	free(o->set);
+	free(o);
+}
+
+static void out_finish(sp_world_t *w, struct sp_xfer_out *o, int status)
+{
+	o->state = X_DONE;
+	sp_event_signal(w, o->lev, status);
+	if (o->refs == 0)
+		out_unlink_free(w, o);
+}
+
+void sp_xfer_send_done(sp_world_t *w, void *cookie)
+{
+	int kind = cookie ? *(int *)cookie : 0;
+
+	if (kind == XREF_OUT) {
+		struct sp_xfer_out *o = cookie;
+
+		if (--o->refs == 0 && o->state == X_DONE)
+			out_unlink_free(w, o);
+	} else if (kind == XREF_IN) {
+		struct sp_xfer_in *r = cookie;
+
+		if (--r->refs == 0 && r->state != X_STAGING &&
+		    r->state != X_STAGED) {
+			free(r->stage);
+			r->stage = NULL;
+		}
+	}
+}
+
+/* ---- messages ------------------------------------------------------------ */
+
+static void put_set(struct sp_wbuf *b, const uint64_t *set, uint32_t nwords)
+{
+	for (uint32_t i = 0; i < nwords; i++)
+		sp_w_u64(b, set[i]);
+}
+
+static void send_chunk(sp_world_t *w, uint32_t dst, uint64_t xid,
+		       uint32_t source, size_t len, uint64_t gaddr, sp_ev_t rev,
+		       const uint64_t *set, size_t off, const uint8_t *data,
+		       uint32_t clen, uint32_t *refs, void *cookie)
+{
+	struct sp_wbuf b;
+
+	sp_msg_begin(w, &b, SP_MSG_XDATA, w->v.epoch);
+	sp_w_u64(&b, xid);
+	sp_w_u32(&b, source);
+	sp_w_u64(&b, len);
+	sp_w_u64(&b, gaddr);
+	sp_w_u32(&b, rev);
+	sp_w_u64(&b, off);
+	sp_w_u32(&b, clen);
+	put_set(&b, set, w->nwords);
+	(*refs)++;
+	if (sp_msg_send(w, dst, &b, data, clen, cookie) == -EMSGSIZE)
+		(*refs)--;
+}
+
+static void send_decide(sp_world_t *w, uint32_t dst, uint64_t xid,
+			uint32_t source, int commit, uint32_t gen,
+			const uint64_t *set)
+{
+	struct sp_wbuf b;
+
+	sp_msg_begin(w, &b, SP_MSG_XDECIDE, w->v.epoch);
+	sp_w_u64(&b, xid);
+	sp_w_u32(&b, source);
+	sp_w_u8(&b, (uint8_t)commit);
+	sp_w_u32(&b, gen);
+	put_set(&b, set, w->nwords);
+	sp_msg_send(w, dst, &b, NULL, 0, NULL);
+}
+
+static void send_up(sp_world_t *w, uint32_t dst, uint8_t type, uint64_t xid,
+		    uint32_t gen)
+{
+	struct sp_wbuf b;
+
+	sp_msg_begin(w, &b, type, w->v.epoch);
+	sp_w_u64(&b, xid);
+	sp_w_u32(&b, gen);
+	sp_msg_send(w, dst, &b, NULL, 0, NULL);
+}
+
+/* Children of this node in the tree of (set, source); returns count. */
+static uint32_t kids_of(sp_world_t *w, const uint64_t *set, uint32_t source,
+			uint32_t **out)
+{
+	uint32_t max, *buf = kidbuf(w, &max);
+	uint32_t n = sp_settree_children(set, w->nwords, source, w->id,
+					 w->fanout, buf, max);
+
+	*out = buf;
+	return n < max ? n : max;
+}
+
+static int in_set(const uint64_t *set, uint32_t id)
+{
+	return (set[id / 64] >> (id % 64)) & 1;
+}
+
+/* ---- source side ---------------------------------------------------------- */
+
+static void commit_local(sp_world_t *w, uint64_t gaddr, const void *data,
+			 size_t len, sp_ev_t rev)
+{
+	memcpy(w->gmem + gaddr, data, len);
+	sp_event_signal(w, rev, 0);
+}
+
+static void out_decide_commit(sp_world_t *w, struct sp_xfer_out *o,
+			      const uint64_t *set)
+{
+	uint32_t *kids, nk;
+
+	if (o->state == X_STAGING && in_set(o->set, w->id))
+		commit_local(w, o->gaddr, o->src, o->len, o->rev);
+	o->state = X_COMMITTING;
+	o->gen++;
+	nk = kids_of(w, set, w->id, &kids);
+	o->pending = nk;
+	for (uint32_t i = 0; i < nk; i++)
+		send_decide(w, kids[i], o->xid, w->id, 1, o->gen, set);
+	if (o->pending == 0)
+		out_finish(w, o, 0);
+}
+
+int sp_xfer_and_signal(sp_world_t *w, const sp_nodeset_t *dst,
+		       const void *src, size_t len, uint64_t gaddr,
+		       sp_ev_t local_ev, sp_ev_t remote_ev, char *err,
+		       size_t errlen)
+{
+	struct sp_xfer_out *o;
+	uint32_t *kids, nk;
+	int64_t bad;
+
+	if (!w || !dst || !src)
+		return -EINVAL;
+	if (dst->capacity != w->n || sp_nodeset_count(dst) == 0 || len == 0) {
+		if (err)
+			snprintf(err, errlen,
+				 "xfer: empty node set, zero length or a set sized for another machine (%u nodes)",
+				 w->n);
+		return -EINVAL;
+	}
+	if (gaddr > w->gmem_size || len > w->gmem_size - gaddr) {
+		if (err)
+			snprintf(err, errlen,
+				 "xfer: global range [%llu, +%zu) is outside global memory (%zu bytes)",
+				 (unsigned long long)gaddr, len, w->gmem_size);
+		return -EINVAL;
+	}
+	if ((local_ev != SP_EV_NONE && local_ev >= w->nevents) ||
+	    (remote_ev != SP_EV_NONE && remote_ev >= w->nevents)) {
+		if (err)
+			snprintf(err, errlen,
+				 "xfer: event out of range (this world has %u events)",
+				 w->nevents);
+		return -EINVAL;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->set = malloc(w->nwords * sizeof(uint64_t));
+	if (!o->set) {
+		free(o);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&w->lock);
+	if (w->closed || w->v.expelled) {
+		int rc = w->closed ? -STORM_ECLOSED : -STORM_EEXPELLED;
+
+		pthread_mutex_unlock(&w->lock);
+		free(o->set);
+		free(o);
+		return rc;
+	}
+	for (bad = sp_nodeset_next(dst, 0); bad >= 0;
+	     bad = sp_nodeset_next(dst, (uint32_t)bad + 1))
+		if (!sp_nodeset_has(w->v.live, (uint32_t)bad))
+			break;
+	if (bad >= 0) {
+		pthread_mutex_unlock(&w->lock);
+		if (err)
+			snprintf(err, errlen,
+				 "xfer: node %lld is not a member of the current view",
+				 (long long)bad);
+		free(o->set);
+		free(o);
+		return -STORM_ENOTINVIEW;
+	}
+	memcpy(o->set, dst->words, w->nwords * sizeof(uint64_t));
+	o->kind = XREF_OUT;
+	o->xid = (uint64_t)w->id << 32 | ++w->xseq;
+	o->src = src;
+	o->len = len;
+	o->gaddr = gaddr;
+	o->lev = local_ev;
+	o->rev = remote_ev;
+	o->state = X_STAGING;
+	o->next = w->xout;
+	w->xout = o;
+	nk = kids_of(w, o->set, w->id, &kids);
+	o->pending = nk;
+	/* chunk-major order: every child gets chunk i before chunk i+1, so
+	 * the whole tree pipelines */
+	for (size_t off = 0; off < len; off += w->chunk) {
+		uint32_t clen = (uint32_t)(len - off < w->chunk ? len - off :
+								  w->chunk);
+
+		for (uint32_t i = 0; i < nk; i++)
+			send_chunk(w, kids[i], o->xid, w->id, len, gaddr,
+				   remote_ev, o->set, off,
+				   (const uint8_t *)src + off, clen, &o->refs, o);
+	}
+	if (nk == 0)
+		out_decide_commit(w, o, o->set);
+	sp_deferred_run(w);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+/* ---- handlers -------------------------------------------------------------- */
+
+static void in_maybe_staged(sp_world_t *w, struct sp_xfer_in *r)
+{
+	if (r->state == X_STAGING && r->got == r->len &&
+	    r->pending_staged == 0) {
+		r->state = X_STAGED;
+		send_up(w, r->parent, SP_MSG_XSTAGED, r->xid, 0);
+	}
+}
+
+static void on_data(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
+{
+	uint64_t xid = sp_r_u64(r);
+	uint32_t source = sp_r_u32(r);
+	uint64_t len = sp_r_u64(r), gaddr = sp_r_u64(r);
+	uint32_t rev = sp_r_u32(r);
+	uint64_t off = sp_r_u64(r);
+	uint32_t clen = sp_r_u32(r), *kids, nk;
+	const uint8_t *setw = sp_r_ptr(r, w->nwords * 8u);
+	const uint8_t *data = sp_r_ptr(r, clen);
+	struct sp_xfer_in *x;
+
+	if (!setw || !data || source >= w->n || len == 0 ||
+	    gaddr > w->gmem_size || len > w->gmem_size - gaddr || off > len ||
+	    clen > len - off)
+		return; /* malformed: dropped whole, never half-applied */
+	x = in_find(w, xid);
+	if (!x) {
+		x = in_new(w, xid, source, setw);
+		if (!x)
+			return;
+		x->stage = malloc(len);
+		if (!x->stage) {
+			x->state = X_ABORTED;
+			return;
+		}
+		x->len = len;
+		x->gaddr = gaddr;
+		x->rev = rev;
+		x->parent = src;
+		x->state = X_STAGING;
+		nk = kids_of(w, x->set, source, &kids);
+		x->pending_staged = nk;
+	}
+	if (x->state != X_STAGING || x->len != len)
+		return; /* late chunk of a decided transfer */
+	memcpy(x->stage + off, data, clen);
+	nk = kids_of(w, x->set, source, &kids);
+	for (uint32_t i = 0; i < nk; i++)
+		send_chunk(w, kids[i], xid, source, len, gaddr, rev, x->set,
+			   off, x->stage + off, clen, &x->refs, x);
+	x->got += clen;
+	in_maybe_staged(w, x);
+}
+
+static struct sp_xfer_out *out_find(sp_world_t *w, uint64_t xid)
+{
+	for (struct sp_xfer_out *o = w->xout; o; o = o->next)
+		if (o->xid == xid)
+			return o;
+	return NULL;
+}
+
+static void on_staged(sp_world_t *w, struct sp_rbuf *r)
+{
+	uint64_t xid = sp_r_u64(r);
+	struct sp_xfer_out *o;
+	struct sp_xfer_in *x;
+
+	if (r->bad)
+		return;
+	if ((uint32_t)(xid >> 32) == w->id) {
+		o = out_find(w, xid);
+		if (o && o->state == X_STAGING && o->pending &&
+		    --o->pending == 0)
+			out_decide_commit(w, o, o->set);
+		return;
+	}
+	x = in_find(w, xid);
+	if (x && x->state == X_STAGING && x->pending_staged) {
+		x->pending_staged--;
+		in_maybe_staged(w, x);
+	}
+}
+
+static void on_decide(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
+{
+	uint64_t xid = sp_r_u64(r);
+	uint32_t source = sp_r_u32(r);
+	int commit = sp_r_u8(r);
+	uint32_t gen = sp_r_u32(r), *kids, nk;
+	const uint8_t *setw = sp_r_ptr(r, w->nwords * 8u);
+	uint64_t *set;
+	struct sp_xfer_in *x;
+
+	if (!setw || source >= w->n)
+		return;
+	x = in_find(w, xid);
+	if (!x) {
+		/* never saw a chunk (abort before it arrived), or long gone */
+		x = in_new(w, xid, source, setw);
+		if (!x)
+			return;
+		x->state = commit ? X_COMMITTED : X_ABORTED;
+	}
+	set = malloc(w->nwords * sizeof(uint64_t));
+	if (!set)
+		return;
+	for (uint32_t i = 0; i < w->nwords; i++) {
+		struct sp_rbuf rr = {.p = setw + 8 * i, .len = 8};
+
+		set[i] = sp_r_u64(&rr);
+	}
+	nk = kids_of(w, set, source, &kids);
+	if (!commit) {
+		if (x->state == X_STAGING || x->state == X_STAGED) {
+			x->state = X_ABORTED;
+			in_drop_stage(x);
+		}
+		for (uint32_t i = 0; i < nk; i++)
+			send_decide(w, kids[i], xid, source, 0, gen, set);
+		free(set);
+		return;
+	}
+	if (x->state == X_STAGED ||
+	    (x->state == X_STAGING && x->got == x->len)) {
+		commit_local(w, x->gaddr, x->stage, x->len, x->rev);
+		x->state = X_COMMITTED;
+		in_drop_stage(x);
+	}
+	if (x->state != X_COMMITTED) {
+		free(set); /* commit without our data: protocol violation */
+		return;
+	}
+	x->gen = gen;
+	x->dparent = src;
+	x->pending_done = nk;
+	for (uint32_t i = 0; i < nk; i++)
+		send_decide(w, kids[i], xid, source, 1, gen, set);
+	if (nk == 0)
+		send_up(w, src, SP_MSG_XDONE, xid, gen);
+	free(set);
+}
+
+static void on_done(sp_world_t *w, struct sp_rbuf *r)
+{
+	uint64_t xid = sp_r_u64(r);
+	uint32_t gen = sp_r_u32(r);
+	struct sp_xfer_out *o;
+	struct sp_xfer_in *x;
+
+	if (r->bad)
+		return;
+	if ((uint32_t)(xid >> 32) == w->id) {
+		o = out_find(w, xid);
+		if (o && o->state == X_COMMITTING && o->gen == gen &&
+		    o->pending && --o->pending == 0)
+			out_finish(w, o, 0);
+		return;
+	}
+	x = in_find(w, xid);
+	if (x && x->gen == gen && x->pending_done &&
+	    --x->pending_done == 0)
+		send_up(w, x->dparent, SP_MSG_XDONE, xid, gen);
+}
+
+void sp_xfer_on_msg(sp_world_t *w, uint32_t src, uint8_t type,
+		    struct sp_rbuf *r)
+{
+	switch (type) {
+	case SP_MSG_XDATA:
+		on_data(w, src, r);
+		break;
+	case SP_MSG_XSTAGED:
+		on_staged(w, r);
+		break;
+	case SP_MSG_XDECIDE:
+		on_decide(w, src, r);
+		break;
+	case SP_MSG_XDONE:
+		on_done(w, r);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- view changes ---------------------------------------------------------- */
+
+void sp_xfer_on_view(sp_world_t *w)
+{
+	struct sp_xfer_out *o, *next;
+	uint64_t *live = w->v.live->words;
+
+	for (o = w->xout; o; o = next) {
+		int lost = 0;
+
+		next = o->next;
+		if (o->state == X_DONE)
+			continue;
+		if (w->v.expelled) {
+			out_finish(w, o, -STORM_EEXPELLED);
+			continue;
+		}
+		for (uint32_t i = 0; i < w->nwords; i++)
+			if (o->set[i] & ~live[i])
+				lost = 1;
+		if (!lost)
+			continue;
+		for (uint32_t i = 0; i < w->nwords; i++)
+			o->set[i] &= live[i];
+		if (o->state == X_STAGING) {
+			uint32_t *kids, nk = kids_of(w, o->set, w->id, &kids);
+
+			for (uint32_t i = 0; i < nk; i++)
+				send_decide(w, kids[i], o->xid, w->id, 0, 0,
+					    o->set);
+			out_finish(w, o, -STORM_EABORTED);
+		} else {
+			/* decided: finish the commit among the survivors */
+			out_decide_commit(w, o, o->set);
+		}
+	}
+}
+
+void sp_xfer_facts(sp_world_t *w, struct sp_facts *f)
+{
+	for (struct sp_xfer_in *x = w->xin; x; x = x->next)
+		if (x->state == X_COMMITTED &&
+		    !sp_nodeset_has(w->v.live, x->source))
+			sp_facts_add_xid(f, x->xid);
+}
+
+void sp_xfer_resolve(sp_world_t *w, const struct sp_facts *f)
+{
+	for (struct sp_xfer_in *x = w->xin; x; x = x->next) {
+		int committed = 0;
+
+		if ((x->state != X_STAGING && x->state != X_STAGED) ||
+		    sp_nodeset_has(w->v.live, x->source))
+			continue;
+		for (uint32_t i = 0; i < f->nxids; i++)
+			if (f->xids[i] == x->xid)
+				committed = 1;
+		if (committed && x->got == x->len) {
+			commit_local(w, x->gaddr, x->stage, x->len, x->rev);
+			x->state = X_COMMITTED;
+		} else {
+			x->state = X_ABORTED;
+		}
+		in_drop_stage(x);
+	}
+}
+
+void sp_xfer_fini(sp_world_t *w)
+{
+	while (w->xout) {
+		struct sp_xfer_out *o = w->xout;
+
+		w->xout = o->next;
+		free(o->set);
+		free(o);
+	}
+	while (w->xin) {
+		struct sp_xfer_in *x = w->xin;
+
+		w->xin = x->next;
+		in_free(x);
+	}
+}
