@@ -314,6 +314,10 @@ static int run_cluster(const char *mode, int argc, char **argv)
 			extra[k++] = (char *)v;
 		}
 	}
+	if (strcmp(mode, "xfer") == 0 && !arg(argc, argv, "--bytes", NULL)) {
+		extra[k++] = "--bytes";
+		extra[k++] = "1048576";
+	}
 	if (strcmp(mode, "ts") == 0 && !arg(argc, argv, "--hb", NULL)) {
 		extra[k++] = "--hb";
 		extra[k++] = "20";
@@ -420,8 +424,9 @@ static int run_sim(int argc, char **argv)
 			die("open", rc, err);
 	}
 	sp_view(w[0], &vi, NULL);
-	/* a node with a subtree of its own, so re-linking is exercised */
-	sp_machine_kill(m, n > 2 ? 1 : n - 1, 1000);
+	/* node k heads a subtree of its own (positions k+1..2k-1 hang off
+	 * it), so its failure exercises re-linking of orphans */
+	sp_machine_kill(m, n > k ? k : n - 1, 1000);
 	rc = sp_view_wait(w[0], vi.epoch + 1, 60000);
 	if (rc)
 		die("view", rc, NULL);

@@ -73,10 +73,10 @@ static int node_serve(sp_world_t *w)
 }
 
 static int xfer_wait(sp_world_t *w, sp_nodeset_t *set, const void *buf,
-		     size_t len, uint64_t ga)
+		     size_t len, uint64_t ga, sp_ev_t remote)
 {
 	char err[256];
-	int rc = sp_xfer_and_signal(w, set, buf, len, ga, EV_LOCAL, EV_IMG,
+	int rc = sp_xfer_and_signal(w, set, buf, len, ga, EV_LOCAL, remote,
 				    err, sizeof(err));
 
 	if (rc)
@@ -126,11 +126,12 @@ static int node_main(int argc, char **argv)
 		       (unsigned long long)(vi.epoch >> 16), set, vi.height);
 		rounds++;
 		t0 = now_ns();
-		/* the GO flag first, then the image: both all-or-nothing */
-		rc = xfer_wait(w, others, &go, sizeof(go), GA_GO);
+		/* the GO flag quietly first, then the image with its event:
+		 * both all-or-nothing, and ordered by waiting for each */
+		rc = xfer_wait(w, others, &go, sizeof(go), GA_GO, SP_EV_NONE);
 		if (!rc) {
 			img[0] = (uint8_t)rounds;
-			rc = xfer_wait(w, others, img, IMG, GA_IMG);
+			rc = xfer_wait(w, others, img, IMG, GA_IMG, EV_IMG);
 		}
 		if (rc)
 			return rc;
@@ -147,8 +148,11 @@ static int node_main(int argc, char **argv)
 		       (double)(now_ns() - t0) / 1e6);
 		rc = sp_compare_and_write(w, others, GA_OK, SP_CMP_GE,
 					  rounds + 1, SP_NO_WRITE, 0, 5000);
-		printf("root: COMPARE-AND-WRITE \"ok >= %d on every node\" -> %s (as it should be)\n",
-		       rounds + 1, rc == 1 ? "true" : "false");
+		printf("root: COMPARE-AND-WRITE \"ok >= %d on every node\" -> %s (%s)\n",
+		       rounds + 1, rc == 1 ? "true" : "false",
+		       rc == 0 ? "as it should be" : "WRONG");
+		if (rc != 0)
+			return 1;
 		fflush(stdout);
 		if (phase == 0) {
 			printf("READY-TO-KILL\n");
@@ -165,7 +169,7 @@ static int node_main(int argc, char **argv)
 	{
 		int64_t stop = -1;
 
-		xfer_wait(w, others, &stop, sizeof(stop), GA_GO);
+		xfer_wait(w, others, &stop, sizeof(stop), GA_GO, EV_IMG);
 	}
 	free(img);
 	sp_nodeset_destroy(live);

@@ -1,0 +1,1472 @@
+/*
+ * fabric.c — the libfabric back-end: one process is one node, one RDM
+ * endpoint per node, opaque messages between node ids.
+ *
+ * Why it exists: the engine needs only "send these bytes to node n, in
+ * order, without blocking" and a thread that hands it receives, send
+ * completions, failures and ticks.  This file maps that onto tcp;ofi_rxm,
+ * shm, sockets, verbs;ofi_rxm or udp;ofi_rxd.
+ *
+ * Invariants:
+ *  - On the wire every message is [sender id LE32][PREFIX_MAGIC LE32][hdr]
+ *    [payload]: receivers learn the source from it on every provider.
+ *  - Messages to one node leave in send() order: once anything is queued
+ *    for a node, later sends queue behind it, and a send that failed during
+ *    startup goes back to its place (per-node sequence number).
+ *  - send() never blocks and never calls the engine.  The engine is called
+ *    only from the progress thread, never with f->mu held.
+ *  - A send record is on exactly one list: its node's queue, in flight
+ *    (the provider holds it), local (loopback delivery or a send_done to
+ *    report) or orphans (its peer died: reported, the provider may still
+ *    hold it).
+ *  - shm messages larger than FRAG_MAX go as FRAG_MAX pieces by fi_inject:
+ *    1.17's shm completes larger sends in one FIFO, so one peer killed
+ *    mid-transfer would stop every later send completion to everyone.
+ *
+ * Idle waiting.  16 idle nodes must use < 2% of a core, and a wake-up
+ * costs tens of µs here, so timed polling cannot meet it:
+ *  W_FD   tcp;ofi_rxm, sockets: ppoll on the CQ wait fd and an eventfd.
+ *  W_BELL shm (1.17 has no CQ wait object): a futex word in a small file
+ *         per node in /dev/shm, rung by senders after posting.  The file
+ *         also holds an OFD lock while the node lives (liveness; a killed
+ *         node's leftovers), its incarnation, its region name and a robust
+ *         mutex held by its progress thread (death seen by a load).
+ *  W_POLL others without FI_GETWAIT (udp;ofi_rxd): adaptive polling.
+ * After a short sleep (a burst) the thread spins SPIN_NS before blocking:
+ * ping-pong latency matters as much as idle cost.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#include "sp_config.h"
+#include "sp_transport.h"
+
+#define FAB_FI_VERSION FI_VERSION(1, 12)
+#define PREFIX 8u               /* sender id + magic; keeps hdr 8-aligned */
+#define PREFIX_MAGIC 0x53544d31u /* a whole message */
+#define FRAG_FIRST 0x53544d46u  /* shm: first piece, total length follows */
+#define FRAG_MORE 0x53544d43u   /* shm: next piece */
+#define FRAG_MAX 4096u          /* shm piece size, the provider's inject */
+#define HDR_ROOM 4096u          /* max_msg = chunk + HDR_ROOM */
+#define NRECV_MAX 64u           /* receive buffers posted: 8..64, */
+#define NRECV_MIN 8u
+#define RECV_POOL_CAP (64u << 20) /* and no more than 64 MiB of them */
+#define SMALL_COPY 256u         /* payloads this small are copied: one iov */
+#define SPIN_NS 50000u          /* spin this long after activity ... */
+#define HOT_NS 1000000u         /* ... if the last sleep was this short */
+#define POLL_MIN_NS 20000u      /* polling sleeps double from this ... */
+#define POLL_MAX_NS 5000000u    /* ... up to this (W_POLL) */
+#define EAGAIN_MIN_NS 100000u   /* idle retry after EAGAIN, doubling */
+#define EAGAIN_MAX_NS 10000000u
+#define RETRY_MIN_NS 10000000u  /* startup: resend to a refusing peer */
+#define RETRY_MAX_NS 200000000u
+#define SHM_DIR "/dev/shm/"
+#define BELL_SIZE 4096u
+
+/* ------------------------------------------------------------------------ */
+/* Records                                                                   */
+/* ------------------------------------------------------------------------ */
+
+struct link {
+	struct link *next, *prev;
+};
+
+enum op_kind { OP_RECV = 1, OP_SEND, OP_LOOP, OP_DONE, OP_ORPHAN };
+enum wait_mode { W_FD, W_BELL, W_POLL };
+enum peer_state { P_NEW, P_UP, P_DOWN };
+
+/* The provider's op_context: its scratch first (FI_CONTEXT2 mode), then
+ * which of our records this is. */
+struct fop {
+	struct fi_context2 ctx;
+	int kind;
+};
+
+struct frecv {
+	struct fop op;
+	struct link link; /* on f->rx_idle when re-posting failed */
+	uint8_t *buf;
+};
+
+struct fsend {
+	struct fop op;
+	struct link link;
+	uint32_t dst;
+	uint64_t seq;
+	void *cookie;
+	const void *payload; /* NULL: copied into buf */
+	size_t paylen, len;  /* len: bytes in buf */
+	size_t off;          /* frag: message bytes already posted */
+	int frag;            /* shm, over one inject: goes as pieces */
+	uint8_t buf[];       /* prefix, hdr [, payload] */
+};
+
+/* The start of a node's shm lock file, mapped by its peers. */
+struct bell {
+	_Atomic uint32_t sleeping; /* futex word: 1 while its thread sleeps */
+	_Atomic uint32_t ready;    /* its endpoint is enabled */
+	_Atomic uint64_t inc;      /* incarnation, new at every open */
+	char region[240];          /* its shm endpoint name, per incarnation */
+	pthread_mutex_t alive;     /* robust, held by its progress thread */
+};
+
+/* A node as seen from here.  P_NEW: no send to it has completed yet
+ * (startup, or talking again after P_DOWN), so at most one is in flight
+ * and a failed one can be retried without reordering. */
+struct peer {
+	struct link q;    /* waiting sends, in seq order */
+	struct link pend; /* on f->pending while q is not empty */
+	struct link dn;   /* on f->downs until peer_down is reported */
+	fi_addr_t fa;     /* FI_ADDR_NOTAVAIL until inserted */
+	uint64_t seq, retry_at, backoff, stall_since;
+	uint64_t busy_since; /* sends in flight, none completed since */
+	uint32_t inflight;
+	uint8_t state, sent; /* sent: posted to since the last shm probe */
+	int lfd;          /* shm: its lock file, bell and incarnation */
+	struct bell *bell;
+	uint64_t inc;
+	uint8_t *rbuf;    /* shm: message being reassembled (progress) */
+	size_t rlen, rtot;
+};
+
+struct fab {
+	struct sp_transport base; /* first: recovered with container_of */
+	/* Immutable after open. */
+	uint32_t self, nnodes;
+	size_t max_msg, bufsz, inject_size, iov_limit;
+	int shm, mode, cq_fd, ev_fd, lock_fd;
+	uint64_t startup_end, hb_ns, stall_ns;
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_ep *ep;
+	struct bell own, *bell; /* &own, or our shm lock file */
+	char **names;           /* shm: base name of every node */
+	/* Receive pool: the progress thread's alone once started. */
+	struct frecv *rx;
+	size_t nrx;
+	uint8_t *rxmem;
+	struct link rx_idle;
+	/* Protected by mu. */
+	pthread_mutex_t mu;
+	int mu_init, eagain; /* eagain: a queue waits for tx space */
+	uint64_t eagain_ns;
+	struct peer *peers;
+	struct link pending, downs, local, inflight, orphans;
+	/* Progress thread. */
+	pthread_t thr;
+	int thr_started;
+	uint64_t next_tick;
+	atomic_int stopping;
+};
+
+static void l_init(struct link *h) { h->next = h->prev = h; }
+static int l_empty(const struct link *h) { return h->next == h; }
+static void l_add_before(struct link *pos, struct link *n)
+{
+	n->prev = pos->prev;
+	n->next = pos;
+	pos->prev->next = n;
+	pos->prev = n;
+}
+static void l_del(struct link *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	l_init(n);
+}
+#define SEND_OF(l) container_of((l), struct fsend, link)
+
+static struct fab *fab_of(struct sp_transport *t)
+{
+	return container_of(t, struct fab, base);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void put_le32(uint8_t *b, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const uint8_t *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	       (uint32_t)b[3] << 24;
+}
+
+/* Error text for a human: what, where, what to do.  Returns rc. */
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static long futex(_Atomic uint32_t *w, int op, uint32_t val, uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
+			       .tv_nsec = (long)(ns % 1000000000u) };
+	return syscall(SYS_futex, (uint32_t *)w, op, val,
+		       op == FUTEX_WAIT ? &ts : NULL, NULL, 0);
+}
+
+/* Wake a sleeping W_BELL thread.  The fence pairs with the sleeper's
+ * store-then-look: either it sees what we posted or we see it asleep. */
+static void ring(struct bell *b)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (b && atomic_load(&b->sleeping) && atomic_exchange(&b->sleeping, 0))
+		futex(&b->sleeping, FUTEX_WAKE, 1, 0);
+}
+
+/* Wake our own progress thread; only a sleeping one costs a syscall. */
+static void wake(struct fab *f)
+{
+	uint64_t one = 1;
+
+	if (f->mode == W_BELL)
+		ring(f->bell);
+	else if (atomic_load(&f->bell->sleeping) && write(f->ev_fd, &one, 8))
+		(void)0; /* nothing to do when the counter is saturated */
+}
+
+/* ------------------------------------------------------------------------ */
+/* shm: lazy insertion, bells, liveness                                      */
+/* ------------------------------------------------------------------------ */
+
+static int lock_path(char *buf, size_t len, const char *name)
+{
+	return snprintf(buf, len, SHM_DIR "%s.lock", name) >= (int)len;
+}
+
+static int lock_held(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
+/* 1.17's shm guards each region with a spinlock in shared memory: a peer
+ * killed while holding its own makes any later send to it spin forever.
+ * Its progress thread holds a robust mutex, which the kernel marks
+ * FUTEX_OWNER_DIED when the holder dies: a load, no syscall, so every send
+ * checks it (glibc's futex word, __data.__lock).  This narrows the window
+ * but cannot close it: a send that starts spinning while the peer is being
+ * killed spins on. */
+static int died(struct bell *b)
+{
+	return b && (__atomic_load_n(&b->alive.__data.__lock,
+				     __ATOMIC_ACQUIRE) & FUTEX_OWNER_DIED);
+}
+
+/* Insert node n.  libfabric 1.17's shm crashes in smr_progress_connreq
+ * when a peer contacts us whose name we inserted before its region existed
+ * (NULL region) or whose earlier incarnation we had mapped (stale region).
+ * So peers are inserted lazily — not in id order, hence p->fa — once their
+ * lock is held and their endpoint ready, under a name per incarnation. */
+static int shm_resolve_locked(struct fab *f, struct peer *p, uint32_t n)
+{
+	char path[PATH_MAX], region[sizeof(p->bell->region)];
+	fi_addr_t fa = FI_ADDR_NOTAVAIL;
+	void *m;
+
+	if (p->lfd < 0) {
+		if (lock_path(path, sizeof(path), f->names[n]) ||
+		    (p->lfd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+			return -FI_EAGAIN;
+		m = mmap(NULL, BELL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 p->lfd, 0);
+		if (m == MAP_FAILED) {
+			close(p->lfd);
+			p->lfd = -1;
+			return -FI_EAGAIN;
+		}
+		p->bell = m;
+	}
+	if (!atomic_load(&p->bell->ready) || !lock_held(p->lfd) ||
+	    died(p->bell))
+		return -FI_EAGAIN;
+	p->inc = atomic_load(&p->bell->inc);
+	memcpy(region, p->bell->region, sizeof(region));
+	region[sizeof(region) - 1] = '\0';
+	atomic_thread_fence(memory_order_acquire);
+	if (!atomic_load(&p->bell->ready) ||
+	    atomic_load(&p->bell->inc) != p->inc)
+		return -FI_EAGAIN; /* it is restarting: a torn name */
+	if (fi_av_insert(f->av, region, 1, &fa, 0, NULL) != 1 ||
+	    fa == FI_ADDR_NOTAVAIL)
+		return -FI_EAGAIN;
+	p->fa = fa;
+	return 0;
+}
+
+/* Drop what we know of p's incarnation.  Its AV entry stays: in 1.17
+ * fi_av_remove leaves a dangling region pointer for the slot's next user. */
+static void shm_forget_locked(struct peer *p)
+{
+	p->fa = FI_ADDR_NOTAVAIL;
+	if (p->bell)
+		munmap(p->bell, BELL_SIZE);
+	if (p->lfd >= 0)
+		close(p->lfd);
+	p->bell = NULL;
+	p->lfd = -1;
+}
+
+/* Our lock file.  Its OFD lock says we live (a live node with our name is
+ * a configuration error); holding it, the region our bell names is a
+ * killed predecessor's: removed, or the provider refuses ours (EBUSY).
+ * close() removes the file; kill -9 leaves it and the region behind. */
+static int shm_claim(struct fab *f, char *path, size_t len, char *err,
+		     size_t errlen)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	const char *name = f->names[f->self];
+	pthread_mutexattr_t ma;
+	struct timespec ts;
+	struct stat a, b;
+	void *m;
+
+	if (lock_path(path, len, name))
+		return -ENAMETOOLONG;
+	for (int tries = 0;; tries++) {
+		f->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (f->lock_fd < 0 || ftruncate(f->lock_fd, BELL_SIZE) != 0)
+			return -errno;
+		if (fcntl(f->lock_fd, F_OFD_SETLK, &fl) != 0)
+			return fail(err, errlen, -STORM_ECONFIG,
+				    "fabric: shm name \"%s\" of node %u is in "
+				    "use by a running process — give every "
+				    "node its own address", name, f->self);
+		/* Did we lock a file its closing owner just removed? */
+		if ((fstat(f->lock_fd, &a) == 0 && stat(path, &b) == 0 &&
+		     a.st_ino == b.st_ino) || tries == 3)
+			break;
+		close(f->lock_fd);
+	}
+	m = mmap(NULL, BELL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 f->lock_fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	f->bell = m;
+	atomic_store(&f->bell->ready, 0);
+	if (pthread_mutexattr_init(&ma) || pthread_mutexattr_setpshared(&ma,
+	    PTHREAD_PROCESS_SHARED) || pthread_mutexattr_setrobust(&ma,
+	    PTHREAD_MUTEX_ROBUST) || pthread_mutex_init(&f->bell->alive, &ma))
+		return -EINVAL; /* the predecessor's, if any, is dead */
+	pthread_mutexattr_destroy(&ma);
+	f->bell->region[sizeof(f->bell->region) - 1] = '\0';
+	if (f->bell->region[0] && !strchr(f->bell->region, '/') &&
+	    (size_t)snprintf(path, len, SHM_DIR "%s", f->bell->region) < len)
+		unlink(path);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	atomic_store(&f->bell->inc,
+		     (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	snprintf(f->bell->region, sizeof(f->bell->region), "%s-%llx", name,
+		 (unsigned long long)atomic_load(&f->bell->inc));
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sending (f->mu held)                                                      */
+/* ------------------------------------------------------------------------ */
+
+static void pend_locked(struct fab *f, struct peer *p)
+{
+	if (l_empty(&p->q))
+		l_del(&p->pend);
+	else if (l_empty(&p->pend))
+		l_add_before(&f->pending, &p->pend);
+}
+
+/* A finished send: the progress thread reports its cookie. */
+static void done_locked(struct fab *f, struct fsend *s)
+{
+	if (!s->cookie) {
+		free(s);
+		return;
+	}
+	s->op.kind = OP_DONE;
+	l_add_before(&f->local, &s->link);
+	wake(f);
+}
+
+static void down_locked(struct fab *f, struct peer *p)
+{
+	uint32_t id = (uint32_t)(p - f->peers);
+
+	if (p->state == P_DOWN)
+		return;
+	p->state = P_DOWN;
+	p->stall_since = 0;
+	l_add_before(&f->downs, &p->dn);
+	while (!l_empty(&p->q)) {
+		struct fsend *s = SEND_OF(p->q.next);
+		l_del(&s->link);
+		done_locked(f, s);
+	}
+	pend_locked(f, p);
+	/* Sends in flight to a dead peer may never complete (tcp;ofi_rxm
+	 * keeps them).  The provider has copied them or waits for the peer
+	 * to read them, so report them now; the records wait for destroy. */
+	for (struct link *l = f->inflight.next, *nx; l != &f->inflight;
+	     l = nx) {
+		struct fsend *s = SEND_OF(l), *d;
+		nx = l->next;
+		if (s->dst != id)
+			continue;
+		l_del(l);
+		l_add_before(&f->orphans, l);
+		s->op.kind = OP_ORPHAN;
+		p->inflight--;
+		if (s->cookie && (d = calloc(1, sizeof(*d)))) {
+			d->cookie = s->cookie;
+			done_locked(f, d);
+		}
+	}
+	wake(f);
+}
+
+/* shm: post s as pieces from s->off on; -FI_EAGAIN keeps the progress. */
+static int post_frags_locked(struct fab *f, struct peer *p, struct fsend *s)
+{
+	size_t hl = s->len - PREFIX, total = hl + s->paylen, cap, h, n, k;
+	/* s->payload is referenced (never copied) for pieces */
+	uint8_t piece[FRAG_MAX];
+	ssize_t rc;
+
+	cap = f->inject_size < FRAG_MAX ? f->inject_size : FRAG_MAX;
+	while (s->off < total) {
+		h = s->off ? PREFIX : PREFIX + 4;
+		n = total - s->off < cap - h ? total - s->off : cap - h;
+		k = s->off >= hl ? 0 : hl - s->off < n ? hl - s->off : n;
+		memcpy(piece, s->buf, 4);
+		put_le32(piece + 4, s->off ? FRAG_MORE : FRAG_FIRST);
+		if (!s->off)
+			put_le32(piece + PREFIX, (uint32_t)total);
+		if (k)
+			memcpy(piece + h, s->buf + PREFIX + s->off, k);
+		if (n > k)
+			memcpy(piece + h + k, (const uint8_t *)s->payload +
+						      (s->off + k - hl), n - k);
+		if (died(p->bell)) /* it may have died holding its lock */
+			return -FI_ECONNRESET;
+		if ((rc = fi_inject(f->ep, piece, h + n, p->fa)))
+			return (int)rc;
+		s->off += n;
+		p->stall_since = 0;
+	}
+	return 0;
+}
+
+/* Hand s (on no list) to the provider: 0 (s is in flight, or was injected
+ * and freed or reported) or a -FI_* code with s where it was. */
+static int post_locked(struct fab *f, struct peer *p, struct fsend *s)
+{
+	ssize_t rc;
+	int inject = 0;
+
+	if (f->shm && p->fa != FI_ADDR_NOTAVAIL &&
+	    (atomic_load(&p->bell->inc) != p->inc || died(p->bell))) {
+		down_locked(f, p); /* dead, or restarted: gone either way */
+		return -FI_ECONNRESET;
+	}
+	if (p->fa == FI_ADDR_NOTAVAIL &&
+	    (!f->shm || shm_resolve_locked(f, p, s->dst)))
+		return -FI_EAGAIN;
+	if (s->frag) {
+		rc = post_frags_locked(f, p, s);
+		inject = 2;
+	} else if (s->payload) {
+		struct iovec iov[2] = {
+			{ .iov_base = s->buf, .iov_len = s->len },
+			{ .iov_base = (void *)s->payload,
+			  .iov_len = s->paylen },
+		};
+		rc = fi_sendv(f->ep, iov, NULL, 2, p->fa, &s->op);
+	} else if (!s->cookie && p->state == P_UP &&
+		   s->len <= f->inject_size) {
+		/* Nothing to report to a proven peer: no completion. */
+		rc = fi_inject(f->ep, s->buf, s->len, p->fa);
+		inject = 1;
+	} else {
+		rc = fi_send(f->ep, s->buf, s->len, NULL, p->fa, &s->op);
+	}
+	/* Ring even on EAGAIN: our shm connection request, or a full queue,
+	 * waits for the peer to progress. */
+	if (f->mode == W_BELL)
+		ring(p->bell);
+	if (rc)
+		return (int)rc;
+	p->stall_since = 0;
+	p->sent = 1;
+	f->eagain_ns = EAGAIN_MIN_NS;
+	if (inject == 2) {
+		p->state = P_UP; /* shm takes it or says EAGAIN: no failures */
+		done_locked(f, s);
+		return 0;
+	} else if (inject) {
+		free(s);
+		return 0;
+	}
+	if (p->inflight++ == 0)
+		p->busy_since = mono_ns();
+	l_add_before(&f->inflight, &s->link);
+	if (f->mode != W_FD)
+		wake(f); /* its completion needs our polling */
+	return 0;
+}
+
+/* A posted send failed with err (positive).  During startup a peer that is
+ * not there yet is retried later, s back at its place in the queue;
+ * otherwise the peer is down. */
+static void fail_locked(struct fab *f, struct peer *p, struct fsend *s,
+			int err, uint64_t now)
+{
+	static const int transient[] = {
+		FI_ECONNREFUSED, FI_ECONNRESET, FI_ECONNABORTED, FI_ENOTCONN,
+		FI_EHOSTUNREACH, FI_ENETUNREACH, FI_ETIMEDOUT, FI_ENOENT,
+		FI_EAGAIN, FI_EIO,
+	};
+	struct link *pos = p->q.next;
+	int retry = 0;
+
+	for (size_t i = 0; i < sizeof(transient) / sizeof(*transient); i++)
+		retry |= err == transient[i];
+	if (!retry || p->state == P_DOWN || now >= f->startup_end) {
+		down_locked(f, p);
+		done_locked(f, s);
+		return;
+	}
+	while (pos != &p->q && SEND_OF(pos)->seq < s->seq)
+		pos = pos->next;
+	l_add_before(pos, &s->link);
+	p->state = P_NEW;
+	p->backoff = p->backoff ? 2 * p->backoff : RETRY_MIN_NS;
+	p->backoff = p->backoff > RETRY_MAX_NS ? RETRY_MAX_NS : p->backoff;
+	p->retry_at = now + p->backoff;
+	pend_locked(f, p);
+}
+
+/* Post what p's queue allows; returns how many were posted. */
+static int flush_locked(struct fab *f, struct peer *p, uint64_t now)
+{
+	int n = 0, rc;
+
+	while (!l_empty(&p->q) && p->state != P_DOWN && now >= p->retry_at &&
+	       (p->state == P_UP || p->inflight == 0)) {
+		struct fsend *s = SEND_OF(p->q.next);
+		l_del(&s->link);
+		if ((rc = post_locked(f, p, s)) == 0) {
+			n++;
+			continue;
+		}
+		if (rc != -FI_EAGAIN) {
+			fail_locked(f, p, s, -rc, now);
+			continue;
+		}
+		l_add_before(p->q.next, &s->link);
+		p->stall_since = p->stall_since ? p->stall_since : now;
+		/* Taking nothing for a heartbeat timeout after startup is
+		 * dead: tcp;ofi_rxm answers EAGAIN, not an error completion,
+		 * while it retries a refused connection. */
+		uint64_t from = p->stall_since > f->startup_end ?
+					p->stall_since : f->startup_end;
+		if (f->stall_ns && now > from + f->stall_ns)
+			down_locked(f, p);
+		else
+			f->eagain = 1;
+		break;
+	}
+	pend_locked(f, p);
+	return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Ops called by the engine                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int fab_send(struct sp_transport *t, uint32_t dst, const void *hdr,
+		    size_t hdrlen, const void *payload, size_t paylen,
+		    void *cookie)
+{
+	struct fab *f = fab_of(t);
+	struct fsend *s;
+	int rc = 0, copy, frag;
+
+	if (dst >= f->nnodes)
+		return -EINVAL;
+	if (hdrlen + paylen > f->max_msg)
+		return -EMSGSIZE; /* not accepted: no send_done */
+	frag = f->shm && dst != f->self &&
+	       PREFIX + hdrlen + paylen > f->inject_size;
+	copy = dst == f->self || (!frag && (paylen <= SMALL_COPY || f->shm ||
+					     f->iov_limit < 2));
+	s = malloc(sizeof(*s) + PREFIX + hdrlen + (copy ? paylen : 0));
+	if (!s)
+		return -ENOMEM;
+	s->op.kind = OP_SEND;
+	s->off = 0;
+	s->frag = frag;
+	s->dst = dst;
+	s->cookie = cookie;
+	s->paylen = paylen;
+	s->payload = copy ? NULL : payload;
+	put_le32(s->buf, f->self);
+	put_le32(s->buf + 4, PREFIX_MAGIC);
+	if (hdrlen)
+		memcpy(s->buf + PREFIX, hdr, hdrlen);
+	if (copy && paylen)
+		memcpy(s->buf + PREFIX + hdrlen, payload, paylen);
+	s->len = PREFIX + hdrlen + (copy ? paylen : 0);
+
+	pthread_mutex_lock(&f->mu);
+	if (dst == f->self) {
+		/* Loopback: delivered by the progress thread, never here. */
+		s->op.kind = OP_LOOP;
+		l_add_before(&f->local, &s->link);
+		wake(f);
+	} else if (f->peers[dst].state == P_DOWN) {
+		done_locked(f, s);
+		rc = -STORM_EUNREACH;
+	} else {
+		struct peer *p = &f->peers[dst];
+		s->seq = p->seq++;
+		l_add_before(&p->q, &s->link);
+		if (p->q.next == &s->link)
+			flush_locked(f, p, mono_ns());
+		if (!l_empty(&p->q))
+			wake(f); /* the thread retries what is queued */
+		pend_locked(f, p);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
+static uint64_t fab_now_ns(struct sp_transport *t)
+{
+	(void)t;
+	return mono_ns();
+}
+
+static size_t fab_max_msg(struct sp_transport *t)
+{
+	return fab_of(t)->max_msg;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Progress thread                                                           */
+/* ------------------------------------------------------------------------ */
+
+static void post_recv(struct fab *f, struct frecv *r)
+{
+	if (fi_recv(f->ep, r->buf, f->bufsz, NULL, FI_ADDR_UNSPEC, &r->op))
+		l_add_before(&f->rx_idle, &r->link); /* retried every loop */
+}
+
+static void on_recv(struct fab *f, struct frecv *r, size_t len)
+{
+	uint32_t src = get_le32(r->buf), kind = get_le32(r->buf + 4);
+	const uint8_t *msg = r->buf + PREFIX;
+	struct peer *p;
+
+	if (len < PREFIX + (kind == FRAG_FIRST ? 4u : 0u) || src >= f->nnodes ||
+	    src == f->self || (kind != PREFIX_MAGIC && kind != FRAG_FIRST &&
+			       kind != FRAG_MORE))
+		return; /* not from a Storm peer: drop */
+	p = &f->peers[src];
+	len -= PREFIX;
+	if (kind != PREFIX_MAGIC) {
+		/* shm pieces arrive in order and are never interleaved. */
+		if (kind == FRAG_FIRST) {
+			p->rtot = get_le32(msg);
+			p->rlen = 0;
+			msg += 4;
+			len -= 4;
+			if (!p->rbuf && !(p->rbuf = malloc(f->max_msg)))
+				p->rtot = 0;
+		}
+		if (!p->rtot || p->rtot > f->max_msg ||
+		    len > p->rtot - p->rlen) {
+			p->rtot = 0; /* malformed: drop the message */
+			return;
+		}
+		memcpy(p->rbuf + p->rlen, msg, len);
+		if ((p->rlen += len) < p->rtot)
+			return;
+		msg = p->rbuf;
+		len = p->rtot;
+		p->rtot = 0;
+	}
+	pthread_mutex_lock(&f->mu);
+	if (p->state == P_DOWN) {
+		/* Talking again (a rejoin): let sends through, to its new
+		 * incarnation. */
+		p->state = P_NEW;
+		p->backoff = p->retry_at = 0;
+		if (f->shm)
+			shm_forget_locked(p);
+	}
+	if (f->shm && p->fa == FI_ADDR_NOTAVAIL)
+		shm_resolve_locked(f, p, src);
+	pthread_mutex_unlock(&f->mu);
+	sp_engine_deliver(f->base.world, src, msg, len);
+}
+
+static void on_send(struct fab *f, struct fsend *s, int err)
+{
+	struct peer *p = &f->peers[s->dst];
+	uint64_t now = mono_ns();
+	void *cookie = NULL;
+
+	pthread_mutex_lock(&f->mu);
+	l_del(&s->link);
+	if (s->op.kind == OP_ORPHAN) {
+		/* reported when its peer went down */
+	} else if (err) {
+		p->busy_since = --p->inflight ? now : 0;
+		fail_locked(f, p, s, err, now);
+		s = NULL;
+	} else {
+		p->busy_since = --p->inflight ? now : 0;
+		p->state = p->state == P_NEW ? P_UP : p->state;
+		p->backoff = 0;
+		cookie = s->cookie;
+		flush_locked(f, p, now);
+	}
+	pthread_mutex_unlock(&f->mu);
+	if (cookie)
+		sp_engine_send_done(f->base.world, cookie);
+	free(s);
+}
+
+static void on_comp(struct fab *f, void *ctx, size_t len, int err)
+{
+	struct fop *op = ctx;
+
+	if (!op)
+		return; /* a failed inject: liveness checks will notice */
+	if (op->kind == OP_SEND || op->kind == OP_ORPHAN) {
+		on_send(f, container_of(op, struct fsend, op), err);
+	} else if (op->kind == OP_RECV && err != FI_ECANCELED) {
+		struct frecv *r = container_of(op, struct frecv, op);
+		if (!err)
+			on_recv(f, r, len);
+		post_recv(f, r);
+	}
+}
+
+static int drain_cq(struct fab *f)
+{
+	struct fi_cq_msg_entry e[16];
+	struct fi_cq_err_entry ee;
+	ssize_t r;
+	int n = 0;
+
+	do {
+		r = fi_cq_read(f->cq, e, 16);
+		if (r == -FI_EAVAIL) {
+			memset(&ee, 0, sizeof(ee));
+			if (fi_cq_readerr(f->cq, &ee, 0) != 1)
+				break;
+			on_comp(f, ee.op_context, 0, ee.err ? ee.err : FI_EIO);
+			n++;
+			continue;
+		}
+		for (ssize_t i = 0; i < r; i++)
+			on_comp(f, e[i].op_context, e[i].len, 0);
+		n += r > 0 ? (int)r : 0;
+	} while (r == 16 || r == -FI_EAVAIL);
+	return n;
+}
+
+/* Report failures, deliver loopback messages, report finished sends. */
+static int run_local(struct fab *f)
+{
+	struct link todo;
+	int n = 0;
+
+	l_init(&todo);
+	pthread_mutex_lock(&f->mu);
+	while (!l_empty(&f->downs)) {
+		struct peer *p = container_of(f->downs.next, struct peer, dn);
+		l_del(&p->dn);
+		pthread_mutex_unlock(&f->mu);
+		sp_engine_peer_down(f->base.world, (uint32_t)(p - f->peers));
+		n++;
+		pthread_mutex_lock(&f->mu);
+	}
+	if (!l_empty(&f->local)) {
+		todo = f->local;
+		todo.next->prev = todo.prev->next = &todo;
+		l_init(&f->local);
+	}
+	pthread_mutex_unlock(&f->mu);
+	while (!l_empty(&todo)) {
+		struct fsend *s = SEND_OF(todo.next);
+		l_del(&s->link);
+		if (s->op.kind == OP_LOOP)
+			sp_engine_deliver(f->base.world, f->self,
+					  s->buf + PREFIX, s->len - PREFIX);
+		if (s->cookie)
+			sp_engine_send_done(f->base.world, s->cookie);
+		free(s);
+		n++;
+	}
+	return n;
+}
+
+/* Retry queued sends; lower *deadline to when the next retry is due. */
+static int run_queues(struct fab *f, uint64_t now, uint64_t *deadline)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&f->mu);
+	f->eagain = 0; /* set again by any queue still refused */
+	for (struct link *l = f->pending.next, *nx; l != &f->pending; l = nx) {
+		struct peer *p = container_of(l, struct peer, pend);
+		nx = l->next;
+		n += flush_locked(f, p, now);
+		if (!l_empty(&p->pend) && p->retry_at > now &&
+		    p->retry_at < *deadline)
+			*deadline = p->retry_at;
+	}
+	if (f->eagain && now + f->eagain_ns < *deadline)
+		*deadline = now + f->eagain_ns;
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
+/* Each tick after startup.  A peer whose sends in flight have not
+ * completed for a heartbeat timeout is down (tcp;ofi_rxm never fails them
+ * when the peer dies).  shm has no connection to break at all: a peer we
+ * sent to whose lock is free or whose incarnation changed is down. */
+static void probe(struct fab *f, uint64_t now)
+{
+	pthread_mutex_lock(&f->mu);
+	for (struct link *l = f->inflight.next; f->stall_ns &&
+	     l != &f->inflight; l = l->next) {
+		struct peer *p = &f->peers[SEND_OF(l)->dst];
+		uint64_t from = p->busy_since > f->startup_end ?
+					p->busy_since : f->startup_end;
+		if (now > from + f->stall_ns) {
+			down_locked(f, p); /* takes its sends off the list */
+			l = &f->inflight;
+		}
+	}
+	for (uint32_t i = 0; f->shm && i < f->nnodes; i++) {
+		struct peer *p = &f->peers[i];
+		if (p->sent && p->state != P_DOWN && p->lfd >= 0 &&
+		    (!lock_held(p->lfd) || died(p->bell) ||
+		     atomic_load(&p->bell->inc) != p->inc))
+			down_locked(f, p);
+		p->sent = 0;
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+enum { WAIT_SLEPT, WAIT_WORK, WAIT_WOKEN, WAIT_REFUSED };
+
+/* Sleep until the provider, a sender or the deadline wakes us.  Returns
+ * WAIT_WORK if the last look found work, WAIT_WOKEN if something woke us before
+ * the deadline, WAIT_REFUSED if fi_trywait wants progress first. */
+static int wait_idle(struct fab *f, uint64_t now, uint64_t deadline,
+		     uint64_t *backoff)
+{
+	struct pollfd pfd[2] = { { .fd = f->ev_fd, .events = POLLIN },
+				 { .fd = f->cq_fd, .events = POLLIN } };
+	uint64_t wait = deadline > now ? deadline - now : 0, v;
+	int busy, rc = WAIT_SLEPT;
+
+	/* Announce the sleep, then look once more: whoever adds work after
+	 * this look sees sleeping == 1 and wakes us (f->mu, ring()'s fence
+	 * and fi_trywait() order the two sides). */
+	atomic_store(&f->bell->sleeping, 1);
+	pthread_mutex_lock(&f->mu);
+	busy = !l_empty(&f->local) || !l_empty(&f->downs);
+	pthread_mutex_unlock(&f->mu);
+	if (!busy && f->mode == W_BELL)
+		busy = drain_cq(f);
+	if (busy)
+		rc = WAIT_WORK;
+	else if (!atomic_load(&f->stopping)) {
+		if (f->mode == W_POLL) {
+			*backoff = *backoff ? 2 * *backoff : POLL_MIN_NS;
+			if (*backoff > POLL_MAX_NS)
+				*backoff = POLL_MAX_NS;
+			wait = wait > *backoff ? *backoff : wait;
+		}
+		if (f->mode == W_FD) {
+			struct fid *fid = &f->cq->fid;
+			if (fi_trywait(f->fabric, &fid, 1) != FI_SUCCESS) {
+				rc = WAIT_REFUSED;
+				wait = 0;
+			}
+		}
+		struct timespec ts = { .tv_sec = (time_t)(wait / 1000000000u),
+				       .tv_nsec = (long)(wait % 1000000000u) };
+		if (wait && f->mode == W_BELL) {
+			if (futex(&f->bell->sleeping, FUTEX_WAIT, 1, wait) ==
+				    0 || errno == EAGAIN)
+				rc = WAIT_WOKEN;
+		} else if (wait &&
+			   ppoll(pfd, f->mode == W_FD ? 2 : 1, &ts, NULL) > 0) {
+			rc = WAIT_WOKEN;
+		}
+	}
+	atomic_store(&f->bell->sleeping, 0);
+	if (pfd[0].revents && read(f->ev_fd, &v, 8))
+		(void)0; /* EAGAIN: a racing read took it */
+	return rc;
+}
+
+static void *progress_main(void *arg)
+{
+	struct fab *f = arg;
+	uint64_t last = mono_ns(), backoff = 0, spin = SPIN_NS;
+	int alive = f->shm && pthread_mutex_lock(&f->bell->alive) == 0;
+
+	while (!atomic_load(&f->stopping)) {
+		uint64_t now = mono_ns(), deadline = UINT64_MAX;
+		int busy = drain_cq(f) + run_local(f);
+		busy += run_queues(f, now, &deadline);
+		for (struct link *l = f->rx_idle.next, *nx; l != &f->rx_idle;
+		     l = nx) {
+			nx = l->next;
+			l_del(l);
+			post_recv(f, container_of(l, struct frecv, link));
+		}
+		if (f->hb_ns && now >= f->next_tick) {
+			f->next_tick += f->hb_ns;
+			if (f->next_tick <= now)
+				f->next_tick = now + f->hb_ns;
+			if (now >= f->startup_end)
+				probe(f, now);
+			sp_engine_tick(f->base.world);
+			busy++;
+		}
+		if (f->hb_ns && f->next_tick < deadline)
+			deadline = f->next_tick;
+		if (busy) {
+			last = now;
+			backoff = 0;
+		}
+		/* Outside a burst go straight to sleep: its last look (and
+		 * fi_trywait) sees anything our work just caused. */
+		if ((busy && !spin) || (!busy && now - last >= spin)) {
+			int w = wait_idle(f, now, deadline, &backoff);
+			last = mono_ns();
+			/* A burst: woken soon after the last work.  A refused
+			 * fi_trywait is none: just progress and retry. */
+			spin = 0;
+			if (f->mode == W_POLL || w == WAIT_WORK ||
+			    (w == WAIT_WOKEN && last - now < HOT_NS))
+				spin = SPIN_NS;
+			if (f->eagain && 2 * f->eagain_ns <= EAGAIN_MAX_NS)
+				f->eagain_ns *= 2;
+		}
+	}
+	if (alive)
+		pthread_mutex_unlock(&f->bell->alive);
+	return NULL;
+}
+
+static int fab_start(struct sp_transport *t)
+{
+	struct fab *f = fab_of(t);
+	int rc;
+
+	if (f->thr_started)
+		return 0;
+	f->next_tick = mono_ns() + f->hb_ns;
+	atomic_store(&f->stopping, 0);
+	if ((rc = pthread_create(&f->thr, NULL, progress_main, f)) != 0)
+		return -rc;
+	f->thr_started = 1;
+	return 0;
+}
+
+static void fab_stop(struct sp_transport *t)
+{
+	struct fab *f = fab_of(t);
+	uint64_t one = 1;
+
+	if (!f->thr_started)
+		return;
+	atomic_store(&f->stopping, 1);
+	atomic_store(&f->bell->sleeping, 0);
+	futex(&f->bell->sleeping, FUTEX_WAKE, 1, 0);
+	if (write(f->ev_fd, &one, 8))
+		(void)0; /* saturated: it is awake */
+	pthread_join(f->thr, NULL);
+	f->thr_started = 0;
+}
+
+static void free_sends(struct link *h)
+{
+	while (!l_empty(h)) {
+		struct link *l = h->next;
+		l_del(l);
+		free(SEND_OF(l));
+	}
+}
+
+static void fab_destroy(struct sp_transport *t)
+{
+	struct fab *f = t ? fab_of(t) : NULL;
+	char path[PATH_MAX];
+
+	if (!f)
+		return;
+	fab_stop(t);
+	if (f->bell != &f->own)
+		atomic_store(&f->bell->ready, 0);
+	/* Endpoint first: it cancels what is posted, so no buffer below is
+	 * referenced by the provider any more. */
+	if (f->ep)
+		fi_close(&f->ep->fid);
+	if (f->av)
+		fi_close(&f->av->fid);
+	if (f->cq)
+		fi_close(&f->cq->fid);
+	if (f->domain)
+		fi_close(&f->domain->fid);
+	if (f->fabric)
+		fi_close(&f->fabric->fid);
+	fi_freeinfo(f->info);
+	free_sends(&f->inflight);
+	free_sends(&f->orphans);
+	free_sends(&f->local);
+	for (uint32_t i = 0; f->peers && i < f->nnodes; i++) {
+		free_sends(&f->peers[i].q);
+		shm_forget_locked(&f->peers[i]);
+		free(f->peers[i].rbuf);
+	}
+	if (f->bell != &f->own) {
+		if (!lock_path(path, sizeof(path), f->names[f->self]))
+			unlink(path); /* still locked by us: nobody else's */
+		munmap(f->bell, BELL_SIZE);
+	}
+	if (f->lock_fd >= 0)
+		close(f->lock_fd); /* releases the lock: we are gone */
+	for (uint32_t i = 0; f->names && i < f->nnodes; i++)
+		free(f->names[i]);
+	if (f->ev_fd >= 0)
+		close(f->ev_fd);
+	if (f->mu_init)
+		pthread_mutex_destroy(&f->mu);
+	free(f->names);
+	free(f->peers);
+	free(f->rx);
+	free(f->rxmem);
+	free(f);
+}
+
+static const struct sp_transport_ops fabric_ops = {
+	.version = SP_TRANSPORT_OPS_V1,
+	.name = "fabric",
+	.send = fab_send,
+	.now_ns = fab_now_ns,
+	.start = fab_start,
+	.stop = fab_stop,
+	.destroy = fab_destroy,
+	.max_msg = fab_max_msg,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Open                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* The config's provider name to libfabric's: RDM over a utility layer. */
+static const char *prov_name(const char *cfg)
+{
+	static const char *const alias[][2] = {
+		{ "tcp", "tcp;ofi_rxm" },
+		{ "verbs", "verbs;ofi_rxm" },
+		{ "udp", "udp;ofi_rxd" },
+	};
+	for (size_t i = 0; i < sizeof(alias) / sizeof(*alias); i++)
+		if (!strcmp(cfg, alias[i][0]))
+			return alias[i][1];
+	return cfg;
+}
+
+static struct fi_info *make_hints(const char *prov)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	if (!h)
+		return NULL;
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = FI_MSG;
+	h->mode = FI_CONTEXT | FI_CONTEXT2;
+	h->domain_attr->mr_mode = 0;                /* we register nothing */
+	h->domain_attr->threading = FI_THREAD_SAFE; /* send() vs progress */
+	h->tx_attr->msg_order = h->rx_attr->msg_order = FI_ORDER_SAS;
+	if (prov && !(h->fabric_attr->prov_name = strdup(prov))) {
+		fi_freeinfo(h);
+		return NULL;
+	}
+	return h;
+}
+
+/* "tcp, shm, sockets": the usable providers, spelled as in the config. */
+static void list_providers(char *out, size_t len)
+{
+	struct fi_info *h = make_hints(NULL), *all = NULL;
+	char seen[512] = ",", key[80], *semi;
+	size_t used = 0;
+
+	out[0] = '\0';
+	if (h && fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &all) == 0) {
+		for (struct fi_info *i = all; i && used + 1 < len;
+		     i = i->next) {
+			snprintf(key, sizeof(key), ",%s,",
+				 i->fabric_attr->prov_name);
+			if ((semi = strstr(key, ";ofi_rx")))
+				strcpy(semi, ",");
+			if (strstr(seen, key) || strchr(key, ';') ||
+			    strlen(seen) + strlen(key) >= sizeof(seen))
+				continue; /* a duplicate, or another layering */
+			strcat(seen, key + 1);
+			key[strlen(key) - 1] = '\0';
+			used += (size_t)snprintf(out + used, len - used, "%s%s",
+						 used ? ", " : "", key + 1);
+		}
+	}
+	if (!out[0])
+		snprintf(out, len, "none");
+	fi_freeinfo(all);
+	fi_freeinfo(h);
+}
+
+/* Split "host:port" or "[v6]:port". */
+static int split_addr(const char *a, char *host, size_t hl, char *port,
+		      size_t pl)
+{
+	const char *colon = strrchr(a, ':');
+	size_t n = colon ? (size_t)(colon - a) : 0;
+
+	if (!colon || !colon[1] || strlen(colon + 1) >= pl)
+		return -1;
+	if (a[0] == '[' && n >= 2 && a[n - 1] == ']') {
+		a++;
+		n -= 2;
+	}
+	if (n == 0 || n >= hl)
+		return -1;
+	memcpy(host, a, n);
+	host[n] = '\0';
+	strcpy(port, colon + 1);
+	return 0;
+}
+
+/* Socket providers: insert every node in id order, so that node i is AV
+ * index i, resolved with getaddrinfo (udp;ofi_rxd has no insertsvc). */
+static int insert_hosts(struct fab *f, const sp_config_t *cfg, char *err,
+			size_t errlen)
+{
+	uint32_t fmt = f->info->addr_format;
+	struct addrinfo hints = {
+		.ai_socktype = SOCK_STREAM,
+		.ai_family = fmt == FI_SOCKADDR_IN ? AF_INET :
+			     fmt == FI_SOCKADDR_IN6 ? AF_INET6 : AF_UNSPEC,
+	};
+
+	for (uint32_t i = 0; i < f->nnodes; i++) {
+		char host[256], port[32];
+		struct addrinfo *ai = NULL;
+		fi_addr_t fa = FI_ADDR_NOTAVAIL;
+		int rc = split_addr(cfg->addrs[i], host, sizeof(host), port,
+				    sizeof(port));
+		if (rc)
+			return fail(err, errlen, -STORM_ECONFIG,
+				    "fabric: address \"%s\" of node %u is not "
+				    "host:port — fix it in the config",
+				    cfg->addrs[i], i);
+		if ((rc = getaddrinfo(host, port, &hints, &ai)) == 0)
+			rc = fi_av_insert(f->av, ai->ai_addr, 1, &fa, 0, NULL);
+		freeaddrinfo(ai);
+		if (rc != 1 || fa != i)
+			return fail(err, errlen, -STORM_EUNREACH,
+				    "fabric: node %u cannot resolve \"%s\", "
+				    "the address of node %u — check the host "
+				    "name",
+				    f->self, cfg->addrs[i], i);
+		f->peers[i].fa = fa;
+	}
+	return 0;
+}
+
+/* From fabric to enabled endpoint, then the peers' addresses. */
+static int open_fids(struct fab *f, const sp_config_t *cfg, const char *prov,
+		     char *err, size_t errlen)
+{
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_MSG,
+				  .wait_obj = FI_WAIT_FD };
+	struct fi_av_attr ava = { .type = FI_AV_TABLE, .count = f->nnodes };
+	char path[PATH_MAX] = "";
+	int rc;
+
+	rc = fi_fabric(f->info->fabric_attr, &f->fabric, NULL);
+	if (!rc)
+		rc = fi_domain(f->fabric, f->info, &f->domain, NULL);
+	if (rc)
+		return fail(err, errlen, -STORM_EPROVIDER, "fabric: provider "
+			    "\"%s\" failed to open a domain (%s) — try another "
+			    "provider=", prov, fi_strerror(-rc));
+	cqa.size = f->info->rx_attr->size + f->info->tx_attr->size;
+	rc = fi_cq_open(f->domain, &cqa, &f->cq, NULL);
+	if (!rc && fi_control(&f->cq->fid, FI_GETWAIT, &f->cq_fd) != 0) {
+		fi_close(&f->cq->fid); /* a wait object we cannot poll */
+		f->cq = NULL;
+		rc = -FI_ENOSYS;
+	}
+	if (rc) {
+		f->mode = f->shm ? W_BELL : W_POLL;
+		f->cq_fd = -1;
+		cqa.wait_obj = FI_WAIT_NONE;
+		rc = fi_cq_open(f->domain, &cqa, &f->cq, NULL);
+	}
+	if (!rc)
+		rc = fi_av_open(f->domain, &ava, &f->av, NULL);
+	if (!rc)
+		rc = fi_endpoint(f->domain, f->info, &f->ep, NULL);
+	if (!rc && f->shm) {
+		if ((rc = shm_claim(f, path, sizeof(path), err, errlen)))
+			return rc == -STORM_ECONFIG ? rc :
+			       fail(err, errlen, -STORM_ECONFIG, "fabric: node "
+				    "%u cannot use %s (%s) — check /dev/shm",
+				    f->self, path, strerror(-rc));
+		rc = fi_setname(&f->ep->fid, f->bell->region,
+				strlen(f->bell->region) + 1);
+	}
+	if (!rc)
+		rc = fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!rc)
+		rc = fi_ep_bind(f->ep, &f->av->fid, 0);
+	if (!rc)
+		rc = fi_enable(f->ep);
+	if (rc)
+		return fail(err, errlen, rc == -FI_EADDRINUSE ||
+				    rc == -FI_EADDRNOTAVAIL ? -STORM_ECONFIG :
+				    -STORM_EPROVIDER, "fabric: node %u cannot "
+			    "open its endpoint at \"%s\" with provider \"%s\" "
+			    "(%s) — is the address this host's, and free?",
+			    f->self, cfg->addrs[f->self], prov,
+			    fi_strerror(-rc));
+	return f->shm ? 0 : insert_hosts(f, cfg, err, errlen);
+}
+
+/* Post the receive pool: every buffer takes a whole message. */
+static int post_pool(struct fab *f, const char *prov, char *err,
+		     size_t errlen)
+{
+	f->nrx = RECV_POOL_CAP / f->bufsz;
+	f->nrx = f->nrx > NRECV_MAX ? NRECV_MAX :
+		 f->nrx < NRECV_MIN ? NRECV_MIN : f->nrx;
+	f->nrx = f->nrx > f->info->rx_attr->size ? f->info->rx_attr->size :
+						   f->nrx;
+	f->rx = calloc(f->nrx, sizeof(*f->rx));
+	f->rxmem = aligned_alloc(64, f->nrx * f->bufsz);
+	if (!f->rx || !f->rxmem)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nrx; i++) {
+		f->rx[i].op.kind = OP_RECV;
+		f->rx[i].buf = f->rxmem + i * f->bufsz;
+		int rc = (int)fi_recv(f->ep, f->rx[i].buf, f->bufsz, NULL,
+				      FI_ADDR_UNSPEC, &f->rx[i].op);
+		if (rc)
+			return fail(err, errlen, -STORM_EPROVIDER,
+				    "fabric: provider \"%s\" refused receive "
+				    "buffer %zu of %zu (%s)", prov, i, f->nrx,
+				    fi_strerror(-rc));
+	}
+	return 0;
+}
+
+/* shm base names "storm-<uid>-<name>": users sharing /dev/shm do not
+ * collide. */
+static int shm_names(struct fab *f, const sp_config_t *cfg, char *err,
+		     size_t errlen)
+{
+	if (!(f->names = calloc(f->nnodes, sizeof(char *))))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < f->nnodes; i++) {
+		const char *a = cfg->addrs[i];
+		a += strncmp(a, "fi_shm://", 9) ? 0 : 9;
+		if (!*a || strchr(a, '/') || strlen(a) > 200)
+			return fail(err, errlen, -STORM_ECONFIG,
+				    "fabric: shm address \"%s\" of node %u "
+				    "must be a name of 1-200 bytes without '/'",
+				    cfg->addrs[i], i);
+		if (asprintf(&f->names[i], "storm-%u-%s", (unsigned)getuid(),
+			     a) < 0) {
+			f->names[i] = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int sp_fabric_open(sp_world_t *w, const sp_config_t *cfg,
+		   struct sp_transport **out, char *err, size_t errlen)
+{
+	struct fi_info *hints = NULL, *any = NULL;
+	char host[256] = "", port[32] = "", avail[256];
+	const char *prov;
+	struct fab *f;
+	int rc;
+
+	if (!cfg || !out || !cfg->provider || !cfg->addrs ||
+	    cfg->nnodes == 0 || cfg->node_id >= cfg->nnodes)
+		return fail(err, errlen, -STORM_ECONFIG,
+			    "fabric: node id, node count and provider must be "
+			    "set — call sp_config_set_node/_provider");
+	for (uint32_t i = 0; i < cfg->nnodes; i++)
+		if (!cfg->addrs[i])
+			return fail(err, errlen, -STORM_ECONFIG,
+				    "fabric: node %u has no address — set one "
+				    "for every node (sp_config_set_address)",
+				    i);
+	prov = prov_name(cfg->provider);
+	if (!(f = calloc(1, sizeof(*f))))
+		return -ENOMEM;
+	f->base.ops = &fabric_ops;
+	f->base.world = w;
+	f->self = cfg->node_id;
+	f->nnodes = cfg->nnodes;
+	f->shm = !strncmp(prov, "shm", 3);
+	f->cq_fd = f->ev_fd = f->lock_fd = -1;
+	f->bell = &f->own;
+	f->max_msg = cfg->chunk + HDR_ROOM;
+	f->bufsz = (f->max_msg + PREFIX + 63) & ~(size_t)63;
+	f->hb_ns = (uint64_t)cfg->hb_period_ms * 1000000u;
+	f->stall_ns = f->hb_ns ? (uint64_t)cfg->hb_timeout_ms * 1000000u : 0;
+	f->startup_end = mono_ns() + (uint64_t)cfg->startup_ms * 1000000u;
+	f->eagain_ns = EAGAIN_MIN_NS;
+	l_init(&f->rx_idle);
+	l_init(&f->pending);
+	l_init(&f->downs);
+	l_init(&f->local);
+	l_init(&f->inflight);
+	l_init(&f->orphans);
+	if ((rc = -pthread_mutex_init(&f->mu, NULL)) != 0)
+		goto out;
+	f->mu_init = 1;
+	rc = -ENOMEM;
+	if (!(f->peers = calloc(f->nnodes, sizeof(*f->peers))))
+		goto out;
+	for (uint32_t i = 0; i < f->nnodes; i++) {
+		l_init(&f->peers[i].q);
+		l_init(&f->peers[i].pend);
+		l_init(&f->peers[i].dn);
+		f->peers[i].fa = FI_ADDR_NOTAVAIL;
+		f->peers[i].lfd = -1;
+	}
+	if (f->shm) {
+		if ((rc = shm_names(f, cfg, err, errlen)))
+			goto out;
+	} else if (split_addr(cfg->addrs[f->self], host, sizeof(host), port,
+			      sizeof(port))) {
+		rc = fail(err, errlen, -STORM_ECONFIG, "fabric: address \"%s\" "
+			  "of node %u (this node) is not host:port — fix it in "
+			  "the config", cfg->addrs[f->self], f->self);
+		goto out;
+	}
+	rc = -ENOMEM;
+	if (!(hints = make_hints(prov)))
+		goto out;
+	hints->addr_format = f->shm ? FI_ADDR_STR : FI_FORMAT_UNSPEC;
+	rc = fi_getinfo(FAB_FI_VERSION, f->shm ? NULL : host,
+			f->shm ? NULL : port, f->shm ? 0 : FI_SOURCE, hints,
+			&f->info);
+	if (rc && !f->shm &&
+	    fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, hints, &any) == 0) {
+		rc = fail(err, errlen, -STORM_ECONFIG,
+			  "fabric: provider \"%s\" cannot bind node %u to "
+			  "\"%s\" (fi_getinfo: %s) — use an address of this "
+			  "host", prov, f->self, cfg->addrs[f->self],
+			  fi_strerror(-rc));
+		goto out;
+	} else if (rc) {
+		list_providers(avail, sizeof(avail));
+		rc = fail(err, errlen, -STORM_EPROVIDER,
+			  "provider \"%s\" is not available (fi_getinfo: %s); "
+			  "available here: %s — set provider= in the config",
+			  cfg->provider, fi_strerror(-rc), avail);
+		goto out;
+	}
+	if (f->info->ep_attr->max_msg_size < f->bufsz) {
+		rc = fail(err, errlen, -STORM_EPROVIDER,
+			  "fabric: provider \"%s\" carries at most %zu bytes, "
+			  "chunk %zu needs %zu — lower the chunk size", prov,
+			  f->info->ep_attr->max_msg_size, cfg->chunk, f->bufsz);
+		goto out;
+	}
+	f->inject_size = f->info->tx_attr->inject_size;
+	f->iov_limit = f->info->tx_attr->iov_limit;
+	if ((rc = open_fids(f, cfg, prov, err, errlen)))
+		goto out;
+	if ((f->ev_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+		rc = fail(err, errlen, -errno, "fabric: node %u: eventfd: %s "
+			  "— raise the open-files limit", f->self,
+			  strerror(errno));
+		goto out;
+	}
+	if ((rc = post_pool(f, prov, err, errlen)))
+		goto out;
+	if (f->shm)
+		atomic_store(&f->bell->ready, 1); /* peers may insert us now */
+	fi_freeinfo(hints);
+	*out = &f->base;
+	return 0;
+out:
+	if (rc == -ENOMEM)
+		fail(err, errlen, rc, "fabric: node %u: out of memory while "
+		     "opening (%zu-byte receive buffers)", f->self, f->bufsz);
+	fi_freeinfo(any);
+	fi_freeinfo(hints);
+	fab_destroy(&f->base);
+	return rc;
+}
