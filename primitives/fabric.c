@@ -35,9 +35,6 @@
  * After a short sleep (a burst) the thread spins SPIN_NS before blocking:
  * ping-pong latency matters as much as idle cost.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -45,6 +42,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -68,170 +66,10 @@
 #include "sp_config.h"
 #include "sp_transport.h"
 
-#define FAB_FI_VERSION FI_VERSION(1, 12)
-#define PREFIX 8u               /* sender id + magic; keeps hdr 8-aligned */
-#define PREFIX_MAGIC 0x53544d31u /* a whole message */
-#define FRAG_FIRST 0x53544d46u  /* shm: first piece, total length follows */
-#define FRAG_MORE 0x53544d43u   /* shm: next piece */
-#define FRAG_MAX 4096u          /* shm piece size, the provider's inject */
-#define HDR_ROOM 4096u          /* max_msg = chunk + HDR_ROOM */
-#define NRECV_MAX 64u           /* receive buffers posted: 8..64, */
-#define NRECV_MIN 8u
-#define RECV_POOL_CAP (64u << 20) /* and no more than 64 MiB of them */
-#define SMALL_COPY 256u         /* payloads this small are copied: one iov */
-#define SPIN_NS 50000u          /* spin this long after activity ... */
-#define HOT_NS 1000000u         /* ... if the last sleep was this short */
-#define POLL_MIN_NS 20000u      /* polling sleeps double from this ... */
-#define POLL_MAX_NS 5000000u    /* ... up to this (W_POLL) */
-#define EAGAIN_MIN_NS 100000u   /* idle retry after EAGAIN, doubling */
-#define EAGAIN_MAX_NS 10000000u
-#define RETRY_MIN_NS 10000000u  /* startup: resend to a refusing peer */
-#define RETRY_MAX_NS 200000000u
-#define SHM_DIR "/dev/shm/"
-#define BELL_SIZE 4096u
-
-/* ------------------------------------------------------------------------ */
-/* Records                                                                   */
-/* ------------------------------------------------------------------------ */
-
-struct link {
-	struct link *next, *prev;
-};
-
-enum op_kind { OP_RECV = 1, OP_SEND, OP_LOOP, OP_DONE, OP_ORPHAN };
-enum wait_mode { W_FD, W_BELL, W_POLL };
-enum peer_state { P_NEW, P_UP, P_DOWN };
-
-/* The provider's op_context: its scratch first (FI_CONTEXT2 mode), then
- * which of our records this is. */
-struct fop {
-	struct fi_context2 ctx;
-	int kind;
-};
-
-struct frecv {
-	struct fop op;
-	struct link link; /* on f->rx_idle when re-posting failed */
-	uint8_t *buf;
-};
-
-struct fsend {
-	struct fop op;
-	struct link link;
-	uint32_t dst;
-	uint64_t seq;
-	void *cookie;
-	const void *payload; /* NULL: copied into buf */
-	size_t paylen, len;  /* len: bytes in buf */
-	size_t off;          /* frag: message bytes already posted */
-	int frag;            /* shm, over one inject: goes as pieces */
-	uint8_t buf[];       /* prefix, hdr [, payload] */
-};
-
-/* The start of a node's shm lock file, mapped by its peers. */
-struct bell {
-	_Atomic uint32_t sleeping; /* futex word: 1 while its thread sleeps */
-	_Atomic uint32_t ready;    /* its endpoint is enabled */
-	_Atomic uint64_t inc;      /* incarnation, new at every open */
-	char region[240];          /* its shm endpoint name, per incarnation */
-	pthread_mutex_t alive;     /* robust, held by its progress thread */
-};
-
-/* A node as seen from here.  P_NEW: no send to it has completed yet
- * (startup, or talking again after P_DOWN), so at most one is in flight
- * and a failed one can be retried without reordering. */
-struct peer {
-	struct link q;    /* waiting sends, in seq order */
-	struct link pend; /* on f->pending while q is not empty */
-	struct link dn;   /* on f->downs until peer_down is reported */
-	fi_addr_t fa;     /* FI_ADDR_NOTAVAIL until inserted */
-	uint64_t seq, retry_at, backoff, stall_since;
-	uint64_t busy_since; /* sends in flight, none completed since */
-	uint32_t inflight;
-	uint8_t state, sent; /* sent: posted to since the last shm probe */
-	int lfd;          /* shm: its lock file, bell and incarnation */
-	struct bell *bell;
-	uint64_t inc;
-	uint8_t *rbuf;    /* shm: message being reassembled (progress) */
-	size_t rlen, rtot;
-};
-
-struct fab {
-	struct sp_transport base; /* first: recovered with container_of */
-	/* Immutable after open. */
-	uint32_t self, nnodes;
-	size_t max_msg, bufsz, inject_size, iov_limit;
-	int shm, mode, cq_fd, ev_fd, lock_fd;
-	uint64_t startup_end, hb_ns, stall_ns;
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_cq *cq;
-	struct fid_av *av;
-	struct fid_ep *ep;
-	struct bell own, *bell; /* &own, or our shm lock file */
-	char **names;           /* shm: base name of every node */
-	/* Receive pool: the progress thread's alone once started. */
-	struct frecv *rx;
-	size_t nrx;
-	uint8_t *rxmem;
-	struct link rx_idle;
-	/* Protected by mu. */
-	pthread_mutex_t mu;
-	int mu_init, eagain; /* eagain: a queue waits for tx space */
-	uint64_t eagain_ns;
-	struct peer *peers;
-	struct link pending, downs, local, inflight, orphans;
-	/* Progress thread. */
-	pthread_t thr;
-	int thr_started;
-	uint64_t next_tick;
-	atomic_int stopping;
-};
-
-static void l_init(struct link *h) { h->next = h->prev = h; }
-static int l_empty(const struct link *h) { return h->next == h; }
-static void l_add_before(struct link *pos, struct link *n)
-{
-	n->prev = pos->prev;
-	n->next = pos;
-	pos->prev->next = n;
-	pos->prev = n;
-}
-static void l_del(struct link *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	l_init(n);
-}
-#define SEND_OF(l) container_of((l), struct fsend, link)
-
-static struct fab *fab_of(struct sp_transport *t)
-{
-	return container_of(t, struct fab, base);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void put_le32(uint8_t *b, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const uint8_t *b)
-{
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-	       (uint32_t)b[3] << 24;
-}
+#include "sp_fabric.h"
 
 /* Error text for a human: what, where, what to do.  Returns rc. */
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+int fab_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -243,168 +81,15 @@ static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
-static long futex(_Atomic uint32_t *w, int op, uint32_t val, uint64_t ns)
-{
-	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
-			       .tv_nsec = (long)(ns % 1000000000u) };
-	return syscall(SYS_futex, (uint32_t *)w, op, val,
-		       op == FUTEX_WAIT ? &ts : NULL, NULL, 0);
-}
-
-/* Wake a sleeping W_BELL thread.  The fence pairs with the sleeper's
- * store-then-look: either it sees what we posted or we see it asleep. */
-static void ring(struct bell *b)
-{
-	atomic_thread_fence(memory_order_seq_cst);
-	if (b && atomic_load(&b->sleeping) && atomic_exchange(&b->sleeping, 0))
-		futex(&b->sleeping, FUTEX_WAKE, 1, 0);
-}
-
 /* Wake our own progress thread; only a sleeping one costs a syscall. */
-static void wake(struct fab *f)
+void fab_wake(struct fab *f)
 {
 	uint64_t one = 1;
 
 	if (f->mode == W_BELL)
-		ring(f->bell);
+		fab_ring(f->bell);
 	else if (atomic_load(&f->bell->sleeping) && write(f->ev_fd, &one, 8))
 		(void)0; /* nothing to do when the counter is saturated */
-}
-
-/* ------------------------------------------------------------------------ */
-/* shm: lazy insertion, bells, liveness                                      */
-/* ------------------------------------------------------------------------ */
-
-static int lock_path(char *buf, size_t len, const char *name)
-{
-	return snprintf(buf, len, SHM_DIR "%s.lock", name) >= (int)len;
-}
-
-static int lock_held(int fd)
-{
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
-}
-
-/* 1.17's shm guards each region with a spinlock in shared memory: a peer
- * killed while holding its own makes any later send to it spin forever.
- * Its progress thread holds a robust mutex, which the kernel marks
- * FUTEX_OWNER_DIED when the holder dies: a load, no syscall, so every send
- * checks it (glibc's futex word, __data.__lock).  This narrows the window
- * but cannot close it: a send that starts spinning while the peer is being
- * killed spins on. */
-static int died(struct bell *b)
-{
-	return b && (__atomic_load_n(&b->alive.__data.__lock,
-				     __ATOMIC_ACQUIRE) & FUTEX_OWNER_DIED);
-}
-
-/* Insert node n.  libfabric 1.17's shm crashes in smr_progress_connreq
- * when a peer contacts us whose name we inserted before its region existed
- * (NULL region) or whose earlier incarnation we had mapped (stale region).
- * So peers are inserted lazily — not in id order, hence p->fa — once their
- * lock is held and their endpoint ready, under a name per incarnation. */
-static int shm_resolve_locked(struct fab *f, struct peer *p, uint32_t n)
-{
-	char path[PATH_MAX], region[sizeof(p->bell->region)];
-	fi_addr_t fa = FI_ADDR_NOTAVAIL;
-	void *m;
-
-	if (p->lfd < 0) {
-		if (lock_path(path, sizeof(path), f->names[n]) ||
-		    (p->lfd = open(path, O_RDWR | O_CLOEXEC)) < 0)
-			return -FI_EAGAIN;
-		m = mmap(NULL, BELL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 p->lfd, 0);
-		if (m == MAP_FAILED) {
-			close(p->lfd);
-			p->lfd = -1;
-			return -FI_EAGAIN;
-		}
-		p->bell = m;
-	}
-	if (!atomic_load(&p->bell->ready) || !lock_held(p->lfd) ||
-	    died(p->bell))
-		return -FI_EAGAIN;
-	p->inc = atomic_load(&p->bell->inc);
-	memcpy(region, p->bell->region, sizeof(region));
-	region[sizeof(region) - 1] = '\0';
-	atomic_thread_fence(memory_order_acquire);
-	if (!atomic_load(&p->bell->ready) ||
-	    atomic_load(&p->bell->inc) != p->inc)
-		return -FI_EAGAIN; /* it is restarting: a torn name */
-	if (fi_av_insert(f->av, region, 1, &fa, 0, NULL) != 1 ||
-	    fa == FI_ADDR_NOTAVAIL)
-		return -FI_EAGAIN;
-	p->fa = fa;
-	return 0;
-}
-
-/* Drop what we know of p's incarnation.  Its AV entry stays: in 1.17
- * fi_av_remove leaves a dangling region pointer for the slot's next user. */
-static void shm_forget_locked(struct peer *p)
-{
-	p->fa = FI_ADDR_NOTAVAIL;
-	if (p->bell)
-		munmap(p->bell, BELL_SIZE);
-	if (p->lfd >= 0)
-		close(p->lfd);
-	p->bell = NULL;
-	p->lfd = -1;
-}
-
-/* Our lock file.  Its OFD lock says we live (a live node with our name is
- * a configuration error); holding it, the region our bell names is a
- * killed predecessor's: removed, or the provider refuses ours (EBUSY).
- * close() removes the file; kill -9 leaves it and the region behind. */
-static int shm_claim(struct fab *f, char *path, size_t len, char *err,
-		     size_t errlen)
-{
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	const char *name = f->names[f->self];
-	pthread_mutexattr_t ma;
-	struct timespec ts;
-	struct stat a, b;
-	void *m;
-
-	if (lock_path(path, len, name))
-		return -ENAMETOOLONG;
-	for (int tries = 0;; tries++) {
-		f->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-		if (f->lock_fd < 0 || ftruncate(f->lock_fd, BELL_SIZE) != 0)
-			return -errno;
-		if (fcntl(f->lock_fd, F_OFD_SETLK, &fl) != 0)
-			return fail(err, errlen, -STORM_ECONFIG,
-				    "fabric: shm name \"%s\" of node %u is in "
-				    "use by a running process — give every "
-				    "node its own address", name, f->self);
-		/* Did we lock a file its closing owner just removed? */
-		if ((fstat(f->lock_fd, &a) == 0 && stat(path, &b) == 0 &&
-		     a.st_ino == b.st_ino) || tries == 3)
-			break;
-		close(f->lock_fd);
-	}
-	m = mmap(NULL, BELL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 f->lock_fd, 0);
-	if (m == MAP_FAILED)
-		return -errno;
-	f->bell = m;
-	atomic_store(&f->bell->ready, 0);
-	if (pthread_mutexattr_init(&ma) || pthread_mutexattr_setpshared(&ma,
-	    PTHREAD_PROCESS_SHARED) || pthread_mutexattr_setrobust(&ma,
-	    PTHREAD_MUTEX_ROBUST) || pthread_mutex_init(&f->bell->alive, &ma))
-		return -EINVAL; /* the predecessor's, if any, is dead */
-	pthread_mutexattr_destroy(&ma);
-	f->bell->region[sizeof(f->bell->region) - 1] = '\0';
-	if (f->bell->region[0] && !strchr(f->bell->region, '/') &&
-	    (size_t)snprintf(path, len, SHM_DIR "%s", f->bell->region) < len)
-		unlink(path);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	atomic_store(&f->bell->inc,
-		     (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-	snprintf(f->bell->region, sizeof(f->bell->region), "%s-%llx", name,
-		 (unsigned long long)atomic_load(&f->bell->inc));
-	return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -428,7 +113,7 @@ static void done_locked(struct fab *f, struct fsend *s)
 	}
 	s->op.kind = OP_DONE;
 	l_add_before(&f->local, &s->link);
-	wake(f);
+	fab_wake(f);
 }
 
 static void down_locked(struct fab *f, struct peer *p)
@@ -464,39 +149,7 @@ static void down_locked(struct fab *f, struct peer *p)
 			done_locked(f, d);
 		}
 	}
-	wake(f);
-}
-
-/* shm: post s as pieces from s->off on; -FI_EAGAIN keeps the progress. */
-static int post_frags_locked(struct fab *f, struct peer *p, struct fsend *s)
-{
-	size_t hl = s->len - PREFIX, total = hl + s->paylen, cap, h, n, k;
-	/* s->payload is referenced (never copied) for pieces */
-	uint8_t piece[FRAG_MAX];
-	ssize_t rc;
-
-	cap = f->inject_size < FRAG_MAX ? f->inject_size : FRAG_MAX;
-	while (s->off < total) {
-		h = s->off ? PREFIX : PREFIX + 4;
-		n = total - s->off < cap - h ? total - s->off : cap - h;
-		k = s->off >= hl ? 0 : hl - s->off < n ? hl - s->off : n;
-		memcpy(piece, s->buf, 4);
-		put_le32(piece + 4, s->off ? FRAG_MORE : FRAG_FIRST);
-		if (!s->off)
-			put_le32(piece + PREFIX, (uint32_t)total);
-		if (k)
-			memcpy(piece + h, s->buf + PREFIX + s->off, k);
-		if (n > k)
-			memcpy(piece + h + k, (const uint8_t *)s->payload +
-						      (s->off + k - hl), n - k);
-		if (died(p->bell)) /* it may have died holding its lock */
-			return -FI_ECONNRESET;
-		if ((rc = fi_inject(f->ep, piece, h + n, p->fa)))
-			return (int)rc;
-		s->off += n;
-		p->stall_since = 0;
-	}
-	return 0;
+	fab_wake(f);
 }
 
 /* Hand s (on no list) to the provider: 0 (s is in flight, or was injected
@@ -507,15 +160,15 @@ static int post_locked(struct fab *f, struct peer *p, struct fsend *s)
 	int inject = 0;
 
 	if (f->shm && p->fa != FI_ADDR_NOTAVAIL &&
-	    (atomic_load(&p->bell->inc) != p->inc || died(p->bell))) {
+	    (atomic_load(&p->bell->inc) != p->inc || fab_died(p->bell))) {
 		down_locked(f, p); /* dead, or restarted: gone either way */
 		return -FI_ECONNRESET;
 	}
 	if (p->fa == FI_ADDR_NOTAVAIL &&
-	    (!f->shm || shm_resolve_locked(f, p, s->dst)))
+	    (!f->shm || fab_shm_resolve_locked(f, p, s->dst)))
 		return -FI_EAGAIN;
 	if (s->frag) {
-		rc = post_frags_locked(f, p, s);
+		rc = fab_post_frags_locked(f, p, s);
 		inject = 2;
 	} else if (s->payload) {
 		struct iovec iov[2] = {
@@ -535,7 +188,7 @@ static int post_locked(struct fab *f, struct peer *p, struct fsend *s)
 	/* Ring even on EAGAIN: our shm connection request, or a full queue,
 	 * waits for the peer to progress. */
 	if (f->mode == W_BELL)
-		ring(p->bell);
+		fab_ring(p->bell);
 	if (rc)
 		return (int)rc;
 	p->stall_since = 0;
@@ -553,7 +206,7 @@ static int post_locked(struct fab *f, struct peer *p, struct fsend *s)
 		p->busy_since = mono_ns();
 	l_add_before(&f->inflight, &s->link);
 	if (f->mode != W_FD)
-		wake(f); /* its completion needs our polling */
+		fab_wake(f); /* its completion needs our polling */
 	return 0;
 }
 
@@ -665,7 +318,7 @@ static int fab_send(struct sp_transport *t, uint32_t dst, const void *hdr,
 		/* Loopback: delivered by the progress thread, never here. */
 		s->op.kind = OP_LOOP;
 		l_add_before(&f->local, &s->link);
-		wake(f);
+		fab_wake(f);
 	} else if (f->peers[dst].state == P_DOWN) {
 		done_locked(f, s);
 		rc = -STORM_EUNREACH;
@@ -676,7 +329,7 @@ static int fab_send(struct sp_transport *t, uint32_t dst, const void *hdr,
 		if (p->q.next == &s->link)
 			flush_locked(f, p, mono_ns());
 		if (!l_empty(&p->q))
-			wake(f); /* the thread retries what is queued */
+			fab_wake(f); /* the thread retries what is queued */
 		pend_locked(f, p);
 	}
 	pthread_mutex_unlock(&f->mu);
@@ -745,10 +398,10 @@ static void on_recv(struct fab *f, struct frecv *r, size_t len)
 		p->state = P_NEW;
 		p->backoff = p->retry_at = 0;
 		if (f->shm)
-			shm_forget_locked(p);
+			fab_shm_forget_locked(p);
 	}
 	if (f->shm && p->fa == FI_ADDR_NOTAVAIL)
-		shm_resolve_locked(f, p, src);
+		fab_shm_resolve_locked(f, p, src);
 	pthread_mutex_unlock(&f->mu);
 	sp_engine_deliver(f->base.world, src, msg, len);
 }
@@ -897,7 +550,7 @@ static void probe(struct fab *f, uint64_t now)
 	for (uint32_t i = 0; f->shm && i < f->nnodes; i++) {
 		struct peer *p = &f->peers[i];
 		if (p->sent && p->state != P_DOWN && p->lfd >= 0 &&
-		    (!lock_held(p->lfd) || died(p->bell) ||
+		    (!fab_lock_held(p->lfd) || fab_died(p->bell) ||
 		     atomic_load(&p->bell->inc) != p->inc))
 			down_locked(f, p);
 		p->sent = 0;
@@ -919,7 +572,7 @@ static int wait_idle(struct fab *f, uint64_t now, uint64_t deadline,
 	int busy, rc = WAIT_SLEPT;
 
 	/* Announce the sleep, then look once more: whoever adds work after
-	 * this look sees sleeping == 1 and wakes us (f->mu, ring()'s fence
+	 * this look sees sleeping == 1 and wakes us (f->mu, fab_ring()'s fence
 	 * and fi_trywait() order the two sides). */
 	atomic_store(&f->bell->sleeping, 1);
 	pthread_mutex_lock(&f->mu);
@@ -946,7 +599,7 @@ static int wait_idle(struct fab *f, uint64_t now, uint64_t deadline,
 		struct timespec ts = { .tv_sec = (time_t)(wait / 1000000000u),
 				       .tv_nsec = (long)(wait % 1000000000u) };
 		if (wait && f->mode == W_BELL) {
-			if (futex(&f->bell->sleeping, FUTEX_WAIT, 1, wait) ==
+			if (fab_futex(&f->bell->sleeping, FUTEX_WAIT, 1, wait) ==
 				    0 || errno == EAGAIN)
 				rc = WAIT_WOKEN;
 		} else if (wait &&
@@ -993,6 +646,8 @@ static void *progress_main(void *arg)
 		}
 		/* Outside a burst go straight to sleep: its last look (and
 		 * fi_trywait) sees anything our work just caused. */
+		if (!busy && now - last < spin)
+			sched_yield(); /* spinning: let an oversubscribed core run others */
 		if ((busy && !spin) || (!busy && now - last >= spin)) {
 			int w = wait_idle(f, now, deadline, &backoff);
 			last = mono_ns();
@@ -1035,7 +690,7 @@ static void fab_stop(struct sp_transport *t)
 		return;
 	atomic_store(&f->stopping, 1);
 	atomic_store(&f->bell->sleeping, 0);
-	futex(&f->bell->sleeping, FUTEX_WAKE, 1, 0);
+	fab_futex(&f->bell->sleeping, FUTEX_WAKE, 1, 0);
 	if (write(f->ev_fd, &one, 8))
 		(void)0; /* saturated: it is awake */
 	pthread_join(f->thr, NULL);
@@ -1079,11 +734,11 @@ static void fab_destroy(struct sp_transport *t)
 	free_sends(&f->local);
 	for (uint32_t i = 0; f->peers && i < f->nnodes; i++) {
 		free_sends(&f->peers[i].q);
-		shm_forget_locked(&f->peers[i]);
+		fab_shm_forget_locked(&f->peers[i]);
 		free(f->peers[i].rbuf);
 	}
 	if (f->bell != &f->own) {
-		if (!lock_path(path, sizeof(path), f->names[f->self]))
+		if (!fab_lock_path(path, sizeof(path), f->names[f->self]))
 			unlink(path); /* still locked by us: nobody else's */
 		munmap(f->bell, BELL_SIZE);
 	}
@@ -1220,7 +875,7 @@ static int insert_hosts(struct fab *f, const sp_config_t *cfg, char *err,
 		int rc = split_addr(cfg->addrs[i], host, sizeof(host), port,
 				    sizeof(port));
 		if (rc)
-			return fail(err, errlen, -STORM_ECONFIG,
+			return fab_fail(err, errlen, -STORM_ECONFIG,
 				    "fabric: address \"%s\" of node %u is not "
 				    "host:port — fix it in the config",
 				    cfg->addrs[i], i);
@@ -1228,7 +883,7 @@ static int insert_hosts(struct fab *f, const sp_config_t *cfg, char *err,
 			rc = fi_av_insert(f->av, ai->ai_addr, 1, &fa, 0, NULL);
 		freeaddrinfo(ai);
 		if (rc != 1 || fa != i)
-			return fail(err, errlen, -STORM_EUNREACH,
+			return fab_fail(err, errlen, -STORM_EUNREACH,
 				    "fabric: node %u cannot resolve \"%s\", "
 				    "the address of node %u — check the host "
 				    "name",
@@ -1252,7 +907,7 @@ static int open_fids(struct fab *f, const sp_config_t *cfg, const char *prov,
 	if (!rc)
 		rc = fi_domain(f->fabric, f->info, &f->domain, NULL);
 	if (rc)
-		return fail(err, errlen, -STORM_EPROVIDER, "fabric: provider "
+		return fab_fail(err, errlen, -STORM_EPROVIDER, "fabric: provider "
 			    "\"%s\" failed to open a domain (%s) — try another "
 			    "provider=", prov, fi_strerror(-rc));
 	cqa.size = f->info->rx_attr->size + f->info->tx_attr->size;
@@ -1273,9 +928,9 @@ static int open_fids(struct fab *f, const sp_config_t *cfg, const char *prov,
 	if (!rc)
 		rc = fi_endpoint(f->domain, f->info, &f->ep, NULL);
 	if (!rc && f->shm) {
-		if ((rc = shm_claim(f, path, sizeof(path), err, errlen)))
+		if ((rc = fab_shm_claim(f, path, sizeof(path), err, errlen)))
 			return rc == -STORM_ECONFIG ? rc :
-			       fail(err, errlen, -STORM_ECONFIG, "fabric: node "
+			       fab_fail(err, errlen, -STORM_ECONFIG, "fabric: node "
 				    "%u cannot use %s (%s) — check /dev/shm",
 				    f->self, path, strerror(-rc));
 		rc = fi_setname(&f->ep->fid, f->bell->region,
@@ -1288,7 +943,7 @@ static int open_fids(struct fab *f, const sp_config_t *cfg, const char *prov,
 	if (!rc)
 		rc = fi_enable(f->ep);
 	if (rc)
-		return fail(err, errlen, rc == -FI_EADDRINUSE ||
+		return fab_fail(err, errlen, rc == -FI_EADDRINUSE ||
 				    rc == -FI_EADDRNOTAVAIL ? -STORM_ECONFIG :
 				    -STORM_EPROVIDER, "fabric: node %u cannot "
 			    "open its endpoint at \"%s\" with provider \"%s\" "
@@ -1317,34 +972,10 @@ static int post_pool(struct fab *f, const char *prov, char *err,
 		int rc = (int)fi_recv(f->ep, f->rx[i].buf, f->bufsz, NULL,
 				      FI_ADDR_UNSPEC, &f->rx[i].op);
 		if (rc)
-			return fail(err, errlen, -STORM_EPROVIDER,
+			return fab_fail(err, errlen, -STORM_EPROVIDER,
 				    "fabric: provider \"%s\" refused receive "
 				    "buffer %zu of %zu (%s)", prov, i, f->nrx,
 				    fi_strerror(-rc));
-	}
-	return 0;
-}
-
-/* shm base names "storm-<uid>-<name>": users sharing /dev/shm do not
- * collide. */
-static int shm_names(struct fab *f, const sp_config_t *cfg, char *err,
-		     size_t errlen)
-{
-	if (!(f->names = calloc(f->nnodes, sizeof(char *))))
-		return -ENOMEM;
-	for (uint32_t i = 0; i < f->nnodes; i++) {
-		const char *a = cfg->addrs[i];
-		a += strncmp(a, "fi_shm://", 9) ? 0 : 9;
-		if (!*a || strchr(a, '/') || strlen(a) > 200)
-			return fail(err, errlen, -STORM_ECONFIG,
-				    "fabric: shm address \"%s\" of node %u "
-				    "must be a name of 1-200 bytes without '/'",
-				    cfg->addrs[i], i);
-		if (asprintf(&f->names[i], "storm-%u-%s", (unsigned)getuid(),
-			     a) < 0) {
-			f->names[i] = NULL;
-			return -ENOMEM;
-		}
 	}
 	return 0;
 }
@@ -1360,12 +991,12 @@ int sp_fabric_open(sp_world_t *w, const sp_config_t *cfg,
 
 	if (!cfg || !out || !cfg->provider || !cfg->addrs ||
 	    cfg->nnodes == 0 || cfg->node_id >= cfg->nnodes)
-		return fail(err, errlen, -STORM_ECONFIG,
+		return fab_fail(err, errlen, -STORM_ECONFIG,
 			    "fabric: node id, node count and provider must be "
 			    "set — call sp_config_set_node/_provider");
 	for (uint32_t i = 0; i < cfg->nnodes; i++)
 		if (!cfg->addrs[i])
-			return fail(err, errlen, -STORM_ECONFIG,
+			return fab_fail(err, errlen, -STORM_ECONFIG,
 				    "fabric: node %u has no address — set one "
 				    "for every node (sp_config_set_address)",
 				    i);
@@ -1405,11 +1036,11 @@ int sp_fabric_open(sp_world_t *w, const sp_config_t *cfg,
 		f->peers[i].lfd = -1;
 	}
 	if (f->shm) {
-		if ((rc = shm_names(f, cfg, err, errlen)))
+		if ((rc = fab_shm_names(f, cfg, err, errlen)))
 			goto out;
 	} else if (split_addr(cfg->addrs[f->self], host, sizeof(host), port,
 			      sizeof(port))) {
-		rc = fail(err, errlen, -STORM_ECONFIG, "fabric: address \"%s\" "
+		rc = fab_fail(err, errlen, -STORM_ECONFIG, "fabric: address \"%s\" "
 			  "of node %u (this node) is not host:port — fix it in "
 			  "the config", cfg->addrs[f->self], f->self);
 		goto out;
@@ -1423,7 +1054,7 @@ int sp_fabric_open(sp_world_t *w, const sp_config_t *cfg,
 			&f->info);
 	if (rc && !f->shm &&
 	    fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, hints, &any) == 0) {
-		rc = fail(err, errlen, -STORM_ECONFIG,
+		rc = fab_fail(err, errlen, -STORM_ECONFIG,
 			  "fabric: provider \"%s\" cannot bind node %u to "
 			  "\"%s\" (fi_getinfo: %s) — use an address of this "
 			  "host", prov, f->self, cfg->addrs[f->self],
@@ -1431,14 +1062,14 @@ int sp_fabric_open(sp_world_t *w, const sp_config_t *cfg,
 		goto out;
 	} else if (rc) {
 		list_providers(avail, sizeof(avail));
-		rc = fail(err, errlen, -STORM_EPROVIDER,
+		rc = fab_fail(err, errlen, -STORM_EPROVIDER,
 			  "provider \"%s\" is not available (fi_getinfo: %s); "
 			  "available here: %s — set provider= in the config",
 			  cfg->provider, fi_strerror(-rc), avail);
 		goto out;
 	}
 	if (f->info->ep_attr->max_msg_size < f->bufsz) {
-		rc = fail(err, errlen, -STORM_EPROVIDER,
+		rc = fab_fail(err, errlen, -STORM_EPROVIDER,
 			  "fabric: provider \"%s\" carries at most %zu bytes, "
 			  "chunk %zu needs %zu — lower the chunk size", prov,
 			  f->info->ep_attr->max_msg_size, cfg->chunk, f->bufsz);
@@ -1449,7 +1080,7 @@ int sp_fabric_open(sp_world_t *w, const sp_config_t *cfg,
 	if ((rc = open_fids(f, cfg, prov, err, errlen)))
 		goto out;
 	if ((f->ev_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
-		rc = fail(err, errlen, -errno, "fabric: node %u: eventfd: %s "
+		rc = fab_fail(err, errlen, -errno, "fabric: node %u: eventfd: %s "
 			  "— raise the open-files limit", f->self,
 			  strerror(errno));
 		goto out;
@@ -1463,7 +1094,7 @@ int sp_fabric_open(sp_world_t *w, const sp_config_t *cfg,
 	return 0;
 out:
 	if (rc == -ENOMEM)
-		fail(err, errlen, rc, "fabric: node %u: out of memory while "
+		fab_fail(err, errlen, rc, "fabric: node %u: out of memory while "
 		     "opening (%zu-byte receive buffers)", f->self, f->bufsz);
 	fi_freeinfo(any);
 	fi_freeinfo(hints);

@@ -1,0 +1,247 @@
+/*
+ * fabric_shm.c — what the shm provider of libfabric 1.17 needs beyond
+ * messages: a futex "bell" per node to wake a sleeping progress thread,
+ * lock files that tell a live node from a dead one, lazy address
+ * insertion, and messages sent as inject-sized pieces.  See fabric.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#include "sp_config.h"
+#include "sp_transport.h"
+
+#include "sp_fabric.h"
+
+long fab_futex(_Atomic uint32_t *w, int op, uint32_t val, uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
+			       .tv_nsec = (long)(ns % 1000000000u) };
+	return syscall(SYS_futex, (uint32_t *)w, op, val,
+		       op == FUTEX_WAIT ? &ts : NULL, NULL, 0);
+}
+
+/* Wake a sleeping W_BELL thread.  The fence pairs with the sleeper's
+ * store-then-look: either it sees what we posted or we see it asleep. */
+void fab_ring(struct bell *b)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (b && atomic_load(&b->sleeping) && atomic_exchange(&b->sleeping, 0))
+		fab_futex(&b->sleeping, FUTEX_WAKE, 1, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* shm: lazy insertion, bells, liveness                                      */
+/* ------------------------------------------------------------------------ */
+
+int fab_lock_path(char *buf, size_t len, const char *name)
+{
+	return snprintf(buf, len, SHM_DIR "%s.lock", name) >= (int)len;
+}
+
+int fab_lock_held(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
+/* 1.17's shm guards each region with a spinlock in shared memory: a peer
+ * killed while holding its own makes any later send to it spin forever.
+ * Its progress thread holds a robust mutex, which the kernel marks
+ * FUTEX_OWNER_DIED when the holder dies: a load, no syscall, so every send
+ * checks it (glibc's futex word, __data.__lock).  This narrows the window
+ * but cannot close it: a send that starts spinning while the peer is being
+ * killed spins on. */
+int fab_died(struct bell *b)
+{
+	return b && (__atomic_load_n(&b->alive.__data.__lock,
+				     __ATOMIC_ACQUIRE) & FUTEX_OWNER_DIED);
+}
+
+/* Insert node n.  libfabric 1.17's shm crashes in smr_progress_connreq
+ * when a peer contacts us whose name we inserted before its region existed
+ * (NULL region) or whose earlier incarnation we had mapped (stale region).
+ * So peers are inserted lazily — not in id order, hence p->fa — once their
+ * lock is held and their endpoint ready, under a name per incarnation. */
+int fab_shm_resolve_locked(struct fab *f, struct peer *p, uint32_t n)
+{
+	char path[PATH_MAX], region[sizeof(p->bell->region)];
+	fi_addr_t fa = FI_ADDR_NOTAVAIL;
+	void *m;
+
+	if (p->lfd < 0) {
+		if (fab_lock_path(path, sizeof(path), f->names[n]) ||
+		    (p->lfd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+			return -FI_EAGAIN;
+		m = mmap(NULL, BELL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 p->lfd, 0);
+		if (m == MAP_FAILED) {
+			close(p->lfd);
+			p->lfd = -1;
+			return -FI_EAGAIN;
+		}
+		p->bell = m;
+	}
+	if (!atomic_load(&p->bell->ready) || !fab_lock_held(p->lfd) ||
+	    fab_died(p->bell))
+		return -FI_EAGAIN;
+	p->inc = atomic_load(&p->bell->inc);
+	memcpy(region, p->bell->region, sizeof(region));
+	region[sizeof(region) - 1] = '\0';
+	atomic_thread_fence(memory_order_acquire);
+	if (!atomic_load(&p->bell->ready) ||
+	    atomic_load(&p->bell->inc) != p->inc)
+		return -FI_EAGAIN; /* it is restarting: a torn name */
+	if (fi_av_insert(f->av, region, 1, &fa, 0, NULL) != 1 ||
+	    fa == FI_ADDR_NOTAVAIL)
+		return -FI_EAGAIN;
+	p->fa = fa;
+	return 0;
+}
+
+/* Drop what we know of p's incarnation.  Its AV entry stays: in 1.17
+ * fi_av_remove leaves a dangling region pointer for the slot's next user. */
+void fab_shm_forget_locked(struct peer *p)
+{
+	p->fa = FI_ADDR_NOTAVAIL;
+	if (p->bell)
+		munmap(p->bell, BELL_SIZE);
+	if (p->lfd >= 0)
+		close(p->lfd);
+	p->bell = NULL;
+	p->lfd = -1;
+}
+
+/* Our lock file.  Its OFD lock says we live (a live node with our name is
+ * a configuration error); holding it, the region our bell names is a
+ * killed predecessor's: removed, or the provider refuses ours (EBUSY).
+ * close() removes the file; kill -9 leaves it and the region behind. */
+int fab_shm_claim(struct fab *f, char *path, size_t len, char *err,
+		     size_t errlen)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	const char *name = f->names[f->self];
+	pthread_mutexattr_t ma;
+	struct timespec ts;
+	struct stat a, b;
+	void *m;
+
+	if (fab_lock_path(path, len, name))
+		return -ENAMETOOLONG;
+	for (int tries = 0;; tries++) {
+		f->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (f->lock_fd < 0 || ftruncate(f->lock_fd, BELL_SIZE) != 0)
+			return -errno;
+		if (fcntl(f->lock_fd, F_OFD_SETLK, &fl) != 0)
+			return fab_fail(err, errlen, -STORM_ECONFIG,
+				    "fabric: shm name \"%s\" of node %u is in "
+				    "use by a running process — give every "
+				    "node its own address", name, f->self);
+		/* Did we lock a file its closing owner just removed? */
+		if ((fstat(f->lock_fd, &a) == 0 && stat(path, &b) == 0 &&
+		     a.st_ino == b.st_ino) || tries == 3)
+			break;
+		close(f->lock_fd);
+	}
+	m = mmap(NULL, BELL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 f->lock_fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	f->bell = m;
+	atomic_store(&f->bell->ready, 0);
+	if (pthread_mutexattr_init(&ma) || pthread_mutexattr_setpshared(&ma,
+	    PTHREAD_PROCESS_SHARED) || pthread_mutexattr_setrobust(&ma,
+	    PTHREAD_MUTEX_ROBUST) || pthread_mutex_init(&f->bell->alive, &ma))
+		return -EINVAL; /* the predecessor's, if any, is dead */
+	pthread_mutexattr_destroy(&ma);
+	f->bell->region[sizeof(f->bell->region) - 1] = '\0';
+	if (f->bell->region[0] && !strchr(f->bell->region, '/') &&
+	    (size_t)snprintf(path, len, SHM_DIR "%s", f->bell->region) < len)
+		unlink(path);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	atomic_store(&f->bell->inc,
+		     (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	snprintf(f->bell->region, sizeof(f->bell->region), "%s-%llx", name,
+		 (unsigned long long)atomic_load(&f->bell->inc));
+	return 0;
+}
+
+/* shm: post s as pieces from s->off on; -FI_EAGAIN keeps the progress. */
+int fab_post_frags_locked(struct fab *f, struct peer *p, struct fsend *s)
+{
+	size_t hl = s->len - PREFIX, total = hl + s->paylen, cap, h, n, k;
+	/* s->payload is referenced (never copied) for pieces */
+	uint8_t piece[FRAG_MAX];
+	ssize_t rc;
+
+	cap = f->inject_size < FRAG_MAX ? f->inject_size : FRAG_MAX;
+	while (s->off < total) {
+		h = s->off ? PREFIX : PREFIX + 4;
+		n = total - s->off < cap - h ? total - s->off : cap - h;
+		k = s->off >= hl ? 0 : hl - s->off < n ? hl - s->off : n;
+		memcpy(piece, s->buf, 4);
+		put_le32(piece + 4, s->off ? FRAG_MORE : FRAG_FIRST);
+		if (!s->off)
+			put_le32(piece + PREFIX, (uint32_t)total);
+		if (k)
+			memcpy(piece + h, s->buf + PREFIX + s->off, k);
+		if (n > k)
+			memcpy(piece + h + k, (const uint8_t *)s->payload +
+						      (s->off + k - hl), n - k);
+		if (fab_died(p->bell)) /* it may have died holding its lock */
+			return -FI_ECONNRESET;
+		if ((rc = fi_inject(f->ep, piece, h + n, p->fa)))
+			return (int)rc;
+		s->off += n;
+		p->stall_since = 0;
+	}
+	return 0;
+}
+
+/* shm base names "storm-<uid>-<name>": users sharing /dev/shm do not
+ * collide. */
+int fab_shm_names(struct fab *f, const sp_config_t *cfg, char *err,
+		     size_t errlen)
+{
+	if (!(f->names = calloc(f->nnodes, sizeof(char *))))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < f->nnodes; i++) {
+		const char *a = cfg->addrs[i];
+		a += strncmp(a, "fi_shm://", 9) ? 0 : 9;
+		if (!*a || strchr(a, '/') || strlen(a) > 200)
+			return fab_fail(err, errlen, -STORM_ECONFIG,
+				    "fabric: shm address \"%s\" of node %u "
+				    "must be a name of 1-200 bytes without '/'",
+				    cfg->addrs[i], i);
+		if (asprintf(&f->names[i], "storm-%u-%s", (unsigned)getuid(),
+			     a) < 0) {
+			f->names[i] = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,203 @@
+/*
+ * sp_fabric.h — the libfabric back-end's records and its shm helpers
+ * (private to fabric.c and fabric_shm.c; see fabric.c for the design).
+ */
+#ifndef SP_FABRIC_H
+#define SP_FABRIC_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+#include "sp_config.h"
+#include "sp_transport.h"
+
+#define FAB_FI_VERSION FI_VERSION(1, 12)
+#define PREFIX 8u               /* sender id + magic; keeps hdr 8-aligned */
+#define PREFIX_MAGIC 0x53544d31u /* a whole message */
+#define FRAG_FIRST 0x53544d46u  /* shm: first piece, total length follows */
+#define FRAG_MORE 0x53544d43u   /* shm: next piece */
+#define FRAG_MAX 4096u          /* shm piece size, the provider's inject */
+#define HDR_ROOM 4096u          /* max_msg = chunk + HDR_ROOM */
+#define NRECV_MAX 64u           /* receive buffers posted: 8..64, */
+#define NRECV_MIN 8u
+#define RECV_POOL_CAP (64u << 20) /* and no more than 64 MiB of them */
+#define SMALL_COPY 256u         /* payloads this small are copied: one iov */
+#define SPIN_NS 50000u          /* spin this long after activity ... */
+#define HOT_NS 1000000u         /* ... if the last sleep was this short */
+#define POLL_MIN_NS 20000u      /* polling sleeps double from this ... */
+#define POLL_MAX_NS 5000000u    /* ... up to this (W_POLL) */
+#define EAGAIN_MIN_NS 100000u   /* idle retry after EAGAIN, doubling */
+#define EAGAIN_MAX_NS 10000000u
+#define RETRY_MIN_NS 10000000u  /* startup: resend to a refusing peer */
+#define RETRY_MAX_NS 200000000u
+#define SHM_DIR "/dev/shm/"
+#define BELL_SIZE 4096u
+
+/* ------------------------------------------------------------------------ */
+/* Records                                                                   */
+/* ------------------------------------------------------------------------ */
+
+struct link {
+	struct link *next, *prev;
+};
+
+enum op_kind { OP_RECV = 1, OP_SEND, OP_LOOP, OP_DONE, OP_ORPHAN };
+enum wait_mode { W_FD, W_BELL, W_POLL };
+enum peer_state { P_NEW, P_UP, P_DOWN };
+
+/* The provider's op_context: its scratch first (FI_CONTEXT2 mode), then
+ * which of our records this is. */
+struct fop {
+	struct fi_context2 ctx;
+	int kind;
+};
+
+struct frecv {
+	struct fop op;
+	struct link link; /* on f->rx_idle when re-posting failed */
+	uint8_t *buf;
+};
+
+struct fsend {
+	struct fop op;
+	struct link link;
+	uint32_t dst;
+	uint64_t seq;
+	void *cookie;
+	const void *payload; /* NULL: copied into buf */
+	size_t paylen, len;  /* len: bytes in buf */
+	size_t off;          /* frag: message bytes already posted */
+	int frag;            /* shm, over one inject: goes as pieces */
+	uint8_t buf[];       /* prefix, hdr [, payload] */
+};
+
+/* The start of a node's shm lock file, mapped by its peers. */
+struct bell {
+	_Atomic uint32_t sleeping; /* futex word: 1 while its thread sleeps */
+	_Atomic uint32_t ready;    /* its endpoint is enabled */
+	_Atomic uint64_t inc;      /* incarnation, new at every open */
+	char region[240];          /* its shm endpoint name, per incarnation */
+	pthread_mutex_t alive;     /* robust, held by its progress thread */
+};
+
+/* A node as seen from here.  P_NEW: no send to it has completed yet
+ * (startup, or talking again after P_DOWN), so at most one is in flight
+ * and a failed one can be retried without reordering. */
+struct peer {
+	struct link q;    /* waiting sends, in seq order */
+	struct link pend; /* on f->pending while q is not empty */
+	struct link dn;   /* on f->downs until peer_down is reported */
+	fi_addr_t fa;     /* FI_ADDR_NOTAVAIL until inserted */
+	uint64_t seq, retry_at, backoff, stall_since;
+	uint64_t busy_since; /* sends in flight, none completed since */
+	uint32_t inflight;
+	uint8_t state, sent; /* sent: posted to since the last shm probe */
+	int lfd;          /* shm: its lock file, bell and incarnation */
+	struct bell *bell;
+	uint64_t inc;
+	uint8_t *rbuf;    /* shm: message being reassembled (progress) */
+	size_t rlen, rtot;
+};
+
+struct fab {
+	struct sp_transport base; /* first: recovered with container_of */
+	/* Immutable after open. */
+	uint32_t self, nnodes;
+	size_t max_msg, bufsz, inject_size, iov_limit;
+	int shm, mode, cq_fd, ev_fd, lock_fd;
+	uint64_t startup_end, hb_ns, stall_ns;
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_ep *ep;
+	struct bell own, *bell; /* &own, or our shm lock file */
+	char **names;           /* shm: base name of every node */
+	/* Receive pool: the progress thread's alone once started. */
+	struct frecv *rx;
+	size_t nrx;
+	uint8_t *rxmem;
+	struct link rx_idle;
+	/* Protected by mu. */
+	pthread_mutex_t mu;
+	int mu_init, eagain; /* eagain: a queue waits for tx space */
+	uint64_t eagain_ns;
+	struct peer *peers;
+	struct link pending, downs, local, inflight, orphans;
+	/* Progress thread. */
+	pthread_t thr;
+	int thr_started;
+	uint64_t next_tick;
+	atomic_int stopping;
+};
+
+static inline void l_init(struct link *h) { h->next = h->prev = h; }
+static inline int l_empty(const struct link *h) { return h->next == h; }
+static inline void l_add_before(struct link *pos, struct link *n)
+{
+	n->prev = pos->prev;
+	n->next = pos;
+	pos->prev->next = n;
+	pos->prev = n;
+}
+static inline void l_del(struct link *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	l_init(n);
+}
+#define SEND_OF(l) container_of((l), struct fsend, link)
+
+static inline struct fab *fab_of(struct sp_transport *t)
+{
+	return container_of(t, struct fab, base);
+}
+
+static inline uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void put_le32(uint8_t *b, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint32_t get_le32(const uint8_t *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	       (uint32_t)b[3] << 24;
+}
+
+/* fabric.c */
+/* Error text for a human: what, where, what to do.  Returns rc. */
+int fab_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void fab_wake(struct fab *f);
+
+/* fabric_shm.c: bells, lock files, lazy insertion, pieces (f->mu held
+ * where the name says _locked) */
+long fab_futex(_Atomic uint32_t *w, int op, uint32_t val, uint64_t ns);
+void fab_ring(struct bell *b);
+int fab_lock_path(char *buf, size_t len, const char *name);
+int fab_lock_held(int fd);
+int fab_died(struct bell *b);
+int fab_shm_resolve_locked(struct fab *f, struct peer *p, uint32_t n);
+void fab_shm_forget_locked(struct peer *p);
+int fab_shm_claim(struct fab *f, char *path, size_t len, char *err,
+		  size_t errlen);
+int fab_post_frags_locked(struct fab *f, struct peer *p, struct fsend *s);
+int fab_shm_names(struct fab *f, const sp_config_t *cfg, char *err,
+		  size_t errlen);
+
+#endif /* SP_FABRIC_H */
