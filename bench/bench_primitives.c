@@ -379,6 +379,11 @@ static int run_cluster(const char *mode, int argc, char **argv)
 	if (spc_wait(c, 0, 300000, &st) || st != 0) {
 		out = spc_output(c, 0);
 		fprintf(stderr, "node 0 failed: %s\n", out ? out : "");
+		for (uint32_t i = 1; i < n; i++) {
+			const char *o = spc_output(c, i);
+			if (o && *o)
+				fprintf(stderr, "node %u said: %s\n", i, o);
+		}
 		goto out;
 	}
 	out = spc_output(c, 0);

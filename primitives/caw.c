@@ -14,11 +14,24 @@
  *         | view drops a member of the set -> RESULT -STORM_EVIEWCHANGE
  *   WRITE | last WACK(gen) -> RESULT 1, next
  *         | view drops a member -> gen++, WRITE again over the survivors
+ *   idle  | request, view not stable -> queue it
+ *         | STABLE -> caw_seq = max(caw_seq, caw_seen), next
  * Participants keep per-op records only until they answer; a view change
  * drops them (the sequencer re-drives what is still needed).  If the
  * sequencer itself dies, the view's STABLE facts carry the latest write any
  * survivor applied: every node applies it if it has not, the initiator of
  * that write learns it succeeded, and other initiators resubmit.
+ *
+ * The sequencer starts an operation only in a stable view.  Before STABLE
+ * a new sequencer knows neither the highest sequence number used by the
+ * one that died (receivers would skip its writes as already applied) nor
+ * whether that one's last write reached only some survivors (a query
+ * would read a state that STABLE is about to change).  So requests queue
+ * until STABLE, which sets caw_seq past every sequence number any survivor
+ * saw and then starts the queue; a participant that gets a QUERY or WRITE
+ * before its own STABLE holds it until then, for the same reason.  An
+ * operation already in flight at a sequencer that stays the root is
+ * re-driven at once: every write before it was its own.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -47,6 +60,7 @@ struct sp_caw_op {
 	struct sp_caw_op *next;
 	uint64_t seq, req;
 	uint32_t init, parent, gen, pending;
+	uint32_t troot; /* participant: root of the op's tree (the sequencer) */
 	int phase, result, op;
 	uint64_t *set;
 	uint64_t var, waddr;
@@ -322,7 +336,8 @@ static void seq_subtree_done(sp_world_t *w, struct sp_caw_op *o)
 
 static void seq_start_next(sp_world_t *w)
 {
-	while (!w->cinflight && w->cq_head) {
+	/* held until the view is stable: see the top of this file */
+	while (!w->cinflight && w->cq_head && w->v.stable) {
 		struct sp_caw_op *o = w->cq_head;
 		int missing = 0;
 
@@ -422,6 +437,49 @@ static void send_up(sp_world_t *w, uint32_t dst, uint8_t type, uint64_t seq,
 	sp_msg_send(w, dst, &b, NULL, 0, NULL);
 }
 
+/* Take part in a QUERY or WRITE: evaluate or apply, forward it down the
+ * op's tree, and answer at once if this node is a leaf of it. */
+static void part_start(sp_world_t *w, struct sp_caw_op *o)
+{
+	uint8_t type = o->phase == C_QUERY ? SP_MSG_CAW_QUERY : SP_MSG_CAW_WRITE;
+	uint32_t kids[1024], nk;
+
+	if (o->phase == C_QUERY) {
+		o->result = eval(w, o->var, o->op, o->value);
+	} else {
+		apply_write(w, o->seq, o->init, o->req, o->var, o->value,
+			    o->set);
+		o->result = 1;
+	}
+	nk = kids_of(w, o->set, o->troot, kids, 1024);
+	o->pending = nk;
+	if (nk == 0) {
+		send_up(w, o->parent, o->phase == C_QUERY ? SP_MSG_CAW_VOTE :
+							    SP_MSG_CAW_WACK,
+			o->seq, o->gen, o->result);
+		op_free(o);
+		return;
+	}
+	/* forward the same message unchanged to our children */
+	for (uint32_t i = 0; i < nk; i++) {
+		struct sp_wbuf b;
+
+		sp_msg_begin(w, &b, type, w->v.epoch);
+		sp_w_u64(&b, o->seq);
+		sp_w_u32(&b, o->gen);
+		sp_w_u32(&b, o->troot);
+		sp_w_u32(&b, o->init);
+		sp_w_u64(&b, o->req);
+		sp_w_u64(&b, o->var);
+		sp_w_u8(&b, (uint8_t)o->op);
+		sp_w_u64(&b, (uint64_t)o->value);
+		put_set(&b, o->set, w->nwords);
+		sp_msg_send(w, kids[i], &b, NULL, 0, NULL);
+	}
+	o->next = w->cpart;
+	w->cpart = o;
+}
+
 static void on_down(sp_world_t *w, uint32_t src, uint8_t type,
 		    struct sp_rbuf *r)
 {
@@ -430,8 +488,7 @@ static void on_down(sp_world_t *w, uint32_t src, uint8_t type,
 	uint64_t req = sp_r_u64(r), addr = sp_r_u64(r);
 	int op = sp_r_u8(r);
 	int64_t value = (int64_t)sp_r_u64(r);
-	uint32_t kids[1024], nk;
-	struct sp_caw_op *o;
+	struct sp_caw_op *o, **pp;
 
 	if (r->bad || root >= w->n || !addr_ok(w, addr) ||
 	    (type == SP_MSG_CAW_QUERY && op > SP_CMP_NE))
@@ -449,47 +506,27 @@ static void on_down(sp_world_t *w, uint32_t src, uint8_t type,
 	o->seq = seq;
 	o->gen = gen;
 	o->parent = src;
+	o->troot = root;
 	o->phase = type == SP_MSG_CAW_QUERY ? C_QUERY : C_WRITE;
-	if (o->phase == C_QUERY) {
-		o->result = eval(w, addr, op, value);
-	} else {
-		apply_write(w, seq, init, req, addr, value, o->set);
-		o->result = 1;
-	}
-	nk = kids_of(w, o->set, root, kids, 1024);
-	o->pending = nk;
-	if (nk == 0) {
-		send_up(w, src, o->phase == C_QUERY ? SP_MSG_CAW_VOTE :
-						      SP_MSG_CAW_WACK,
-			seq, gen, o->result);
-		op_free(o);
-		return;
-	}
-	o->var = addr;
+	o->var = addr; /* the compared variable, or the one written */
 	o->op = op;
-	o->value = value;
+	o->value = value; /* the compared value, or the one written */
 	o->init = init;
 	o->req = req;
-	{
-		/* forward the same message unchanged to our children */
-		for (uint32_t i = 0; i < nk; i++) {
-			struct sp_wbuf b;
-
-			sp_msg_begin(w, &b, type, w->v.epoch);
-			sp_w_u64(&b, seq);
-			sp_w_u32(&b, gen);
-			sp_w_u32(&b, root);
-			sp_w_u32(&b, init);
-			sp_w_u64(&b, req);
-			sp_w_u64(&b, addr);
-			sp_w_u8(&b, (uint8_t)op);
-			sp_w_u64(&b, (uint64_t)value);
-			put_set(&b, o->set, w->nwords);
-			sp_msg_send(w, kids[i], &b, NULL, 0, NULL);
-		}
+	if (!w->v.stable) {
+		/* A sequencer runs an op only once its view is stable, but
+		 * our STABLE may still be on its way down another path: it
+		 * may carry a write of a sequencer that died, which must be
+		 * applied before we evaluate or apply anything newer (or
+		 * our high-water mark would skip it).  Hold the op until
+		 * then, in arrival order; a view change drops it (the
+		 * sequencer re-drives). */
+		for (pp = &w->cdefer; *pp; pp = &(*pp)->next)
+			;
+		*pp = o;
+		return;
 	}
-	o->next = w->cpart;
-	w->cpart = o;
+	part_start(w, o);
 }
 
 static void on_up(sp_world_t *w, uint8_t type, struct sp_rbuf *r)
@@ -559,11 +596,25 @@ void sp_caw_on_view(sp_world_t *w)
 {
 	struct sp_caw_op *o = w->cinflight;
 
-	/* participants' partial combinations are void in a new tree */
+	if (w->v.expelled) {
+		/* no sequencer will ever answer a node outside the view */
+		for (struct sp_caw_req *q = w->creq; q; q = q->next)
+			if (!q->done)
+				req_complete(w, q->req, -STORM_EEXPELLED);
+	}
+
+	/* participants' partial combinations (and ops held for STABLE) are
+	 * void in a new tree */
 	while (w->cpart) {
 		struct sp_caw_op *p = w->cpart;
 
 		w->cpart = p->next;
+		op_free(p);
+	}
+	while (w->cdefer) {
+		struct sp_caw_op *p = w->cdefer;
+
+		w->cdefer = p->next;
 		op_free(p);
 	}
 	if (w->v.root != w->id) {
@@ -621,18 +672,30 @@ void sp_caw_on_stable(sp_world_t *w, const struct sp_facts *f)
 {
 	if (f->caw_max_seq > w->caw_seen)
 		w->caw_seen = f->caw_max_seq;
-	if (w->v.root == w->id && w->caw_seq < w->caw_seen)
-		w->caw_seq = w->caw_seen;
 	if (f->wseq) {
 		apply_write(w, f->wseq, f->winit, f->wreq, f->waddr, f->wval,
 			    f->wset);
 		if (f->winit == w->id)
 			req_complete(w, f->wreq, 1);
 	}
+	/* a new sequencer numbers past everything any survivor saw, so no
+	 * receiver takes its writes for ones already applied */
+	if (w->v.root == w->id && w->caw_seq < w->caw_seen)
+		w->caw_seq = w->caw_seen;
 	/* requests sent to a sequencer that is gone: send them again */
 	for (struct sp_caw_req *q = w->creq; q; q = q->next)
 		if (!q->done && !sp_nodeset_has(w->v.live, q->root))
 			req_submit(w, q);
+	/* ops that reached us before our STABLE, in arrival order */
+	while (w->cdefer) {
+		struct sp_caw_op *o = w->cdefer;
+
+		w->cdefer = o->next;
+		o->next = NULL;
+		part_start(w, o);
+	}
+	if (w->v.root == w->id)
+		seq_start_next(w); /* the queue held since the view changed */
 }
 
 void sp_caw_fini(sp_world_t *w)
@@ -649,6 +712,12 @@ void sp_caw_fini(sp_world_t *w)
 		struct sp_caw_op *p = w->cpart;
 
 		w->cpart = p->next;
+		op_free(p);
+	}
+	while (w->cdefer) {
+		struct sp_caw_op *p = w->cdefer;
+
+		w->cdefer = p->next;
 		op_free(p);
 	}
 }

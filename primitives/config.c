@@ -5,6 +5,7 @@
  * only place that knows which back-end is wanted.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@ int sp_config_create(sp_config_t **out)
 	c->nevents = 64;
 	c->fanout = 4;
 	c->chunk = 256u << 10;
+	c->staging_bytes = SIZE_MAX; /* auto: from gmem_bytes at open */
 	c->hb_period_ms = 250;
 	c->hb_timeout_ms = 1000;
 	c->startup_ms = 10000;
@@ -116,6 +118,14 @@ int sp_config_set_chunk(sp_config_t *c, size_t bytes)
 	if (!c || bytes < 4096 || bytes > (4u << 20))
 		return -EINVAL;
 	c->chunk = bytes;
+	return 0;
+}
+
+int sp_config_set_staging(sp_config_t *c, size_t bytes)
+{
+	if (!c || (bytes && bytes < (64u << 10)) || bytes > ((size_t)1 << 40))
+		return -EINVAL;
+	c->staging_bytes = bytes;
 	return 0;
 }
 

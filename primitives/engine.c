@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -240,7 +241,7 @@ static const sp_handler_fn handlers[SP_MSG_MAX] = {
 	[SP_MSG_XDONE] = on_xfer,	[SP_MSG_CAW_REQ] = on_caw,
 	[SP_MSG_CAW_QUERY] = on_caw,	[SP_MSG_CAW_VOTE] = on_caw,
 	[SP_MSG_CAW_WRITE] = on_caw,	[SP_MSG_CAW_WACK] = on_caw,
-	[SP_MSG_CAW_RESULT] = on_caw,
+	[SP_MSG_CAW_RESULT] = on_caw,	[SP_MSG_XRMA] = on_xfer,
 };
 
 void sp_engine_deliver(sp_world_t *w, uint32_t src, const void *msg,
@@ -274,6 +275,14 @@ void sp_engine_send_done(sp_world_t *w, void *cookie)
 	pthread_mutex_unlock(&w->lock);
 }
 
+void sp_engine_read_done(sp_world_t *w, void *cookie, int status)
+{
+	pthread_mutex_lock(&w->lock);
+	sp_xfer_read_done(w, cookie, status);
+	sp_deferred_run(w);
+	pthread_mutex_unlock(&w->lock);
+}
+
 void sp_engine_peer_down(sp_world_t *w, uint32_t node)
 {
 	pthread_mutex_lock(&w->lock);
@@ -291,6 +300,17 @@ void sp_engine_tick(sp_world_t *w)
 		sp_mship_tick(w);
 		sp_deferred_run(w);
 	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+void sp_engine_kill(sp_world_t *w)
+{
+	/* A killed node's handle is dead: wake every blocked caller so it
+	 * returns -STORM_ECLOSED instead of waiting for work that can never
+	 * finish.  sp_close() still frees the world. */
+	pthread_mutex_lock(&w->lock);
+	w->closed = 1;
+	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -322,6 +342,7 @@ static void world_free(sp_world_t *w)
 	sp_xfer_fini(w);
 	sp_mship_fini(w);
 	sp_facts_fini(&w->mywrite);
+	sp_stage_fini(w); /* after the back-end: it held the registration */
 	sp_nodeset_destroy(w->deferred);
 	free(w->ev);
 	free(w->gmem);
@@ -407,6 +428,9 @@ int sp_open(const sp_config_t *cfg, sp_world_t **out, char *err,
 		world_free(w);
 		return -STORM_ECONFIG;
 	}
+	sp_stage_init(w, cfg->staging_bytes != SIZE_MAX ? cfg->staging_bytes :
+			 4 * w->gmem_size > (8u << 20) ? 4 * w->gmem_size :
+							 (8u << 20));
 	rc = w->tp->ops->start(w->tp);
 	if (rc) {
 		seterr(err, errlen, "cannot start the progress engine: %s",

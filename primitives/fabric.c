@@ -62,6 +62,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 
 #include "sp_config.h"
 #include "sp_transport.h"
@@ -105,7 +106,7 @@ static void pend_locked(struct fab *f, struct peer *p)
 }
 
 /* A finished send: the progress thread reports its cookie. */
-static void done_locked(struct fab *f, struct fsend *s)
+void fab_done_locked(struct fab *f, struct fsend *s)
 {
 	if (!s->cookie) {
 		free(s);
@@ -128,7 +129,7 @@ static void down_locked(struct fab *f, struct peer *p)
 	while (!l_empty(&p->q)) {
 		struct fsend *s = SEND_OF(p->q.next);
 		l_del(&s->link);
-		done_locked(f, s);
+		fab_done_locked(f, s);
 	}
 	pend_locked(f, p);
 	/* Sends in flight to a dead peer may never complete (tcp;ofi_rxm
@@ -146,7 +147,9 @@ static void down_locked(struct fab *f, struct peer *p)
 		p->inflight--;
 		if (s->cookie && (d = calloc(1, sizeof(*d)))) {
 			d->cookie = s->cookie;
-			done_locked(f, d);
+			d->rd = s->rd;
+			d->status = -STORM_EUNREACH;
+			fab_done_locked(f, d);
 		}
 	}
 	fab_wake(f);
@@ -167,7 +170,18 @@ static int post_locked(struct fab *f, struct peer *p, struct fsend *s)
 	if (p->fa == FI_ADDR_NOTAVAIL &&
 	    (!f->shm || fab_shm_resolve_locked(f, p, s->dst)))
 		return -FI_EAGAIN;
-	if (s->frag) {
+	if (s->rd && f->cma) {
+		if ((rc = fab_shm_read_locked(f, p, s)) == 0)
+			return 0;
+		if (rc == -EPERM)
+			f->cma = 0; /* not allowed here: the provider's read */
+		else
+			return (int)rc;
+	}
+	if (s->rd) {
+		rc = fi_read(f->ep, s->rlocal, s->rlen, NULL, p->fa, s->raddr,
+			     s->rkey, &s->op);
+	} else if (s->frag) {
 		rc = fab_post_frags_locked(f, p, s);
 		inject = 2;
 	} else if (s->payload) {
@@ -196,7 +210,7 @@ static int post_locked(struct fab *f, struct peer *p, struct fsend *s)
 	f->eagain_ns = EAGAIN_MIN_NS;
 	if (inject == 2) {
 		p->state = P_UP; /* shm takes it or says EAGAIN: no failures */
-		done_locked(f, s);
+		fab_done_locked(f, s);
 		return 0;
 	} else if (inject) {
 		free(s);
@@ -228,7 +242,7 @@ static void fail_locked(struct fab *f, struct peer *p, struct fsend *s,
 		retry |= err == transient[i];
 	if (!retry || p->state == P_DOWN || now >= f->startup_end) {
 		down_locked(f, p);
-		done_locked(f, s);
+		fab_done_locked(f, s);
 		return;
 	}
 	while (pos != &p->q && SEND_OF(pos)->seq < s->seq)
@@ -279,6 +293,18 @@ static int flush_locked(struct fab *f, struct peer *p, uint64_t now)
 /* Ops called by the engine                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* Put s at the end of p's queue and post what the queue allows. */
+static void enqueue_locked(struct fab *f, struct peer *p, struct fsend *s)
+{
+	s->seq = p->seq++;
+	l_add_before(&p->q, &s->link);
+	if (p->q.next == &s->link)
+		flush_locked(f, p, mono_ns());
+	if (!l_empty(&p->q))
+		fab_wake(f); /* the thread retries what is queued */
+	pend_locked(f, p);
+}
+
 static int fab_send(struct sp_transport *t, uint32_t dst, const void *hdr,
 		    size_t hdrlen, const void *payload, size_t paylen,
 		    void *cookie)
@@ -300,6 +326,7 @@ static int fab_send(struct sp_transport *t, uint32_t dst, const void *hdr,
 		return -ENOMEM;
 	s->op.kind = OP_SEND;
 	s->off = 0;
+	s->rd = 0;
 	s->frag = frag;
 	s->dst = dst;
 	s->cookie = cookie;
@@ -320,17 +347,65 @@ static int fab_send(struct sp_transport *t, uint32_t dst, const void *hdr,
 		l_add_before(&f->local, &s->link);
 		fab_wake(f);
 	} else if (f->peers[dst].state == P_DOWN) {
-		done_locked(f, s);
+		fab_done_locked(f, s);
 		rc = -STORM_EUNREACH;
 	} else {
-		struct peer *p = &f->peers[dst];
-		s->seq = p->seq++;
-		l_add_before(&p->q, &s->link);
-		if (p->q.next == &s->link)
-			flush_locked(f, p, mono_ns());
-		if (!l_empty(&p->q))
-			fab_wake(f); /* the thread retries what is queued */
-		pend_locked(f, p);
+		enqueue_locked(f, &f->peers[dst], s);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
+/* Registers the engine's staging arena: peers read it with fi_read. */
+static int fab_reg(struct sp_transport *t, void *base, size_t len,
+		   uint64_t *key, uint64_t *raddr)
+{
+	struct fab *f = fab_of(t);
+	int rc;
+
+	if (!f->rma || f->mr)
+		return -ENOSYS;
+	rc = fi_mr_reg(f->domain, base, len, FI_REMOTE_READ, 0, 0, 0, &f->mr,
+		       NULL);
+	if (rc) {
+		f->mr = NULL;
+		return rc;
+	}
+	*key = fi_mr_key(f->mr);
+	/* Without FI_MR_VIRT_ADDR a remote address is an offset. */
+	*raddr = f->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
+			 (uint64_t)(uintptr_t)base : 0;
+	return 0;
+}
+
+/* Queues a read of src's registered memory; it keeps its place among the
+ * sends to src.  Completion: sp_engine_read_done. */
+static int fab_read(struct sp_transport *t, uint32_t src, void *local,
+		    size_t len, uint64_t raddr, uint64_t key, void *cookie)
+{
+	struct fab *f = fab_of(t);
+	struct fsend *s;
+	int rc = 0;
+
+	if (src >= f->nnodes || src == f->self || !f->mr)
+		return -EINVAL;
+	if (!(s = calloc(1, sizeof(*s))))
+		return -ENOMEM;
+	s->op.kind = OP_SEND;
+	s->rd = 1;
+	s->status = -STORM_EUNREACH; /* unless it completes */
+	s->dst = src;
+	s->cookie = cookie;
+	s->rlocal = local;
+	s->rlen = len;
+	s->raddr = raddr;
+	s->rkey = key;
+	pthread_mutex_lock(&f->mu);
+	if (f->peers[src].state == P_DOWN) {
+		free(s);
+		rc = -STORM_EUNREACH;
+	} else {
+		enqueue_locked(f, &f->peers[src], s);
 	}
 	pthread_mutex_unlock(&f->mu);
 	return rc;
@@ -411,6 +486,7 @@ static void on_send(struct fab *f, struct fsend *s, int err)
 	struct peer *p = &f->peers[s->dst];
 	uint64_t now = mono_ns();
 	void *cookie = NULL;
+	int rd = s->rd;
 
 	pthread_mutex_lock(&f->mu);
 	l_del(&s->link);
@@ -428,7 +504,9 @@ static void on_send(struct fab *f, struct fsend *s, int err)
 		flush_locked(f, p, now);
 	}
 	pthread_mutex_unlock(&f->mu);
-	if (cookie)
+	if (cookie && rd)
+		sp_engine_read_done(f->base.world, cookie, 0);
+	else if (cookie)
 		sp_engine_send_done(f->base.world, cookie);
 	free(s);
 }
@@ -501,7 +579,10 @@ static int run_local(struct fab *f)
 		if (s->op.kind == OP_LOOP)
 			sp_engine_deliver(f->base.world, f->self,
 					  s->buf + PREFIX, s->len - PREFIX);
-		if (s->cookie)
+		if (s->cookie && s->rd)
+			sp_engine_read_done(f->base.world, s->cookie,
+					    s->status);
+		else if (s->cookie)
 			sp_engine_send_done(f->base.world, s->cookie);
 		free(s);
 		n++;
@@ -720,6 +801,8 @@ static void fab_destroy(struct sp_transport *t)
 	 * referenced by the provider any more. */
 	if (f->ep)
 		fi_close(&f->ep->fid);
+	if (f->mr)
+		fi_close(&f->mr->fid);
 	if (f->av)
 		fi_close(&f->av->fid);
 	if (f->cq)
@@ -758,7 +841,7 @@ static void fab_destroy(struct sp_transport *t)
 }
 
 static const struct sp_transport_ops fabric_ops = {
-	.version = SP_TRANSPORT_OPS_V1,
+	.version = SP_TRANSPORT_OPS_V2,
 	.name = "fabric",
 	.send = fab_send,
 	.now_ns = fab_now_ns,
@@ -766,6 +849,8 @@ static const struct sp_transport_ops fabric_ops = {
 	.stop = fab_stop,
 	.destroy = fab_destroy,
 	.max_msg = fab_max_msg,
+	.reg = fab_reg,
+	.read = fab_read,
 };
 
 /* ------------------------------------------------------------------------ */
@@ -786,7 +871,8 @@ static const char *prov_name(const char *cfg)
 	return cfg;
 }
 
-static struct fi_info *make_hints(const char *prov)
+/* rma: also one-sided reads of a registered region (the staging arena). */
+static struct fi_info *make_hints(const char *prov, int rma)
 {
 	struct fi_info *h = fi_allocinfo();
 
@@ -795,7 +881,12 @@ static struct fi_info *make_hints(const char *prov)
 	h->ep_attr->type = FI_EP_RDM;
 	h->caps = FI_MSG;
 	h->mode = FI_CONTEXT | FI_CONTEXT2;
-	h->domain_attr->mr_mode = 0;                /* we register nothing */
+	h->domain_attr->mr_mode = 0; /* messages: we register nothing */
+	if (rma) {
+		h->caps |= FI_RMA | FI_READ | FI_REMOTE_READ;
+		h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+					  FI_MR_PROV_KEY;
+	}
 	h->domain_attr->threading = FI_THREAD_SAFE; /* send() vs progress */
 	h->tx_attr->msg_order = h->rx_attr->msg_order = FI_ORDER_SAS;
 	if (prov && !(h->fabric_attr->prov_name = strdup(prov))) {
@@ -808,7 +899,7 @@ static struct fi_info *make_hints(const char *prov)
 /* "tcp, shm, sockets": the usable providers, spelled as in the config. */
 static void list_providers(char *out, size_t len)
 {
-	struct fi_info *h = make_hints(NULL), *all = NULL;
+	struct fi_info *h = make_hints(NULL, 0), *all = NULL;
 	char seen[512] = ",", key[80], *semi;
 	size_t used = 0;
 
@@ -1045,13 +1136,22 @@ int sp_fabric_open(sp_world_t *w, const sp_config_t *cfg,
 			  "the config", cfg->addrs[f->self], f->self);
 		goto out;
 	}
-	rc = -ENOMEM;
-	if (!(hints = make_hints(prov)))
-		goto out;
-	hints->addr_format = f->shm ? FI_ADDR_STR : FI_FORMAT_UNSPEC;
-	rc = fi_getinfo(FAB_FI_VERSION, f->shm ? NULL : host,
-			f->shm ? NULL : port, f->shm ? 0 : FI_SOURCE, hints,
-			&f->info);
+	/* With RMA if the provider has it (staging read by children), else
+	 * messages only. */
+	for (int rma = 1; rma >= 0; rma--) {
+		fi_freeinfo(hints);
+		rc = -ENOMEM;
+		if (!(hints = make_hints(prov, rma)))
+			goto out;
+		hints->addr_format = f->shm ? FI_ADDR_STR : FI_FORMAT_UNSPEC;
+		rc = fi_getinfo(FAB_FI_VERSION, f->shm ? NULL : host,
+				f->shm ? NULL : port, f->shm ? 0 : FI_SOURCE,
+				hints, &f->info);
+		f->rma = rma && !rc;
+		f->cma = f->shm && f->rma;
+		if (!rc)
+			break;
+	}
 	if (rc && !f->shm &&
 	    fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, hints, &any) == 0) {
 		rc = fab_fail(err, errlen, -STORM_ECONFIG,

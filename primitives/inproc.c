@@ -10,8 +10,9 @@
  * protocol latencies (membership stabilisation, a COMPARE-AND-WRITE) can be
  * read off in virtual time for thousands of nodes on a 2-core host.
  *
- * Fault injection: kill (the node stops; its tree neighbours are told after
- * a detection delay, as a heartbeat would), drop (probability per link),
+ * Fault injection: kill (the node stops, its blocked callers get
+ * -STORM_ECLOSED, and its tree neighbours are told after a detection
+ * delay, as a heartbeat would), drop (probability per link),
  * delay (extra latency per link), hold (park every message to a node).
  *
  * Lock order: world lock before machine lock.  The dispatcher never holds
@@ -51,6 +52,7 @@ struct inproc_tp {
 struct mnode {
 	sp_world_t *w;
 	int dead, hold;
+	int pinned; /* sp_machine_kill() is calling into w: ip_stop waits */
 	uint64_t clock;
 	struct mev *held;
 	size_t nheld, capheld;
@@ -334,8 +336,9 @@ static void ip_stop(struct sp_transport *t)
 
 	pthread_mutex_lock(&m->lock);
 	m->nodes[tp->id].w = NULL;
-	/* wait out a handler of ours that the dispatcher may be running */
-	while (m->busy_node == (int64_t)tp->id)
+	/* wait out a handler of ours that the dispatcher may be running, and
+	 * a kill that is marking the world closed */
+	while (m->busy_node == (int64_t)tp->id || m->nodes[tp->id].pinned)
 		pthread_cond_wait(&m->idle, &m->lock);
 	pthread_mutex_unlock(&m->lock);
 }
@@ -485,20 +488,37 @@ uint64_t sp_machine_now(sp_machine_t *m)
 int sp_machine_kill(sp_machine_t *m, uint32_t node, uint64_t detect_ns)
 {
 	struct mev e = {.kind = EV_DETECT, .src = node};
-	int rc = 0;
+	struct mnode *nd;
+	sp_world_t *w;
+	int rc;
 
 	if (!m || node >= m->n)
 		return -ERANGE;
 	pthread_mutex_lock(&m->lock);
-	if (m->nodes[node].dead || !m->nodes[node].w) {
-		rc = -ENOENT;
-	} else {
-		m->nodes[node].dead = 1;
-		e.t = m->now + detect_ns;
-		rc = heap_push(m, e);
+	nd = &m->nodes[node];
+	if (nd->dead || !nd->w) {
+		pthread_mutex_unlock(&m->lock);
+		return -ENOENT;
 	}
+	e.t = m->now + detect_ns;
+	rc = heap_push(m, e);
+	if (rc) {
+		pthread_mutex_unlock(&m->lock);
+		return rc; /* nothing changed */
+	}
+	nd->dead = 1;
+	/* Lock order is world before machine, so the world is told after
+	 * the machine lock is dropped; the pin keeps sp_close() from freeing
+	 * it meanwhile. */
+	w = nd->w;
+	nd->pinned++;
 	pthread_mutex_unlock(&m->lock);
-	return rc;
+	sp_engine_kill(w);
+	pthread_mutex_lock(&m->lock);
+	nd->pinned--;
+	pthread_cond_broadcast(&m->idle);
+	pthread_mutex_unlock(&m->lock);
+	return 0;
 }
 
 static int add_rule(sp_machine_t *m, struct rule r)

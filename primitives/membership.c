@@ -20,9 +20,15 @@
  *                  |                    | (root) STABLE down       |
  *   stable         | install, forward   | drop                     | drop (dup)
  *
- *   SUSPECT(x): root -> new view without x; successor of a failed root ->
- *   becomes root; others forward to the root.  JOIN(v): root -> new view
- *   with v; others forward to the root.
+ *   SUSPECT(x) from a member (a non-member's is dropped: it may be an
+ *   expelled node that does not know it yet): x joins this node's suspects
+ *   and goes to the acting root — the root unless it is suspected, else the
+ *   lowest live member not suspected.  The acting root makes a view without
+ *   every suspect, so a root dying with its successor moves on to the next
+ *   live id; when the acting root changes, every suspicion is sent to the
+ *   new one.  The root also sends the new view to the nodes it removes, so
+ *   a live one learns it was expelled.  JOIN(v): root -> new view with v;
+ *   others forward to the root.
  *
  * Every VIEW_ACK carries facts (sp_facts) about decisions whose coordinator
  * may be gone; the root merges them and STABLE carries the merged facts
@@ -283,6 +289,7 @@ static void install(sp_world_t *w, uint64_t epoch, uint32_t root,
 	v->joining = 0;
 	v->expelled = !sp_nodeset_has(v->live, w->id);
 	sp_nodeset_clear(v->reported);
+	v->report_to = UINT32_MAX;
 	for (uint32_t x = 0; x < w->n; x++)
 		v->last_heard[x] = now;
 	sp_facts_reset(&v->facts);
@@ -300,32 +307,52 @@ static void install(sp_world_t *w, uint64_t epoch, uint32_t root,
 		subtree_acked(w);
 }
 
-/* This node, as root, makes a new view from live. */
+/* This node, as root, makes a new view from live.  Live nodes it removes
+ * get the view too: it is how one that was wrongly suspected (or cut off)
+ * learns it was expelled; a dead one's send just fails. */
 static void start_change(sp_world_t *w, const uint64_t *live)
 {
 	uint64_t counter = (w->v.epoch >> 16) + 1;
+	uint64_t *gone = malloc(w->nwords * sizeof(uint64_t));
 
+	if (gone)
+		for (uint32_t i = 0; i < w->nwords; i++)
+			gone[i] = w->v.live->words[i] & ~live[i];
 	w->v.t_start = sp_now(w);
 	install(w, counter << 16 | w->id, w->id, live, 1);
+	for (uint32_t x = 0; gone && x < w->n; x++)
+		if (x != w->id && ((gone[x / 64] >> (x % 64)) & 1))
+			send_view(w, x);
+	free(gone);
 }
 
-static uint32_t successor(const sp_world_t *w, uint32_t failed)
+/* The node that should make the next view, as this node sees it: the root
+ * unless it is suspected, else the lowest live member not suspected (at
+ * worst this node, which never suspects itself).  Skipping every suspect,
+ * not just the failed root, is what lets a root and its successor die
+ * together. */
+static uint32_t acting_root(const sp_world_t *w)
 {
-	int64_t x = sp_nodeset_next(w->v.live, 0);
+	const struct sp_view_state *v = &w->v;
 
-	while (x >= 0 && (uint32_t)x == failed)
-		x = sp_nodeset_next(w->v.live, (uint32_t)x + 1);
-	return x < 0 ? w->id : (uint32_t)x;
+	if (!sp_nodeset_has(v->reported, v->root))
+		return v->root;
+	for (int64_t x = sp_nodeset_next(v->live, 0); x >= 0;
+	     x = sp_nodeset_next(v->live, (uint32_t)x + 1))
+		if (!sp_nodeset_has(v->reported, (uint32_t)x))
+			return (uint32_t)x;
+	return w->id;
 }
 
-static void change_without(sp_world_t *w, uint32_t x)
+/* As acting root: a new view without every node suspected so far. */
+static void change_without_suspects(sp_world_t *w)
 {
 	uint64_t *live = malloc(w->nwords * sizeof(uint64_t));
 
 	if (!live)
 		return;
-	memcpy(live, w->v.live->words, w->nwords * sizeof(uint64_t));
-	live[x / 64] &= ~(UINT64_C(1) << (x % 64));
+	for (uint32_t i = 0; i < w->nwords; i++)
+		live[i] = w->v.live->words[i] & ~w->v.reported->words[i];
 	start_change(w, live);
 	free(live);
 }
@@ -351,36 +378,58 @@ static void send_u32(sp_world_t *w, uint32_t dst, uint8_t type, uint32_t x)
 	sp_msg_send(w, dst, &b, NULL, 0, NULL);
 }
 
+/* Every suspicion to the acting root to (which may know none of them). */
+static void send_suspicions(sp_world_t *w, uint32_t to)
+{
+	for (int64_t x = sp_nodeset_next(w->v.reported, 0); x >= 0;
+	     x = sp_nodeset_next(w->v.reported, (uint32_t)x + 1))
+		send_u32(w, to, SP_MSG_SUSPECT, (uint32_t)x);
+}
+
+/* A joiner's candidate for the root is gone: knock at the next one now,
+ * not at the next tick (the in-process machine never ticks).  Once every
+ * other node was found unreachable in a row, leave it to the tick. */
+static void join_next_candidate(sp_world_t *w)
+{
+	struct sp_view_state *v = &w->v;
+
+	v->join_target = (v->join_target + 1) % w->n;
+	if (v->join_target == w->id)
+		v->join_target = (v->join_target + 1) % w->n;
+	if (++v->join_tried >= w->n - 1) {
+		v->join_next = 0;
+		return;
+	}
+	v->join_next = sp_now(w) + 200000000u;
+	send_u32(w, v->join_target, SP_MSG_JOIN, w->id);
+}
+
 void sp_failure_locked(sp_world_t *w, uint32_t x)
 {
 	struct sp_view_state *v = &w->v;
 	uint32_t to;
 
-	if (v->joining && x == v->join_target) {
-		/* try the next candidate for the root at the next tick */
-		v->join_target = (v->join_target + 1) % w->n;
-		if (v->join_target == w->id)
-			v->join_target = (v->join_target + 1) % w->n;
-		v->join_next = 0;
+	if (v->joining && !v->installed) {
+		if (x == v->join_target)
+			join_next_candidate(w);
 		return;
 	}
 	if (!v->installed || v->expelled || x == w->id ||
-	    !sp_nodeset_has(v->live, x))
-		return;
-	if (v->root == w->id) {
-		change_without(w, x);
-		return;
-	}
-	to = x == v->root ? successor(w, x) : v->root;
-	if (to == w->id) {
-		change_without(w, x);
-		return;
-	}
-	if (sp_nodeset_has(v->reported, x))
+	    !sp_nodeset_has(v->live, x) || sp_nodeset_has(v->reported, x))
 		return;
 	sp_nodeset_add(v->reported, x);
+	to = acting_root(w);
+	if (to == w->id) {
+		change_without_suspects(w);
+		return;
+	}
 	v->report_time = sp_now(w);
-	send_u32(w, to, SP_MSG_SUSPECT, x);
+	if (to != v->report_to) {
+		v->report_to = to;
+		send_suspicions(w, to);
+	} else {
+		send_u32(w, to, SP_MSG_SUSPECT, x);
+	}
 }
 
 void sp_mship_heard(sp_world_t *w, uint32_t src)
@@ -454,9 +503,11 @@ void sp_mship_on_msg(sp_world_t *w, uint32_t src, uint8_t type,
 	case SP_MSG_SUSPECT: {
 		uint32_t x = sp_r_u32(r);
 
-		if (r->bad || x >= w->n || !v->installed)
+		/* Only members may remove members: a node that was expelled,
+		 * and may not know it yet, must not. */
+		if (r->bad || x >= w->n || !v->installed ||
+		    !sp_nodeset_has(v->live, src))
 			return;
-		sp_nodeset_del(v->reported, x); /* a relay must not be muted */
 		sp_failure_locked(w, x);
 		return;
 	}
@@ -520,6 +571,7 @@ void sp_mship_tick(sp_world_t *w)
 	if (v->joining && !v->installed) {
 		if (now >= v->join_next) {
 			v->join_next = now + 200000000u;
+			v->join_tried = 0;
 			send_u32(w, v->join_target, SP_MSG_JOIN, w->id);
 		}
 		return;
@@ -543,8 +595,22 @@ void sp_mship_tick(sp_world_t *w)
 			sp_msg_send(w, v->kids[i], &b, NULL, 0, NULL);
 	}
 	if (sp_nodeset_count(v->reported) &&
-	    now - v->report_time > w->hb_timeout_ns)
-		sp_nodeset_clear(v->reported); /* report again if still due */
+	    now - v->report_time > w->hb_timeout_ns) {
+		uint32_t to = acting_root(w);
+
+		if (to != v->root) {
+			/* A successor that took over at once would have sent a
+			 * view by now: it is gone too (nobody else may watch
+			 * it, e.g. a leaf under the failed root). */
+			sp_failure_locked(w, to);
+		} else {
+			/* no view yet: report again, in case it was lost */
+			v->report_time = now;
+			send_suspicions(w, to);
+		}
+		if (!v->installed || v->expelled)
+			return;
+	}
 	for (uint32_t i = 0; i < v->nkids + 1; i++) {
 		int64_t x = i < v->nkids ? (int64_t)v->kids[i] :
 					   (int64_t)v->parent[w->id];

@@ -116,6 +116,9 @@ int sp_nodeset_copy(sp_nodeset_t *dst, const sp_nodeset_t *src)
 	return 0;
 }
 
+/* Reads one decimal id at *p.  An id too large for 32 bits is -ERANGE (it
+ * is an id beyond any machine, not a syntax error); *p is left at the first
+ * digit then, so the caller can point at it. */
 static int parse_id(const char **p, uint32_t *id)
 {
 	unsigned long v = 0;
@@ -162,12 +165,22 @@ int sp_nodeset_parse(sp_nodeset_t *s, const char *text, char *err,
 			if (rc)
 				goto bad;
 		}
-		if (a > b || b >= s->capacity) {
+		if (a > b) {
+			/* names no id beyond capacity: malformed, not a range
+			 * error */
+			rc = -EINVAL;
+			if (err)
+				snprintf(err, errlen,
+					 "node set \"%s\": range %u-%u is reversed; write it low-high (%u-%u)",
+					 text, a, b, b, a);
+			goto restore;
+		}
+		if (b >= s->capacity) {
 			rc = -ERANGE;
 			if (err)
 				snprintf(err, errlen,
-					 "node set \"%s\": range %u-%u is beyond the %u nodes of this machine (or reversed)",
-					 text, a, b, s->capacity);
+					 "node set \"%s\": node %u is beyond the %u nodes of this machine (ids 0-%u)",
+					 text, b, s->capacity, s->capacity - 1);
 			goto restore;
 		}
 		sp_nodeset_add_range(s, a, b);
@@ -183,12 +196,18 @@ int sp_nodeset_parse(sp_nodeset_t *s, const char *text, char *err,
 	free(saved);
 	return 0;
 bad:
+	if (rc == -ERANGE) {
+		if (err)
+			snprintf(err, errlen,
+				 "node set \"%s\": the id at position %zu does not fit 32 bits; this machine has %u nodes",
+				 text, (size_t)(p - text), s->capacity);
+		goto restore;
+	}
 	if (err)
 		snprintf(err, errlen,
 			 "node set \"%s\": unexpected character at position %zu; expected a list like 0-7,9",
 			 text, (size_t)(p - text));
-	if (rc == 0 || rc == -ERANGE)
-		rc = -EINVAL;
+	rc = -EINVAL;
 restore:
 	memcpy(s->words, saved, s->nwords * sizeof(uint64_t));
 	free(saved);

@@ -23,6 +23,7 @@ struct sp_config {
 	uint32_t nevents;
 	uint32_t fanout;
 	size_t chunk;
+	size_t staging_bytes;   /* SIZE_MAX: auto */
 	uint32_t hb_period_ms;  /* 0: no heartbeat */
 	uint32_t hb_timeout_ms;
 	uint32_t startup_ms;

@@ -95,11 +95,13 @@ struct sp_view_state {
 	/* liveness */
 	uint64_t *last_heard;
 	uint64_t last_hb;
-	sp_nodeset_t *reported; /* failures already reported this epoch */
+	sp_nodeset_t *reported; /* failures suspected (and reported) this epoch */
 	uint64_t report_time;
+	uint32_t report_to;     /* acting root they went to; UINT32_MAX none */
 	/* joining */
 	int joining;
 	uint32_t join_target;
+	uint32_t join_tried;    /* candidates found unreachable in a row */
 	uint64_t join_next;
 };
 
@@ -109,6 +111,14 @@ struct sp_xfer_out;
 struct sp_xfer_in;
 struct sp_caw_req;
 struct sp_caw_op;
+
+/* The staging arena (stage.c): registered for remote reads. */
+struct sp_stage {
+	uint8_t *base;     /* NULL: no arena, transfers go by messages */
+	size_t size, units;
+	uint64_t *map;     /* one bit per unit in use */
+	uint64_t key, raddr; /* what peers name base by in a read */
+};
 
 struct sp_world {
 	pthread_mutex_t lock;
@@ -136,10 +146,12 @@ struct sp_world {
 	struct sp_caw_op *cq_head, *cq_tail; /* sequencer queue (root) */
 	struct sp_caw_op *cinflight;         /* sequencer: the one running */
 	struct sp_caw_op *cpart;  /* ops this node takes part in */
+	struct sp_caw_op *cdefer; /* ops that came before our STABLE */
 	uint64_t caw_seq;         /* sequencer: last seq assigned */
 	uint64_t caw_seen;        /* highest seq seen */
 	uint64_t wseq_applied;    /* last write applied here */
 	struct sp_facts mywrite;  /* the last write applied here */
+	struct sp_stage stage;
 	/* scratch for building messages (guarded by lock) */
 	uint8_t *sbuf;
 	size_t sbuf_cap;
@@ -162,6 +174,25 @@ void sp_failure_locked(sp_world_t *w, uint32_t node);
  * them, so that a view change never starts inside another handler. */
 void sp_deferred_run(sp_world_t *w);
 
+/* Back-end entry point (world lock NOT held), beside those in
+ * sp_transport.h: the node was killed (fault injection).  Marks the world
+ * closed and wakes its blocked callers, which return -STORM_ECLOSED. */
+void sp_engine_kill(sp_world_t *w);
+
+/* ---- staging arena (stage.c), lock held -------------------------------- */
+
+/* Map and register bytes of arena if the back-end can read remotely;
+ * otherwise (or on any failure) leave it empty.  Always returns 0. */
+int sp_stage_init(sp_world_t *w, size_t bytes);
+void sp_stage_fini(sp_world_t *w);
+/* A run of the arena holding len bytes, or NULL when it is full. */
+void *sp_stage_alloc(sp_world_t *w, size_t len);
+int sp_stage_owns(const sp_world_t *w, const void *p);
+/* Give back p of len bytes: to the arena, or free() if malloc'd. */
+void sp_stage_free(sp_world_t *w, void *p, size_t len);
+/* The address a peer's read names p (inside the arena) by. */
+uint64_t sp_stage_raddr(const sp_world_t *w, const void *p);
+
 /* ---- protocol modules: init/fini, handlers, view-change hooks ---------- */
 
 int sp_mship_init(sp_world_t *w, const sp_config_t *cfg);
@@ -182,6 +213,7 @@ void sp_xfer_on_view(sp_world_t *w);       /* after a view is installed */
 void sp_xfer_facts(sp_world_t *w, struct sp_facts *f);
 void sp_xfer_resolve(sp_world_t *w, const struct sp_facts *f);
 void sp_xfer_send_done(sp_world_t *w, void *cookie);
+void sp_xfer_read_done(sp_world_t *w, void *cookie, int status);
 void sp_xfer_fini(sp_world_t *w);
 
 void sp_caw_on_msg(sp_world_t *w, uint32_t src, uint8_t type,

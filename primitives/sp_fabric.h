@@ -74,6 +74,11 @@ struct fsend {
 	size_t paylen, len;  /* len: bytes in buf */
 	size_t off;          /* frag: message bytes already posted */
 	int frag;            /* shm, over one inject: goes as pieces */
+	int rd;              /* an RMA read of rlen bytes into rlocal, */
+	int status;          /* reported with this (0 or -STORM_EUNREACH) */
+	void *rlocal;
+	size_t rlen;
+	uint64_t raddr, rkey;
 	uint8_t buf[];       /* prefix, hdr [, payload] */
 };
 
@@ -84,6 +89,7 @@ struct bell {
 	_Atomic uint64_t inc;      /* incarnation, new at every open */
 	char region[240];          /* its shm endpoint name, per incarnation */
 	pthread_mutex_t alive;     /* robust, held by its progress thread */
+	_Atomic int32_t pid;       /* its process: staging is read by CMA */
 };
 
 /* A node as seen from here.  P_NEW: no send to it has completed yet
@@ -101,6 +107,7 @@ struct peer {
 	int lfd;          /* shm: its lock file, bell and incarnation */
 	struct bell *bell;
 	uint64_t inc;
+	int32_t pid;      /* shm: its process, for CMA reads */
 	uint8_t *rbuf;    /* shm: message being reassembled (progress) */
 	size_t rlen, rtot;
 };
@@ -118,6 +125,9 @@ struct fab {
 	struct fid_cq *cq;
 	struct fid_av *av;
 	struct fid_ep *ep;
+	struct fid_mr *mr;      /* the engine's staging arena, or NULL */
+	int rma;                /* the provider was opened with FI_RMA */
+	int cma;                /* shm: reads done by process_vm_readv */
 	struct bell own, *bell; /* &own, or our shm lock file */
 	char **names;           /* shm: base name of every node */
 	/* Receive pool: the progress thread's alone once started. */
@@ -184,6 +194,8 @@ static inline uint32_t get_le32(const uint8_t *b)
 int fab_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void fab_wake(struct fab *f);
+/* A finished send or read: the progress thread reports it (f->mu held). */
+void fab_done_locked(struct fab *f, struct fsend *s);
 
 /* fabric_shm.c: bells, lock files, lazy insertion, pieces (f->mu held
  * where the name says _locked) */
@@ -196,6 +208,7 @@ int fab_shm_resolve_locked(struct fab *f, struct peer *p, uint32_t n);
 void fab_shm_forget_locked(struct peer *p);
 int fab_shm_claim(struct fab *f, char *path, size_t len, char *err,
 		  size_t errlen);
+int fab_shm_read_locked(struct fab *f, struct peer *p, struct fsend *s);
 int fab_post_frags_locked(struct fab *f, struct peer *p, struct fsend *s);
 int fab_shm_names(struct fab *f, const sp_config_t *cfg, char *err,
 		  size_t errlen);

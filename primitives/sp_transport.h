@@ -23,6 +23,7 @@
 #include "storm_primitives.h"
 
 #define SP_TRANSPORT_OPS_V1 1
+#define SP_TRANSPORT_OPS_V2 2 /* + reg, read */
 
 struct sp_transport;
 
@@ -51,6 +52,19 @@ struct sp_transport_ops {
 	void (*destroy)(struct sp_transport *t);
 	/* Largest hdrlen + paylen a message may have. */
 	size_t (*max_msg)(struct sp_transport *t);
+	/* --- V2, optional (NULL: messages only) --- */
+	/* Make [base, base+len) readable by peers' read(), once, before
+	 * start(); it stays registered until destroy().  Sets the key and the
+	 * address peers name base by.  Returns 0 or a negative errno. */
+	int (*reg)(struct sp_transport *t, void *base, size_t len,
+		   uint64_t *key, uint64_t *raddr);
+	/* Copy len bytes at (raddr, key) in node src's registered region into
+	 * local.  Never blocks; completion is reported by
+	 * sp_engine_read_done(w, cookie, status) from the progress thread,
+	 * status 0 or -STORM_EUNREACH (src gone).  Returns 0 or
+	 * -STORM_EUNREACH (src known gone: nothing will be reported). */
+	int (*read)(struct sp_transport *t, uint32_t src, void *local,
+		    size_t len, uint64_t raddr, uint64_t key, void *cookie);
 };
 
 struct sp_transport {
@@ -65,6 +79,8 @@ void sp_engine_deliver(sp_world_t *w, uint32_t src, const void *msg,
 		       size_t len);
 /* The payload of the send with this cookie may be reused. */
 void sp_engine_send_done(sp_world_t *w, void *cookie);
+/* The read with this cookie finished: status 0 or -STORM_EUNREACH. */
+void sp_engine_read_done(sp_world_t *w, void *cookie, int status);
 /* The back-end believes node is gone (connection error, injected fault). */
 void sp_engine_peer_down(sp_world_t *w, uint32_t node);
 /* Periodic call (every liveness period) for heartbeats and timeouts. */

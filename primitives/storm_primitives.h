@@ -103,8 +103,9 @@ SP_API int64_t sp_nodeset_next(const sp_nodeset_t *set, uint32_t from);
 /** Copy src into dst (same capacity). @return 0, -EINVAL. */
 SP_API int sp_nodeset_copy(sp_nodeset_t *dst, const sp_nodeset_t *src);
 /** Parse a range list such as "0-7,9,12-13" into set (cleared first).
- * @return 0, or -EINVAL with a message in err naming the offending
- * character, -ERANGE for an id beyond capacity. */
+ * @return 0; -EINVAL (a syntax error or a reversed range such as "3-1"),
+ * -ERANGE (an id beyond capacity, including one too large for 32 bits).
+ * On failure err says what and where, and set is unchanged. */
 SP_API int sp_nodeset_parse(sp_nodeset_t *set, const char *text, char *err,
 			    size_t errlen);
 /** Format as a range list ("0-7,9").  Writes at most len bytes including
@@ -146,6 +147,12 @@ SP_API int sp_config_set_gmem(sp_config_t *cfg, size_t bytes,
 SP_API int sp_config_set_fanout(sp_config_t *cfg, uint32_t fanout);
 /** Multicast chunk size (4 KiB..4 MiB, default 256 KiB). @return 0, -EINVAL. */
 SP_API int sp_config_set_chunk(sp_config_t *cfg, size_t bytes);
+/** Staging arena for transfers read remotely (RMA) by the libfabric
+ * back-end: bytes of address space, used as transfers need it (default
+ * 4 x the global memory, at least 8 MiB; 0: transfers go by messages).
+ * A transfer that does not fit at the moment goes by messages.
+ * @return 0, -EINVAL. */
+SP_API int sp_config_set_staging(sp_config_t *cfg, size_t bytes);
 /** Liveness among tree neighbours for the libfabric back-end: a heartbeat
  * every period_ms, a neighbour silent for timeout_ms is failed (defaults 250
  * and 1000; period 0 turns detection off).  Also the time sp_open() waits for
@@ -241,7 +248,8 @@ typedef enum sp_cmp {
  * to timeout_ms (< 0: no limit).
  * @return 1 (true), 0 (false); -EINVAL (empty set, bad address or op);
  * -STORM_ENOTINVIEW; -STORM_EVIEWCHANGE (a node of the set left during the
- * operation: nothing was written); -ETIMEDOUT; -STORM_ECLOSED. */
+ * operation: nothing was written); -ETIMEDOUT; -STORM_ECLOSED;
+ * -STORM_EEXPELLED. */
 #define SP_NO_WRITE UINT64_MAX
 SP_API int sp_compare_and_write(sp_world_t *w, const sp_nodeset_t *set,
 				uint64_t var_gaddr, sp_cmp_t op, int64_t value,
@@ -302,9 +310,11 @@ SP_API int sp_machine_create(uint32_t nnodes, const sp_machine_params_t *params,
 SP_API void sp_machine_destroy(sp_machine_t *m);
 /** Virtual time now (ns). */
 SP_API uint64_t sp_machine_now(sp_machine_t *m);
-/** Fault injection: kill a node (it stops at once; its tree neighbours
- * notice after detect_ns of virtual time). @return 0, -ERANGE, -ENOENT (no
- * world attached, or already dead). */
+/** Fault injection: kill a node (it stops at once, and calls blocked on or
+ * made later on its world return -STORM_ECLOSED; its tree neighbours
+ * notice after detect_ns of virtual time).  The world must still be closed
+ * with sp_close(). @return 0, -ERANGE, -ENOENT (no world attached, or
+ * already dead), -ENOMEM. */
 SP_API int sp_machine_kill(sp_machine_t *m, uint32_t node, uint64_t detect_ns);
 /** Drop each message from src to dst with probability p (UINT32_MAX as
  * src or dst: any).  @return 0, -EINVAL. */

@@ -36,6 +36,10 @@ enum { X_STAGING, X_STAGED, X_COMMITTING, X_COMMITTED, X_ABORTED, X_DONE };
 #define XREF_OUT 1
 #define XREF_IN 2
 #define XIN_KEEP 1024 /* decided records kept as tombstones */
+/* From this size on, children read staging remotely when the back-end
+ * can (one copy by the reader, no per-chunk messages); below it one
+ * message per chunk is cheaper than a read's round trip. */
+#define XFER_RMA_MIN (64u << 10)
 
 struct sp_xfer_out {
 	int kind; /* XREF_OUT; first so a cookie can be told apart */
@@ -46,6 +50,7 @@ struct sp_xfer_out {
 	uint32_t gen, pending;
 	uint64_t *set;
 	const uint8_t *src;
+	uint8_t *stage; /* arena copy children read, or NULL */
 	size_t len;
 	uint64_t gaddr;
 	sp_ev_t lev, rev;
@@ -60,8 +65,9 @@ struct sp_xfer_in {
 	int state;
 	uint32_t pending_staged, pending_done, gen;
 	uint64_t *set;
-	uint8_t *stage;
+	uint8_t *stage; /* arena run, or malloc'd (sp_stage_free knows) */
 	size_t len, got;
+	uint32_t reads_left; /* remote reads in flight (each holds a ref) */
 	uint64_t gaddr;
 	sp_ev_t rev;
 };
@@ -86,19 +92,32 @@ static struct sp_xfer_in *in_find(sp_world_t *w, uint64_t xid)
 	return NULL;
 }
 
-static void in_free(struct sp_xfer_in *r)
+static void in_free(sp_world_t *w, struct sp_xfer_in *r)
 {
-	free(r->stage);
+	sp_stage_free(w, r->stage, r->len);
 	free(r->set);
 	free(r);
 }
 
-static void in_drop_stage(struct sp_xfer_in *r)
+static void in_drop_stage(sp_world_t *w, struct sp_xfer_in *r)
 {
 	if (r->refs == 0) {
-		free(r->stage);
+		sp_stage_free(w, r->stage, r->len);
 		r->stage = NULL;
 	}
+}
+
+/* Every byte staged here (reads count as requested: none may be left). */
+static int in_complete(const struct sp_xfer_in *r)
+{
+	return r->got == r->len && r->reads_left == 0;
+}
+
+/* A send from or a read into r's staging finished. */
+static void in_unref(sp_world_t *w, struct sp_xfer_in *r)
+{
+	if (--r->refs == 0 && r->state != X_STAGING && r->state != X_STAGED)
+		in_drop_stage(w, r);
 }
 
 /* Keep at most XIN_KEEP decided records (tombstones). */
@@ -114,7 +133,7 @@ static void in_gc(sp_world_t *w)
 		if (decided && r->refs == 0 && r->pending_done == 0 &&
 		    ++kept > XIN_KEEP) {
 			*pp = r->next;
-			in_free(r);
+			in_free(w, r);
 			continue;
 		}
 		pp = &r->next;
@@ -155,6 +174,7 @@ static void out_unlink_free(sp_world_t *w, struct sp_xfer_out *o)
 			break;
 		}
 	}
+	sp_stage_free(w, o->stage, o->len);
 	free(o->set);
 	free(o);
 }
@@ -177,13 +197,7 @@ void sp_xfer_send_done(sp_world_t *w, void *cookie)
 		if (--o->refs == 0 && o->state == X_DONE)
 			out_unlink_free(w, o);
 	} else if (kind == XREF_IN) {
-		struct sp_xfer_in *r = cookie;
-
-		if (--r->refs == 0 && r->state != X_STAGING &&
-		    r->state != X_STAGED) {
-			free(r->stage);
-			r->stage = NULL;
-		}
+		in_unref(w, cookie);
 	}
 }
 
@@ -214,6 +228,25 @@ static void send_chunk(sp_world_t *w, uint32_t dst, uint64_t xid,
 	(*refs)++;
 	if (sp_msg_send(w, dst, &b, data, clen, cookie) == -EMSGSIZE)
 		(*refs)--;
+}
+
+/* Tell a child to read the whole transfer from our staging (in the arena). */
+static void send_rma(sp_world_t *w, uint32_t dst, uint64_t xid,
+		     uint32_t source, size_t len, uint64_t gaddr, sp_ev_t rev,
+		     const uint64_t *set, const uint8_t *stage)
+{
+	struct sp_wbuf b;
+
+	sp_msg_begin(w, &b, SP_MSG_XRMA, w->v.epoch);
+	sp_w_u64(&b, xid);
+	sp_w_u32(&b, source);
+	sp_w_u64(&b, len);
+	sp_w_u64(&b, gaddr);
+	sp_w_u32(&b, rev);
+	sp_w_u64(&b, w->stage.key);
+	sp_w_u64(&b, sp_stage_raddr(w, stage));
+	put_set(&b, set, w->nwords);
+	sp_msg_send(w, dst, &b, NULL, 0, NULL);
 }
 
 static void send_decide(sp_world_t *w, uint32_t dst, uint64_t xid,
@@ -362,9 +395,16 @@ int sp_xfer_and_signal(sp_world_t *w, const sp_nodeset_t *dst,
 	w->xout = o;
 	nk = kids_of(w, o->set, w->id, &kids);
 	o->pending = nk;
+	if (nk && len >= XFER_RMA_MIN && (o->stage = sp_stage_alloc(w, len))) {
+		/* The children read it from the arena, one copy each. */
+		memcpy(o->stage, src, len);
+		for (uint32_t i = 0; i < nk; i++)
+			send_rma(w, kids[i], o->xid, w->id, len, gaddr,
+				 remote_ev, o->set, o->stage);
+	}
 	/* chunk-major order: every child gets chunk i before chunk i+1, so
 	 * the whole tree pipelines */
-	for (size_t off = 0; off < len; off += w->chunk) {
+	for (size_t off = 0; !o->stage && off < len; off += w->chunk) {
 		uint32_t clen = (uint32_t)(len - off < w->chunk ? len - off :
 								  w->chunk);
 
@@ -384,11 +424,114 @@ int sp_xfer_and_signal(sp_world_t *w, const sp_nodeset_t *dst,
 
 static void in_maybe_staged(sp_world_t *w, struct sp_xfer_in *r)
 {
-	if (r->state == X_STAGING && r->got == r->len &&
+	if (r->state == X_STAGING && in_complete(r) &&
 	    r->pending_staged == 0) {
 		r->state = X_STAGED;
 		send_up(w, r->parent, SP_MSG_XSTAGED, r->xid, 0);
 	}
+}
+
+/* A new destination record in STAGING, staging in the arena if asked and
+ * it fits (else malloc'd); ABORTED here if there is no memory for it. */
+static struct sp_xfer_in *in_start(sp_world_t *w, uint64_t xid,
+				   uint32_t source, uint32_t parent,
+				   const uint8_t *setw, size_t len,
+				   uint64_t gaddr, sp_ev_t rev, int arena)
+{
+	struct sp_xfer_in *x = in_new(w, xid, source, setw);
+	uint32_t *kids;
+
+	if (!x)
+		return NULL;
+	x->len = len;
+	x->gaddr = gaddr;
+	x->rev = rev;
+	x->parent = parent;
+	x->stage = arena ? sp_stage_alloc(w, len) : NULL;
+	if (!x->stage && !(x->stage = malloc(len))) {
+		x->state = X_ABORTED;
+		return x;
+	}
+	x->state = X_STAGING;
+	x->pending_staged = kids_of(w, x->set, source, &kids);
+	return x;
+}
+
+/* Every byte is here: pass the transfer on to our children, by a read of
+ * our arena staging or, if it is malloc'd, by messages. */
+static void in_forward(sp_world_t *w, struct sp_xfer_in *x)
+{
+	uint32_t *kids, nk = kids_of(w, x->set, x->source, &kids);
+
+	if (sp_stage_owns(w, x->stage)) {
+		for (uint32_t i = 0; i < nk; i++)
+			send_rma(w, kids[i], x->xid, x->source, x->len,
+				 x->gaddr, x->rev, x->set, x->stage);
+		return;
+	}
+	for (size_t off = 0; off < x->len; off += w->chunk) {
+		uint32_t clen = (uint32_t)(x->len - off < w->chunk ?
+						   x->len - off : w->chunk);
+
+		nk = kids_of(w, x->set, x->source, &kids);
+		for (uint32_t i = 0; i < nk; i++)
+			send_chunk(w, kids[i], x->xid, x->source, x->len,
+				   x->gaddr, x->rev, x->set, off,
+				   x->stage + off, clen, &x->refs, x);
+	}
+}
+
+/* XRMA: the parent staged the whole transfer in its arena; read it. */
+static void on_rma(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
+{
+	uint64_t xid = sp_r_u64(r);
+	uint32_t source = sp_r_u32(r);
+	uint64_t len = sp_r_u64(r), gaddr = sp_r_u64(r);
+	uint32_t rev = sp_r_u32(r);
+	uint64_t key = sp_r_u64(r), raddr = sp_r_u64(r);
+	const uint8_t *setw = sp_r_ptr(r, w->nwords * 8u);
+	struct sp_xfer_in *x;
+
+	if (r->bad || !setw || source >= w->n || len == 0 ||
+	    gaddr > w->gmem_size || len > w->gmem_size - gaddr ||
+	    in_find(w, xid))
+		return; /* malformed or a duplicate: dropped whole */
+	x = in_start(w, xid, source, src, setw, len, gaddr, rev, 1);
+	if (!x || x->state != X_STAGING)
+		return;
+	/* Reads of a chunk each, all at once: the back-end pipelines them.
+	 * A failed one means src is gone; the view change that follows
+	 * aborts or resolves the transfer. */
+	for (size_t off = 0; off < len; off += w->chunk) {
+		size_t clen = len - off < w->chunk ? len - off : w->chunk;
+
+		x->refs++;
+		x->reads_left++;
+		if (w->tp->ops->read(w->tp, src, x->stage + off, clen,
+				     raddr + off, key, x)) {
+			x->refs--;
+			x->reads_left--;
+			x->got = 0;
+			break;
+		}
+		x->got += clen; /* counted as requested; see read_done */
+	}
+	if (x->got != len)
+		x->got = 0; /* a read was refused: never staged */
+}
+
+void sp_xfer_read_done(sp_world_t *w, void *cookie, int status)
+{
+	struct sp_xfer_in *x = cookie;
+
+	x->reads_left--;
+	if (status)
+		x->got = 0; /* one chunk is missing: this node never stages */
+	if (x->state == X_STAGING && in_complete(x)) {
+		in_forward(w, x);
+		in_maybe_staged(w, x);
+	}
+	in_unref(w, x);
 }
 
 static void on_data(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
@@ -408,23 +551,9 @@ static void on_data(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
 	    clen > len - off)
 		return; /* malformed: dropped whole, never half-applied */
 	x = in_find(w, xid);
-	if (!x) {
-		x = in_new(w, xid, source, setw);
-		if (!x)
-			return;
-		x->stage = malloc(len);
-		if (!x->stage) {
-			x->state = X_ABORTED;
-			return;
-		}
-		x->len = len;
-		x->gaddr = gaddr;
-		x->rev = rev;
-		x->parent = src;
-		x->state = X_STAGING;
-		nk = kids_of(w, x->set, source, &kids);
-		x->pending_staged = nk;
-	}
+	if (!x && !(x = in_start(w, xid, source, src, setw, len, gaddr, rev,
+				 0)))
+		return;
 	if (x->state != X_STAGING || x->len != len)
 		return; /* late chunk of a decided transfer */
 	memcpy(x->stage + off, data, clen);
@@ -498,7 +627,7 @@ static void on_decide(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
 	if (!commit) {
 		if (x->state == X_STAGING || x->state == X_STAGED) {
 			x->state = X_ABORTED;
-			in_drop_stage(x);
+			in_drop_stage(w, x);
 		}
 		for (uint32_t i = 0; i < nk; i++)
 			send_decide(w, kids[i], xid, source, 0, gen, set);
@@ -506,10 +635,10 @@ static void on_decide(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
 		return;
 	}
 	if (x->state == X_STAGED ||
-	    (x->state == X_STAGING && x->got == x->len)) {
+	    (x->state == X_STAGING && in_complete(x))) {
 		commit_local(w, x->gaddr, x->stage, x->len, x->rev);
 		x->state = X_COMMITTED;
-		in_drop_stage(x);
+		in_drop_stage(w, x);
 	}
 	if (x->state != X_COMMITTED) {
 		free(set); /* commit without our data: protocol violation */
@@ -553,6 +682,9 @@ void sp_xfer_on_msg(sp_world_t *w, uint32_t src, uint8_t type,
 	switch (type) {
 	case SP_MSG_XDATA:
 		on_data(w, src, r);
+		break;
+	case SP_MSG_XRMA:
+		on_rma(w, src, r);
 		break;
 	case SP_MSG_XSTAGED:
 		on_staged(w, r);
@@ -625,13 +757,13 @@ void sp_xfer_resolve(sp_world_t *w, const struct sp_facts *f)
 		for (uint32_t i = 0; i < f->nxids; i++)
 			if (f->xids[i] == x->xid)
 				committed = 1;
-		if (committed && x->got == x->len) {
+		if (committed && in_complete(x)) {
 			commit_local(w, x->gaddr, x->stage, x->len, x->rev);
 			x->state = X_COMMITTED;
 		} else {
 			x->state = X_ABORTED;
 		}
-		in_drop_stage(x);
+		in_drop_stage(w, x);
 	}
 }
 
@@ -641,6 +773,7 @@ void sp_xfer_fini(sp_world_t *w)
 		struct sp_xfer_out *o = w->xout;
 
 		w->xout = o->next;
+		sp_stage_free(w, o->stage, o->len);
 		free(o->set);
 		free(o);
 	}
@@ -648,6 +781,6 @@ void sp_xfer_fini(sp_world_t *w)
 		struct sp_xfer_in *x = w->xin;
 
 		w->xin = x->next;
-		in_free(x);
+		in_free(w, x);
 	}
 }

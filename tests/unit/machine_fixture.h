@@ -71,7 +71,8 @@ void fx_fill(struct fx *f);
 uint8_t fx_pattern(uint32_t id, size_t off);
 /* Assert node id's global memory is exactly fx_fill()'s pattern. */
 void fx_assert_pattern(struct fx *f, uint32_t id);
-/* Assert no signal of ev is pending at node id. */
+/* Assert no signal of ev is pending at node id (a killed node's closed
+ * world counts as none). */
 void fx_assert_no_event(struct fx *f, uint32_t id, sp_ev_t ev);
 
 #endif /* MACHINE_FIXTURE_H */

@@ -8,9 +8,9 @@
  * counter never loses or duplicates an increment), and failures: a member
  * lost during the query (-STORM_EVIEWCHANGE, nothing written), a member
  * lost during the write (the write still reaches every survivor), the
- * sequencer lost mid-write or mid-stream (survivors still agree), and a
- * new sequencer taking requests before its view is stable.  Bad arguments
- * return their error and write nothing.
+ * sequencer lost mid-write or mid-stream (survivors still agree), a new
+ * sequencer holding requests until its view is stable, and a killed node's
+ * handle.  Bad arguments return their error and write nothing.
  *
  * Operations that must be stopped between phases are driven by one worker
  * thread while the test thread parks messages with sp_machine_hold() and
@@ -519,15 +519,66 @@ static void test_caw_write_completes_when_sequencer_dies_mid_write(void **state)
 	sp_nodeset_destroy(rest);
 }
 
-/* A new sequencer takes requests as soon as it has installed its view;
- * a write it orders must land even before that view is stable. */
-static void test_caw_new_sequencer_applies_writes_before_stable(void **state)
+/* The sequencer dies with its last write on 0-3 only; the new view's
+ * STABLE carries it to 5-7.  An operation the new sequencer orders right
+ * after STABLE can reach 7 (through 6) before 7's own STABLE (slowed on
+ * the link 1 -> 7): 7 must still apply the old write first, or its
+ * high-water mark would skip it as older than the new one. */
+static void test_caw_write_of_dead_sequencer_lands_before_newer_ops(void **state)
+{
+	struct fx_opts o = {.n = 8};
+	struct fx *f;
+	sp_nodeset_t *all, *rest;
+	struct worker k[1];
+	const uint32_t from[1] = {2};
+	struct one op;
+	uint64_t e0, t0;
+
+	*state = f = fx_new(&o);
+	all = fx_set(f, "0-7");
+	rest = fx_set(f, "1-3,5-7");
+	e0 = fx_epoch(f, 1);
+	write_stalled_at_4(f, &op, 2, all, 47);
+	/* no view can become stable while 7 is parked */
+	assert_int_equal(sp_machine_hold(f->m, 7, 1), 0);
+	assert_int_equal(sp_machine_delay(f->m, 1, 7, 200000), 0);
+	fx_kill(f, 0);
+	fx_kill(f, 4);
+	fx_quiesce(f);
+	/* "CTR == 0 -> CTR = 1" waits at the new sequencer (1) */
+	t0 = sp_machine_now(f->m);
+	workers_start(k, 1, f, from, rest, 1, 1);
+	wait_started(f, t0);
+	assert_int_equal(sp_machine_hold(f->m, 7, 0), 0);
+	assert_int_equal(sp_machine_hold(f->m, 4, 0), 0);
+	pthread_join(op.thr, NULL);
+	assert_int_equal(op.rc, 1);
+	workers_join(k, 1);
+	assert_int_equal(k[0].wins, 1);
+	fx_settle(f, e0 + 1);
+	for (uint32_t i = 1; i < 8; i++) {
+		if (i == 4)
+			continue;
+		assert_int_equal(get(f, i, Y), 47);
+		assert_int_equal(get(f, i, CTR), 1);
+	}
+	sp_nodeset_destroy(all);
+	sp_nodeset_destroy(rest);
+}
+
+/* A new sequencer (the root died) orders nothing until its view is
+ * stable: only then does it know the highest sequence number any survivor
+ * saw, and whether the last write of the one that died reached only some
+ * of them.  The write it then orders must land everywhere — it used to
+ * number from 0, so every receiver skipped it as already applied. */
+static void test_caw_new_sequencer_waits_for_stable_then_writes(void **state)
 {
 	struct fx_opts o = {.n = 8};
 	struct fx *f;
 	sp_nodeset_t *all, *sub;
 	sp_view_info_t vi;
-	uint64_t e0;
+	struct one op;
+	uint64_t e0, t0;
 
 	*state = f = fx_new(&o);
 	all = fx_set(f, "0-7");
@@ -544,19 +595,29 @@ static void test_caw_new_sequencer_applies_writes_before_stable(void **state)
 	assert_true(vi.epoch > e0);
 	assert_int_equal(vi.root, 1);
 	assert_int_equal(vi.stable, 0);
-	/* Y is 5 everywhere: "Y == 5 -> Y = 20" must take effect */
-	assert_int_equal(sp_compare_and_write(f->w[2], sub, Y, SP_CMP_EQ, 4, Y,
-					      20, FX_WAIT_MS),
-			 0);
-	assert_int_equal(sp_compare_and_write(f->w[2], sub, Y, SP_CMP_EQ, 5, Y,
-					      20, FX_WAIT_MS),
-			 1);
+	/* "VAR >= 0 -> Y = 20" reaches the new sequencer and waits there */
+	t0 = sp_machine_now(f->m);
+	one_start(&op, f, 2, sub, 20);
+	wait_started(f, t0);
+	for (uint32_t i = 1; i <= 3; i++)
+		assert_int_equal(get(f, i, Y), 5);
+	assert_int_equal(op.rc, 1234);
+	/* stable: it runs, and its write is applied, not skipped */
+	assert_int_equal(sp_machine_hold(f->m, 7, 0), 0);
+	pthread_join(op.thr, NULL);
+	assert_int_equal(op.rc, 1);
 	for (uint32_t i = 1; i <= 3; i++)
 		assert_int_equal(get(f, i, Y), 20);
-	assert_int_equal(sp_machine_hold(f->m, 7, 0), 0);
+	/* and the ones after it are ordered as usual */
+	assert_int_equal(sp_compare_and_write(f->w[2], sub, Y, SP_CMP_EQ, 5, Y,
+					      21, FX_WAIT_MS),
+			 0);
+	assert_int_equal(sp_compare_and_write(f->w[2], sub, Y, SP_CMP_EQ, 20, Y,
+					      21, FX_WAIT_MS),
+			 1);
 	fx_settle(f, e0 + 1);
 	for (uint32_t i = 1; i <= 3; i++)
-		assert_int_equal(get(f, i, Y), 20);
+		assert_int_equal(get(f, i, Y), 21);
 	sp_nodeset_destroy(all);
 	sp_nodeset_destroy(sub);
 }
@@ -731,7 +792,7 @@ static void test_caw_on_killed_node_is_eclosed(void **state)
 	sp_nodeset_destroy(all);
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
 #define T(fn) cmocka_unit_test_teardown(fn, fx_teardown)
 	const struct CMUnitTest tests[] = {
@@ -751,21 +812,11 @@ int main(int argc, char **argv)
 		T(test_caw_rejects_bad_arguments),
 		T(test_caw_rejects_node_not_in_view),
 		T(test_caw_times_out_when_sequencer_is_unreachable),
-	};
-	/* Pinned bugs in primitives/ (see each test's comment): run by the
-	 * "known-bug" suite, which plain `meson test` leaves out; move a test
-	 * up into tests[] when its fix lands. */
-	const struct CMUnitTest known_bugs[] = {
-		T(test_caw_new_sequencer_applies_writes_before_stable),
-		/* flaky, not broken by itself: loses an increment whenever a
-		 * request reaches the new sequencer before its view is stable,
-		 * the bug pinned by the test above */
+		T(test_caw_new_sequencer_waits_for_stable_then_writes),
+		T(test_caw_write_of_dead_sequencer_lands_before_newer_ops),
 		T(test_caw_sequencer_failure_mid_stream),
 		T(test_caw_on_killed_node_is_eclosed),
 	};
 
-	if (argc > 1 && strcmp(argv[1], "--known-bugs") == 0)
-		return cmocka_run_group_tests_name("caw (known bugs)",
-						   known_bugs, NULL, NULL);
 	return cmocka_run_group_tests_name("caw", tests, NULL, NULL);
 }

@@ -242,6 +242,24 @@ static void test_membership_root_and_successor_fail_together(void **state)
 	assert_tree_spans_survivors(f);
 }
 
+/* The root and the next two ids die together: the fourth takes over. */
+static void test_membership_root_and_two_successors_fail_together(void **state)
+{
+	struct fx_opts o = {.n = 16};
+	struct fx *f;
+	uint64_t e;
+
+	*state = f = fx_new(&o);
+	e = fx_epoch(f, 3);
+	fx_kill(f, 0);
+	fx_kill(f, 1);
+	fx_kill(f, 2);
+	fx_settle(f, e + 1);
+	assert_int_equal(view_of(f, 9).root, 3);
+	assert_int_equal(view_of(f, 9).nlive, 13);
+	assert_tree_spans_survivors(f);
+}
+
 static void test_membership_interior_failure_relinks_children(void **state)
 {
 	struct fx_opts o = {.n = 64};
@@ -422,14 +440,22 @@ static void test_membership_suspect_from_expelled_node_is_ignored(void **state)
 	uint64_t e1;
 
 	*state = f = fx_new(&o);
+	/* 6 is removed, and does not know it yet: its view is parked */
+	assert_int_equal(sp_machine_hold(f->m, 6, 1), 0);
 	assert_int_equal(sp_report_failure(f->w[3], 6), 0);
 	f->dead[6] = 1;
 	e1 = fx_settle(f, fx_epoch(f, 0) + 1);
-	/* 6 does not know it was removed; it suspects its old parent */
-	(void)sp_report_failure(f->w[6], 4);
+	/* it suspects its old parent */
+	assert_int_equal(sp_report_failure(f->w[6], 4), 0);
 	fx_quiesce(f);
 	assert_int_equal(fx_epoch(f, 0), e1);
 	assert_int_equal(view_of(f, 0).nlive, 7);
+	/* and learns it was removed once its messages flow again */
+	assert_int_equal(sp_machine_hold(f->m, 6, 0), 0);
+	assert_int_equal(sp_view_wait(f->w[6], e1, FX_WAIT_MS),
+			 -STORM_EEXPELLED);
+	fx_quiesce(f);
+	assert_int_equal(fx_epoch(f, 0), e1);
 }
 
 /* ---- scale ------------------------------------------------------------------------ */
@@ -551,7 +577,7 @@ static void test_membership_is_deterministic(void **state)
 	assert_int_equal(a[5].nlive, 59);
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
 #define T(fn) cmocka_unit_test_teardown(fn, fx_teardown)
 	const struct CMUnitTest tests[] = {
@@ -561,27 +587,20 @@ int main(int argc, char **argv)
 		T(test_membership_multiple_simultaneous_failures),
 		T(test_membership_parent_and_child_fail_together),
 		T(test_membership_root_failure_elects_lowest_live),
+		T(test_membership_root_and_successor_fail_together),
+		T(test_membership_root_and_two_successors_fail_together),
 		T(test_membership_interior_failure_relinks_children),
 		T(test_membership_fanout_2_and_16),
 		T(test_membership_rejoin_after_kill),
 		T(test_membership_rejoin_of_old_root),
+		T(test_membership_rejoin_when_node_0_is_dead),
 		T(test_membership_open_rejects_attached_node),
 		T(test_membership_report_failure_removes_node),
+		T(test_membership_expelled_node_learns_it),
+		T(test_membership_suspect_from_expelled_node_is_ignored),
 		T(test_membership_1024_nodes_single_failure_stabilizes),
 		T(test_membership_is_deterministic),
 	};
-	/* Pinned bugs in primitives/ (see each test's comment): run by the
-	 * "known-bug" suite, which plain `meson test` leaves out; move a test
-	 * up into tests[] when its fix lands. */
-	const struct CMUnitTest known_bugs[] = {
-		T(test_membership_root_and_successor_fail_together),
-		T(test_membership_rejoin_when_node_0_is_dead),
-		T(test_membership_expelled_node_learns_it),
-		T(test_membership_suspect_from_expelled_node_is_ignored),
-	};
 
-	if (argc > 1 && strcmp(argv[1], "--known-bugs") == 0)
-		return cmocka_run_group_tests_name("membership (known bugs)",
-						   known_bugs, NULL, NULL);
 	return cmocka_run_group_tests_name("membership", tests, NULL, NULL);
 }

@@ -408,7 +408,7 @@ static void test_nodeset_parse_fuzz_never_half_applies(void **state)
 	sp_nodeset_destroy(again);
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nodeset_create_rejects_bad_capacity),
@@ -420,22 +420,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_nodeset_parse_range_list),
 		cmocka_unit_test(test_nodeset_parse_syntax_errors_leave_set_untouched),
 		cmocka_unit_test(test_nodeset_parse_beyond_capacity_is_erange),
+		cmocka_unit_test(test_nodeset_parse_huge_id_is_erange),
+		cmocka_unit_test(test_nodeset_parse_reversed_range_is_einval),
 		cmocka_unit_test(test_nodeset_parse_rejects_null),
 		cmocka_unit_test(test_nodeset_format_compresses_ranges),
 		cmocka_unit_test(test_nodeset_format_reports_needed_length),
 		cmocka_unit_test(test_nodeset_format_parse_round_trip),
 		cmocka_unit_test(test_nodeset_parse_fuzz_never_half_applies),
 	};
-	/* Pinned bugs in primitives/ (see each test's comment): run by the
-	 * "known-bug" suite, which plain `meson test` leaves out; move a test
-	 * up into tests[] when its fix lands. */
-	const struct CMUnitTest known_bugs[] = {
-		cmocka_unit_test(test_nodeset_parse_huge_id_is_erange),
-		cmocka_unit_test(test_nodeset_parse_reversed_range_is_einval),
-	};
 
-	if (argc > 1 && strcmp(argv[1], "--known-bugs") == 0)
-		return cmocka_run_group_tests_name("nodeset (known bugs)",
-						   known_bugs, NULL, NULL);
 	return cmocka_run_group_tests_name("nodeset", tests, NULL, NULL);
 }

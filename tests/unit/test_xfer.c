@@ -555,7 +555,7 @@ static void test_xfer_on_killed_node_is_eclosed(void **state)
 	sp_nodeset_destroy(all);
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
 #define T(fn) cmocka_unit_test_teardown(fn, fx_teardown)
 	const struct CMUnitTest tests[] = {
@@ -577,16 +577,8 @@ int main(int argc, char **argv)
 		T(test_xfer_rejects_empty_or_foreign_set),
 		T(test_xfer_rejects_bad_events),
 		T(test_xfer_rejects_node_not_in_view),
-	};
-	/* Pinned bugs in primitives/ (see each test's comment): run by the
-	 * "known-bug" suite, which plain `meson test` leaves out; move a test
-	 * up into tests[] when its fix lands. */
-	const struct CMUnitTest known_bugs[] = {
 		T(test_xfer_on_killed_node_is_eclosed),
 	};
 
-	if (argc > 1 && strcmp(argv[1], "--known-bugs") == 0)
-		return cmocka_run_group_tests_name("xfer (known bugs)",
-						   known_bugs, NULL, NULL);
 	return cmocka_run_group_tests_name("xfer", tests, NULL, NULL);
 }
