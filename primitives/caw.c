@@ -40,8 +40,6 @@
 
 #include "sp_engine.h"
 
-int sp_wait_cond(sp_world_t *w, int timeout_ms, const struct timespec *dl);
-void sp_deadline(struct timespec *ts, int timeout_ms);
 
 enum { C_QUERY = 1, C_WRITE = 2 };
 
@@ -208,7 +206,7 @@ int sp_compare_and_write(sp_world_t *w, const sp_nodeset_t *set,
 			 uint64_t waddr, int64_t wval, int timeout_ms)
 {
 	struct sp_caw_req *q, **pp;
-	struct timespec dl;
+	struct sp_wait wt;
 	int rc;
 	int64_t bad;
 
@@ -227,8 +225,7 @@ int sp_compare_and_write(sp_world_t *w, const sp_nodeset_t *set,
 	q->value = value;
 	q->waddr = waddr;
 	q->wval = wval;
-	if (timeout_ms >= 0)
-		sp_deadline(&dl, timeout_ms);
+	sp_wait_init(w, &wt, timeout_ms);
 	pthread_mutex_lock(&w->lock);
 	rc = w->closed ? -STORM_ECLOSED : w->v.expelled ? -STORM_EEXPELLED : 0;
 	for (bad = sp_nodeset_next(set, 0); !rc && bad >= 0;
@@ -247,7 +244,7 @@ int sp_compare_and_write(sp_world_t *w, const sp_nodeset_t *set,
 	req_submit(w, q);
 	sp_deferred_run(w);
 	while (!q->done && !w->closed) {
-		if (sp_wait_cond(w, timeout_ms, timeout_ms >= 0 ? &dl : NULL) ==
+		if (sp_wait(w, &wt) ==
 		    -ETIMEDOUT)
 			break;
 	}

@@ -7,6 +7,7 @@
  * through tp->ops->send (called with it held, never blocking).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -100,25 +101,48 @@ static void deadline_after(struct timespec *ts, int timeout_ms)
 	}
 }
 
-/* Wait on w->cond until the deadline (NULL: forever). Lock held.
- * Returns -ETIMEDOUT when the deadline passed. */
-static int wait_until(sp_world_t *w, const struct timespec *dl)
+void sp_wait_init(sp_world_t *w, struct sp_wait *wt, int timeout_ms)
 {
-	if (!dl)
+	(void)w;
+	wt->forever = timeout_ms < 0;
+	wt->spin_until = 0;
+	if (!wt->forever)
+		deadline_after(&wt->dl, timeout_ms);
+}
+
+int sp_wait(sp_world_t *w, struct sp_wait *wt)
+{
+	if (w->spin_ns) {
+		/* An answer often comes sooner than a condvar wake-up would
+		 * take; yield rather than spin, cores may be fewer than
+		 * nodes. */
+		uint64_t now = sp_now(w);
+
+		if (!wt->spin_until)
+			wt->spin_until = now + w->spin_ns;
+		if (now < wt->spin_until) {
+			pthread_mutex_unlock(&w->lock);
+			sched_yield();
+			pthread_mutex_lock(&w->lock);
+			return 0;
+		}
+	}
+	if (wt->forever)
 		return pthread_cond_wait(&w->cond, &w->lock) ? -EINVAL : 0;
-	return pthread_cond_timedwait(&w->cond, &w->lock, dl) == ETIMEDOUT ?
-		       -ETIMEDOUT : 0;
+	return pthread_cond_timedwait(&w->cond, &w->lock, &wt->dl) ==
+			       ETIMEDOUT ?
+		       -ETIMEDOUT :
+		       0;
 }
 
 int sp_test_event(sp_world_t *w, sp_ev_t ev, int timeout_ms)
 {
-	struct timespec dl;
+	struct sp_wait wt;
 	int rc = 0;
 
 	if (!w || ev >= w->nevents)
 		return -EINVAL;
-	if (timeout_ms > 0)
-		deadline_after(&dl, timeout_ms);
+	sp_wait_init(w, &wt, timeout_ms);
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		struct sp_event *e = &w->ev[ev];
@@ -141,7 +165,7 @@ int sp_test_event(sp_world_t *w, sp_ev_t ev, int timeout_ms)
 			rc = -EAGAIN;
 			break;
 		}
-		if (wait_until(w, timeout_ms > 0 ? &dl : NULL) == -ETIMEDOUT) {
+		if (sp_wait(w, &wt) == -ETIMEDOUT) {
 			rc = -ETIMEDOUT;
 			break;
 		}
@@ -150,18 +174,6 @@ int sp_test_event(sp_world_t *w, sp_ev_t ev, int timeout_ms)
 	return rc;
 }
 
-/* Shared by blocking calls in other files. */
-int sp_wait_cond(sp_world_t *w, int timeout_ms, const struct timespec *dl);
-int sp_wait_cond(sp_world_t *w, int timeout_ms, const struct timespec *dl)
-{
-	(void)timeout_ms;
-	return wait_until(w, dl);
-}
-void sp_deadline(struct timespec *ts, int timeout_ms);
-void sp_deadline(struct timespec *ts, int timeout_ms)
-{
-	deadline_after(ts, timeout_ms);
-}
 
 /* ---- global memory --------------------------------------------------------- */
 
@@ -420,6 +432,8 @@ int sp_open(const sp_config_t *cfg, sp_world_t **out, char *err,
 		return rc;
 	}
 	w->max_msg = w->tp->ops->max_msg(w->tp);
+	/* Real nodes answer in tens of µs; virtual time needs no spinning. */
+	w->spin_ns = is_inproc(cfg) ? 0 : SP_WAIT_SPIN_NS;
 	if (w->max_msg < w->chunk + 1024 + (size_t)w->nwords * 8) {
 		seterr(err, errlen,
 		       "chunk size %zu does not fit the back-end's %zu-byte messages; lower the chunk size",

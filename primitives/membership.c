@@ -40,8 +40,6 @@
 
 #include "sp_engine.h"
 
-int sp_wait_cond(sp_world_t *w, int timeout_ms, const struct timespec *dl);
-void sp_deadline(struct timespec *ts, int timeout_ms);
 
 /* ---- facts --------------------------------------------------------------- */
 
@@ -644,13 +642,12 @@ int sp_view(sp_world_t *w, sp_view_info_t *info, sp_nodeset_t *live)
 
 int sp_view_wait(sp_world_t *w, uint64_t min_epoch, int timeout_ms)
 {
-	struct timespec dl;
+	struct sp_wait wt;
 	int rc = 0;
 
 	if (!w)
 		return -EINVAL;
-	if (timeout_ms >= 0)
-		sp_deadline(&dl, timeout_ms);
+	sp_wait_init(w, &wt, timeout_ms);
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		if (w->closed) {
@@ -663,7 +660,7 @@ int sp_view_wait(sp_world_t *w, uint64_t min_epoch, int timeout_ms)
 		}
 		if (w->v.installed && w->v.stable && w->v.epoch >= min_epoch)
 			break;
-		if (sp_wait_cond(w, timeout_ms, timeout_ms >= 0 ? &dl : NULL) ==
+		if (sp_wait(w, &wt) ==
 		    -ETIMEDOUT) {
 			rc = -ETIMEDOUT;
 			break;

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "sp_config.h"
 #include "sp_nodeset.h"
@@ -152,6 +153,7 @@ struct sp_world {
 	uint64_t wseq_applied;    /* last write applied here */
 	struct sp_facts mywrite;  /* the last write applied here */
 	struct sp_stage stage;
+	uint64_t spin_ns; /* blocking calls yield-spin this long first */
 	/* scratch for building messages (guarded by lock) */
 	uint8_t *sbuf;
 	size_t sbuf_cap;
@@ -178,6 +180,21 @@ void sp_deferred_run(sp_world_t *w);
  * sp_transport.h: the node was killed (fault injection).  Marks the world
  * closed and wakes its blocked callers, which return -STORM_ECLOSED. */
 void sp_engine_kill(sp_world_t *w);
+
+/* ---- blocking calls (engine.c) ------------------------------------------ */
+
+#define SP_WAIT_SPIN_NS 30000u
+
+/* One blocking call's wait: its deadline and its spin. */
+struct sp_wait {
+	struct timespec dl;
+	int forever;
+	uint64_t spin_until;
+};
+/* timeout_ms < 0: forever; 0: the deadline is now. */
+void sp_wait_init(sp_world_t *w, struct sp_wait *wt, int timeout_ms);
+/* Lock held; may drop it.  Returns 0 (look again) or -ETIMEDOUT. */
+int sp_wait(sp_world_t *w, struct sp_wait *wt);
 
 /* ---- staging arena (stage.c), lock held -------------------------------- */
 
