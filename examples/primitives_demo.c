@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <qb/qblog.h>
+
 #include "sp_cluster.h"
 #include "storm_primitives.h"
 
@@ -99,6 +101,13 @@ static int node_main(int argc, char **argv)
 	rc = spc_node_config(&argc, argv, &cfg, err, sizeof(err));
 	if (rc)
 		return fail("arguments", rc, err);
+	/* The library logs through libqb: notices (a peer down, a view
+	 * change) to stderr, which the launcher shows. */
+	qb_log_init("storm-demo", LOG_USER, LOG_NOTICE);
+	qb_log_ctl(QB_LOG_SYSLOG, QB_LOG_CONF_ENABLED, QB_FALSE);
+	qb_log_filter_ctl(QB_LOG_STDERR, QB_LOG_FILTER_ADD, QB_LOG_FILTER_FILE,
+			  "*", LOG_NOTICE);
+	qb_log_ctl(QB_LOG_STDERR, QB_LOG_CONF_ENABLED, QB_TRUE);
 	sp_config_set_gmem(cfg, GA_IMG + IMG, 4);
 	sp_config_set_liveness(cfg, 50, 250, 20000);
 	rc = sp_open(cfg, &w, err, sizeof(err));

@@ -56,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <qb/qblog.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -125,6 +126,8 @@ static void down_locked(struct fab *f, struct peer *p)
 		return;
 	p->state = P_DOWN;
 	p->stall_since = 0;
+	qb_log(LOG_NOTICE, "fabric: node %u: node %u is unreachable", f->self,
+	       id);
 	l_add_before(&f->downs, &p->dn);
 	while (!l_empty(&p->q)) {
 		struct fsend *s = SEND_OF(p->q.next);
@@ -173,8 +176,12 @@ static int post_locked(struct fab *f, struct peer *p, struct fsend *s)
 	if (s->rd && f->cma) {
 		if ((rc = fab_shm_read_locked(f, p, s)) == 0)
 			return 0;
-		if (rc == -EPERM)
-			f->cma = 0; /* not allowed here: the provider's read */
+		if (rc == -EPERM) {
+			/* not allowed here (ptrace policy): provider's read */
+			f->cma = 0;
+			qb_log(LOG_NOTICE, "fabric: node %u: CMA refused, "
+			       "staging read through the shm provider", f->self);
+		}
 		else
 			return (int)rc;
 	}

@@ -38,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <qb/qblog.h>
+
 #include "sp_engine.h"
 
 
@@ -286,6 +288,10 @@ static void install(sp_world_t *w, uint64_t epoch, uint32_t root,
 	v->stable = 0;
 	v->joining = 0;
 	v->expelled = !sp_nodeset_has(v->live, w->id);
+	qb_log(v->expelled ? LOG_WARNING : LOG_INFO,
+	       "node %u: view %#llx from root %u, %u live%s", w->id,
+	       (unsigned long long)epoch, root, sp_nodeset_count(v->live),
+	       v->expelled ? ": this node was expelled" : "");
 	sp_nodeset_clear(v->reported);
 	v->report_to = UINT32_MAX;
 	for (uint32_t x = 0; x < w->n; x++)

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <qb/qblog.h>
+
 #include "sp_engine.h"
 
 #define STAGE_UNIT (64u << 10)
@@ -56,6 +58,8 @@ int sp_stage_init(sp_world_t *w, size_t bytes)
 	s->map = calloc((s->units + 63) / 64, sizeof(uint64_t));
 	if (!s->map || ops->reg(w->tp, p, bytes, &s->key, &s->raddr) != 0) {
 		/* A provider without RMA: transfers go by messages. */
+		qb_log(LOG_INFO, "node %u: no remote reads of staging, "
+		       "transfers go by messages", w->id);
 		free(s->map);
 		munmap(p, bytes);
 		memset(s, 0, sizeof(*s));
