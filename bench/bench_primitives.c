@@ -194,6 +194,9 @@ static int node_main(int argc, char **argv)
 			   8);
 	sp_config_set_fanout(cfg, (uint32_t)argl(argc, argv, "--fanout", 8));
 	sp_config_set_chunk(cfg, (size_t)argl(argc, argv, "--chunk", 256 << 10));
+	if (arg(argc, argv, "--staging", NULL))
+		sp_config_set_staging(cfg, (size_t)argl(argc, argv, "--staging",
+							0));
 	sp_config_set_liveness(cfg, (uint32_t)hb, (uint32_t)hb * 5, 20000);
 	rc = sp_open(cfg, &w, err, sizeof(err));
 	if (rc)
@@ -302,7 +305,7 @@ static int run_cluster(const char *mode, int argc, char **argv)
 	spc_cluster_t *c;
 	char *out = NULL, *json;
 	static const char *pass[] = {"--iters", "--bytes", "--fanout",
-				     "--chunk", "--hb"};
+				     "--chunk", "--hb", "--staging"};
 
 	extra[k++] = "--mode";
 	extra[k++] = (char *)mode;

@@ -183,7 +183,7 @@ void sp_engine_kill(sp_world_t *w);
 
 /* ---- blocking calls (engine.c) ------------------------------------------ */
 
-#define SP_WAIT_SPIN_NS 30000u
+#define SP_WAIT_SPIN_NS 100000u
 
 /* One blocking call's wait: its deadline and its spin. */
 struct sp_wait {

@@ -28,7 +28,7 @@
 #define NRECV_MIN 8u
 #define RECV_POOL_CAP (64u << 20) /* and no more than 64 MiB of them */
 #define SMALL_COPY 256u         /* payloads this small are copied: one iov */
-#define SPIN_NS 50000u          /* spin this long after activity ... */
+#define SPIN_NS 200000u         /* spin (yielding) this long after activity ... */
 #define HOT_NS 1000000u         /* ... if the last sleep was this short */
 #define POLL_MIN_NS 20000u      /* polling sleeps double from this ... */
 #define POLL_MAX_NS 5000000u    /* ... up to this (W_POLL) */

@@ -145,7 +145,8 @@ SP_API int sp_config_set_gmem(sp_config_t *cfg, size_t bytes,
 /** Fan-out of every tree (membership, multicast, combining): a power of two,
  * 2..256, default 4. @return 0, -EINVAL. */
 SP_API int sp_config_set_fanout(sp_config_t *cfg, uint32_t fanout);
-/** Multicast chunk size (4 KiB..4 MiB, default 256 KiB). @return 0, -EINVAL. */
+/** Multicast chunk size (4 KiB..4 MiB, default 256 KiB); like the fan-out,
+ * the same on every node of a machine. @return 0, -EINVAL. */
 SP_API int sp_config_set_chunk(sp_config_t *cfg, size_t bytes);
 /** Staging arena for transfers read remotely (RMA) by the libfabric
  * back-end: bytes of address space, used as transfers need it (default

@@ -41,6 +41,22 @@ enum { X_STAGING, X_STAGED, X_COMMITTING, X_COMMITTED, X_ABORTED, X_DONE };
  * message per chunk is cheaper than a read's round trip. */
 #define XFER_RMA_MIN (64u << 10)
 
+/* What every chunk message of one transfer repeats. */
+struct xhdr {
+	uint64_t xid;
+	uint32_t source;
+	size_t len;
+	uint64_t gaddr;
+	sp_ev_t rev;
+};
+
+/* A read of one chunk in flight: the cookie the back-end reports. */
+struct xread {
+	struct sp_xfer_in *x;
+	size_t off;
+	uint32_t clen;
+};
+
 struct sp_xfer_out {
 	int kind; /* XREF_OUT; first so a cookie can be told apart */
 	uint32_t refs;
@@ -68,6 +84,7 @@ struct sp_xfer_in {
 	uint8_t *stage; /* arena run, or malloc'd (sp_stage_free knows) */
 	size_t len, got;
 	uint32_t reads_left; /* remote reads in flight (each holds a ref) */
+	struct xread *rd;    /* one per chunk, for the reads' cookies */
 	uint64_t gaddr;
 	sp_ev_t rev;
 };
@@ -95,6 +112,7 @@ static struct sp_xfer_in *in_find(sp_world_t *w, uint64_t xid)
 static void in_free(sp_world_t *w, struct sp_xfer_in *r)
 {
 	sp_stage_free(w, r->stage, r->len);
+	free(r->rd);
 	free(r->set);
 	free(r);
 }
@@ -230,21 +248,24 @@ static void send_chunk(sp_world_t *w, uint32_t dst, uint64_t xid,
 		(*refs)--;
 }
 
-/* Tell a child to read the whole transfer from our staging (in the arena). */
-static void send_rma(sp_world_t *w, uint32_t dst, uint64_t xid,
-		     uint32_t source, size_t len, uint64_t gaddr, sp_ev_t rev,
-		     const uint64_t *set, const uint8_t *stage)
+/* Tell a child that chunk [off, off+clen) is in our arena staging: it
+ * reads it from there. */
+static void send_rma(sp_world_t *w, uint32_t dst, struct xhdr h,
+		     const uint64_t *set, const uint8_t *stage, size_t off,
+		     uint32_t clen)
 {
 	struct sp_wbuf b;
 
 	sp_msg_begin(w, &b, SP_MSG_XRMA, w->v.epoch);
-	sp_w_u64(&b, xid);
-	sp_w_u32(&b, source);
-	sp_w_u64(&b, len);
-	sp_w_u64(&b, gaddr);
-	sp_w_u32(&b, rev);
+	sp_w_u64(&b, h.xid);
+	sp_w_u32(&b, h.source);
+	sp_w_u64(&b, h.len);
+	sp_w_u64(&b, h.gaddr);
+	sp_w_u32(&b, h.rev);
+	sp_w_u64(&b, off);
+	sp_w_u32(&b, clen);
 	sp_w_u64(&b, w->stage.key);
-	sp_w_u64(&b, sp_stage_raddr(w, stage));
+	sp_w_u64(&b, sp_stage_raddr(w, stage + off));
 	put_set(&b, set, w->nwords);
 	sp_msg_send(w, dst, &b, NULL, 0, NULL);
 }
@@ -290,6 +311,11 @@ static uint32_t kids_of(sp_world_t *w, const uint64_t *set, uint32_t source,
 static int in_set(const uint64_t *set, uint32_t id)
 {
 	return (set[id / 64] >> (id % 64)) & 1;
+}
+
+static uint32_t chunk_len(const sp_world_t *w, size_t len, size_t off)
+{
+	return (uint32_t)(len - off < w->chunk ? len - off : w->chunk);
 }
 
 /* ---- source side ---------------------------------------------------------- */
@@ -396,11 +422,15 @@ int sp_xfer_and_signal(sp_world_t *w, const sp_nodeset_t *dst,
 	nk = kids_of(w, o->set, w->id, &kids);
 	o->pending = nk;
 	if (nk && len >= XFER_RMA_MIN && (o->stage = sp_stage_alloc(w, len))) {
-		/* The children read it from the arena, one copy each. */
+		/* The children read it from the arena, one copy each, a
+		 * chunk at a time so that the tree pipelines. */
+		struct xhdr h = { o->xid, w->id, len, gaddr, remote_ev };
+
 		memcpy(o->stage, src, len);
-		for (uint32_t i = 0; i < nk; i++)
-			send_rma(w, kids[i], o->xid, w->id, len, gaddr,
-				 remote_ev, o->set, o->stage);
+		for (size_t off = 0; off < len; off += w->chunk)
+			for (uint32_t i = 0; i < nk; i++)
+				send_rma(w, kids[i], h, o->set, o->stage, off,
+					 chunk_len(w, len, off));
 	}
 	/* chunk-major order: every child gets chunk i before chunk i+1, so
 	 * the whole tree pipelines */
@@ -457,78 +487,77 @@ static struct sp_xfer_in *in_start(sp_world_t *w, uint64_t xid,
 	return x;
 }
 
-/* Every byte is here: pass the transfer on to our children, by a read of
- * our arena staging or, if it is malloc'd, by messages. */
-static void in_forward(sp_world_t *w, struct sp_xfer_in *x)
+/* Chunk [off, off+clen) is staged here: pass it on to our children, by a
+ * read of our arena staging or, if it is malloc'd, by messages. */
+static void in_forward(sp_world_t *w, struct sp_xfer_in *x, size_t off,
+		       uint32_t clen)
 {
+	struct xhdr h = { x->xid, x->source, x->len, x->gaddr, x->rev };
 	uint32_t *kids, nk = kids_of(w, x->set, x->source, &kids);
 
-	if (sp_stage_owns(w, x->stage)) {
-		for (uint32_t i = 0; i < nk; i++)
-			send_rma(w, kids[i], x->xid, x->source, x->len,
-				 x->gaddr, x->rev, x->set, x->stage);
-		return;
-	}
-	for (size_t off = 0; off < x->len; off += w->chunk) {
-		uint32_t clen = (uint32_t)(x->len - off < w->chunk ?
-						   x->len - off : w->chunk);
-
-		nk = kids_of(w, x->set, x->source, &kids);
-		for (uint32_t i = 0; i < nk; i++)
+	for (uint32_t i = 0; i < nk; i++) {
+		if (sp_stage_owns(w, x->stage))
+			send_rma(w, kids[i], h, x->set, x->stage, off, clen);
+		else
 			send_chunk(w, kids[i], x->xid, x->source, x->len,
 				   x->gaddr, x->rev, x->set, off,
 				   x->stage + off, clen, &x->refs, x);
 	}
 }
 
-/* XRMA: the parent staged the whole transfer in its arena; read it. */
+/* XRMA: the parent staged a chunk in its arena; read it into ours. */
 static void on_rma(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
 {
 	uint64_t xid = sp_r_u64(r);
 	uint32_t source = sp_r_u32(r);
 	uint64_t len = sp_r_u64(r), gaddr = sp_r_u64(r);
 	uint32_t rev = sp_r_u32(r);
+	uint64_t off = sp_r_u64(r);
+	uint32_t clen = sp_r_u32(r);
 	uint64_t key = sp_r_u64(r), raddr = sp_r_u64(r);
 	const uint8_t *setw = sp_r_ptr(r, w->nwords * 8u);
 	struct sp_xfer_in *x;
+	struct xread *rd;
 
 	if (r->bad || !setw || source >= w->n || len == 0 ||
 	    gaddr > w->gmem_size || len > w->gmem_size - gaddr ||
-	    in_find(w, xid))
-		return; /* malformed or a duplicate: dropped whole */
-	x = in_start(w, xid, source, src, setw, len, gaddr, rev, 1);
-	if (!x || x->state != X_STAGING)
+	    off >= len || off % w->chunk || clen != chunk_len(w, len, off))
+		return; /* malformed: dropped whole */
+	x = in_find(w, xid);
+	if (!x && !(x = in_start(w, xid, source, src, setw, len, gaddr, rev,
+				 1)))
 		return;
-	/* Reads of a chunk each, all at once: the back-end pipelines them.
-	 * A failed one means src is gone; the view change that follows
-	 * aborts or resolves the transfer. */
-	for (size_t off = 0; off < len; off += w->chunk) {
-		size_t clen = len - off < w->chunk ? len - off : w->chunk;
-
-		x->refs++;
-		x->reads_left++;
-		if (w->tp->ops->read(w->tp, src, x->stage + off, clen,
-				     raddr + off, key, x)) {
-			x->refs--;
-			x->reads_left--;
-			x->got = 0;
-			break;
-		}
-		x->got += clen; /* counted as requested; see read_done */
+	if (x->state != X_STAGING || x->len != len)
+		return; /* decided already */
+	if (!x->rd && !(x->rd = calloc((len + w->chunk - 1) / w->chunk,
+				       sizeof(*x->rd)))) {
+		x->state = X_ABORTED; /* no memory: never stages */
+		return;
 	}
-	if (x->got != len)
-		x->got = 0; /* a read was refused: never staged */
+	rd = &x->rd[off / w->chunk];
+	if (rd->x)
+		return; /* a duplicate */
+	*rd = (struct xread){ x, off, clen };
+	/* A failed read means src is gone: the view change that follows
+	 * aborts or resolves the transfer. */
+	x->refs++;
+	x->reads_left++;
+	if (w->tp->ops->read(w->tp, src, x->stage + off, clen, raddr, key,
+			     rd)) {
+		x->refs--;
+		x->reads_left--;
+	}
 }
 
 void sp_xfer_read_done(sp_world_t *w, void *cookie, int status)
 {
-	struct sp_xfer_in *x = cookie;
+	struct xread *rd = cookie;
+	struct sp_xfer_in *x = rd->x;
 
 	x->reads_left--;
-	if (status)
-		x->got = 0; /* one chunk is missing: this node never stages */
-	if (x->state == X_STAGING && in_complete(x)) {
-		in_forward(w, x);
+	if (!status && x->state == X_STAGING) {
+		x->got += rd->clen;
+		in_forward(w, x, rd->off, rd->clen);
 		in_maybe_staged(w, x);
 	}
 	in_unref(w, x);
