@@ -3,7 +3,10 @@
  *
  * Two phases over a radix tree rooted at the source and spanning the
  * destination set: (1) STAGE — chunks flow down, each node keeps them in a
- * private staging buffer and forwards them to its children; a node reports
+ * private staging buffer and forwards them to its children (XDATA carries
+ * the bytes; XRMA, for transfers of XFER_RMA_MIN or more when the
+ * back-end reads remotely, names a chunk in the parent's staging arena and
+ * the child reads it — one copy, by the reader); a node reports
  * XSTAGED up once it holds every byte and its whole subtree has reported;
  * (2) DECIDE — when the source has every XSTAGED it commits: XDECIDE(commit)
  * flows down, each node copies staging -> global memory, signals the remote
