@@ -524,8 +524,9 @@ static void on_rma(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
 
 	if (r->bad || !setw || source >= w->n || len == 0 ||
 	    gaddr > w->gmem_size || len > w->gmem_size - gaddr ||
-	    off >= len || off % w->chunk || clen != chunk_len(w, len, off))
-		return; /* malformed: dropped whole */
+	    off >= len || off % w->chunk || clen != chunk_len(w, len, off) ||
+	    !w->stage.base)
+		return; /* malformed, or we cannot read remotely: dropped */
 	x = in_find(w, xid);
 	if (!x && !(x = in_start(w, xid, source, src, setw, len, gaddr, rev,
 				 1)))
