@@ -84,12 +84,20 @@ int fab_shm_resolve_locked(struct fab *f, struct peer *p, uint32_t n)
 {
 	char path[PATH_MAX], region[sizeof(p->bell->region)];
 	fi_addr_t fa = FI_ADDR_NOTAVAIL;
+	struct stat st;
 	void *m;
 
 	if (p->lfd < 0) {
 		if (fab_lock_path(path, sizeof(path), f->names[n]) ||
 		    (p->lfd = open(path, O_RDWR | O_CLOEXEC)) < 0)
 			return -FI_EAGAIN;
+		/* The owner creates the file, then sizes it: mapping a file
+		 * shorter than the bell would SIGBUS on the first read. */
+		if (fstat(p->lfd, &st) < 0 || st.st_size < (off_t)BELL_SIZE) {
+			close(p->lfd);
+			p->lfd = -1;
+			return -FI_EAGAIN;
+		}
 		m = mmap(NULL, BELL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 p->lfd, 0);
 		if (m == MAP_FAILED) {

@@ -618,10 +618,16 @@ void sp_mship_tick(sp_world_t *w)
 	for (uint32_t i = 0; i < v->nkids + 1; i++) {
 		int64_t x = i < v->nkids ? (int64_t)v->kids[i] :
 					   (int64_t)v->parent[w->id];
+		uint64_t epoch = v->epoch;
 
-		if (x >= 0 && now - v->last_heard[x] > w->hb_timeout_ns) {
+		/* last_heard may be newer than now (install() stamps it): an
+		 * unsigned difference would wrap and expel a live node. */
+		if (x >= 0 && now > v->last_heard[x] &&
+		    now - v->last_heard[x] > w->hb_timeout_ns) {
 			sp_failure_locked(w, (uint32_t)x);
-			if (v->epoch == 0 || !v->installed)
+			/* A new view re-linked the tree: kids[] is another
+			 * list now, judged at the next tick. */
+			if (v->epoch != epoch || !v->installed || v->expelled)
 				return;
 		}
 	}

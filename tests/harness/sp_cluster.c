@@ -2,9 +2,11 @@
  * sp_cluster.c — see sp_cluster.h.  Children are tracked by PID in the
  * cluster record; an atexit hook and spc_destroy() both SIGKILL whatever is
  * still alive, and PR_SET_PDEATHSIG covers a parent that dies by a signal.
+ * spc_destroy() also removes what killed shm nodes left in /dev/shm.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -221,6 +223,38 @@ int spc_wait(spc_cluster_t *c, uint32_t i, int timeout_ms, int *status)
 	return 0;
 }
 
+int spc_wait_stopped(spc_cluster_t *c, uint32_t i, int timeout_ms)
+{
+	struct timespec t0, now;
+
+	if (i >= c->n)
+		return -ERANGE;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int st;
+		pid_t r;
+		long ms;
+
+		if (c->status[i] >= 0)
+			return -ESRCH;
+		r = waitpid(c->pid[i], &st, WNOHANG | WUNTRACED);
+		if (r == c->pid[i] && WIFSTOPPED(st))
+			return 0;
+		if (r == c->pid[i]) {
+			c->status[i] = decode(st);
+			return -ESRCH;
+		}
+		if (r < 0)
+			return -errno;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ms = (now.tv_sec - t0.tv_sec) * 1000 +
+		     (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (ms >= timeout_ms)
+			return -ETIMEDOUT;
+		usleep(200); /* as spc_wait(): no fd to wait on */
+	}
+}
+
 int spc_kill(spc_cluster_t *c, uint32_t i, int sig)
 {
 	if (i >= c->n || c->status[i] >= 0)
@@ -257,6 +291,29 @@ char *spc_output(const spc_cluster_t *c, uint32_t i)
 	return buf;
 }
 
+/* shm: what a node killed with SIGKILL leaves in /dev/shm — its lock file
+ * and its provider region (16 MiB), which only a restart under the same
+ * name would reclaim.  Named as the libfabric back-end names them
+ * (fabric_shm.c: "storm-<uid>-<address>.lock", "…-<address>-<incarnation>");
+ * the addresses are this cluster's own ("storm-<pid>-<i>"). */
+static void remove_shm_leftovers(const spc_cluster_t *c)
+{
+	char pat[512];
+	glob_t g;
+
+	for (uint32_t i = 0; c->addrlist && i < c->n; i++) {
+		snprintf(pat, sizeof(pat), "/dev/shm/storm-%u-storm-%d-%u.lock",
+			 (unsigned)getuid(), (int)getpid(), i);
+		unlink(pat);
+		snprintf(pat, sizeof(pat), "/dev/shm/storm-%u-storm-%d-%u-*",
+			 (unsigned)getuid(), (int)getpid(), i);
+		if (glob(pat, 0, NULL, &g) == 0)
+			for (size_t j = 0; j < g.gl_pathc; j++)
+				unlink(g.gl_pathv[j]);
+		globfree(&g);
+	}
+}
+
 void spc_destroy(spc_cluster_t *c)
 {
 	if (!c)
@@ -268,6 +325,8 @@ void spc_destroy(spc_cluster_t *c)
 			c->status[i] = 137;
 		}
 	}
+	if (c->provider && strcmp(c->provider, "shm") == 0)
+		remove_shm_leftovers(c);
 	for (int j = 0; j < 16; j++)
 		if (live_clusters[j] == c)
 			live_clusters[j] = NULL;

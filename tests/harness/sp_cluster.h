@@ -31,10 +31,15 @@ int spc_restart(spc_cluster_t *c, uint32_t i, char *const extra[]);
 int spc_wait(spc_cluster_t *c, uint32_t i, int timeout_ms, int *status);
 /** Send sig to node i. @return 0, -errno. */
 int spc_kill(spc_cluster_t *c, uint32_t i, int sig);
+/** Wait up to timeout_ms until node i is stopped (after a SIGSTOP).
+ * @return 0; -ETIMEDOUT; -ESRCH (it exited instead: spc_wait() has its
+ * status). */
+int spc_wait_stopped(spc_cluster_t *c, uint32_t i, int timeout_ms);
 pid_t spc_pid(const spc_cluster_t *c, uint32_t i);
 /** The output node i has written so far (malloc'd, caller frees). */
 char *spc_output(const spc_cluster_t *c, uint32_t i);
-/** Kill every node still running (SIGKILL), reap, remove files. NULL ok. */
+/** Kill every node still running (SIGKILL), reap, remove files (the
+ * outputs and, for shm, the files killed nodes left in /dev/shm). NULL ok. */
 void spc_destroy(spc_cluster_t *c);
 
 /** In a node process: build a config from the arguments above; removes

@@ -57,6 +57,8 @@ void fx_free(struct fx *f)
 	for (uint32_t i = 0; f->w && i < f->o.n; i++)
 		sp_close(f->w[i]);
 	sp_machine_destroy(f->m);
+	sp_nodeset_destroy(f->want);
+	sp_nodeset_destroy(f->live);
 	free(f->w);
 	free(f->dead);
 	free(f);
@@ -83,7 +85,8 @@ struct fx *fx_new(const struct fx_opts *o)
 		f->o.fanout = 4;
 	f->w = calloc(o->n, sizeof(*f->w));
 	f->dead = calloc(o->n, sizeof(*f->dead));
-	if (!f->w || !f->dead ||
+	if (!f->w || !f->dead || sp_nodeset_create(o->n, &f->want) != 0 ||
+	    sp_nodeset_create(o->n, &f->live) != 0 ||
 	    sp_machine_create(o->n, o->params, &f->m) != 0) {
 		fx_free(f);
 		fail_msg("cannot create a machine of %u nodes", o->n);
@@ -142,11 +145,14 @@ uint64_t fx_epoch(struct fx *f, uint32_t id)
 
 uint64_t fx_settle(struct fx *f, uint64_t min_epoch)
 {
-	sp_nodeset_t *want = fx_alive(f), *live = NULL;
+	sp_nodeset_t *want = f->want, *live = f->live;
 	sp_view_info_t first = {0}, vi;
 	int have = 0;
 
-	assert_int_equal(sp_nodeset_create(f->o.n, &live), 0);
+	sp_nodeset_clear(want);
+	for (uint32_t i = 0; i < f->o.n; i++)
+		if (!f->dead[i] && f->w[i])
+			assert_int_equal(sp_nodeset_add(want, i), 0);
 	for (int64_t x = sp_nodeset_next(want, 0); x >= 0;
 	     x = sp_nodeset_next(want, (uint32_t)x + 1)) {
 		int rc = sp_view_wait(f->w[x], min_epoch, FX_WAIT_MS);
@@ -178,8 +184,6 @@ uint64_t fx_settle(struct fx *f, uint64_t min_epoch)
 	}
 	assert_true(have);
 	assert_true(first.epoch >= min_epoch);
-	sp_nodeset_destroy(want);
-	sp_nodeset_destroy(live);
 	return first.epoch;
 }
 

@@ -35,6 +35,9 @@ struct fx {
 	struct fx_opts o;
 	sp_world_t **w; /* NULL where closed */
 	int *dead;      /* killed (or expelled) by the test */
+	/* fx_settle()'s scratch sets: owned here, not by the call, so that
+	 * an assertion failing inside it (a longjmp) leaks nothing */
+	sp_nodeset_t *want, *live;
 };
 
 /* A machine of o->n nodes with every world open and the first view in. */
