@@ -723,8 +723,9 @@ static void *progress_main(void *arg)
 				f->next_tick = now + f->hb_ns;
 			if (now >= f->startup_end)
 				probe(f, now);
+			/* Not activity: a heartbeat must not start a spin
+			 * (16 idle nodes would pay it 4 times a second). */
 			sp_engine_tick(f->base.world);
-			busy++;
 		}
 		if (f->hb_ns && f->next_tick < deadline)
 			deadline = f->next_tick;
@@ -980,6 +981,13 @@ static int insert_hosts(struct fab *f, const sp_config_t *cfg, char *err,
 		if ((rc = getaddrinfo(host, port, &hints, &ai)) == 0)
 			rc = fi_av_insert(f->av, ai->ai_addr, 1, &fa, 0, NULL);
 		freeaddrinfo(ai);
+		if (rc == 1 && fa < i)
+			/* the AV hands back the earlier node's index */
+			return fab_fail(err, errlen, -STORM_ECONFIG,
+				    "fabric: nodes %u and %u have the same "
+				    "address \"%s\" — give every node its "
+				    "own host:port", (unsigned)fa, i,
+				    cfg->addrs[i]);
 		if (rc != 1 || fa != i)
 			return fab_fail(err, errlen, -STORM_EUNREACH,
 				    "fabric: node %u cannot resolve \"%s\", "

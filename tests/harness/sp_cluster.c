@@ -29,36 +29,46 @@ struct spc_cluster {
 	int *status; /* -1 while running */
 };
 
-static int free_port(void)
+/* A free loopback port, held by *fd until the caller closes it: ports are
+ * chosen for every node before any is released, or two nodes could be
+ * handed the same one. */
+static int free_port(int *fd)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET};
 	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+	int port = -1;
 
-	if (fd < 0)
+	*fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (*fd < 0)
 		return -errno;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+	if (bind(*fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(*fd, (struct sockaddr *)&a, &len) == 0)
 		port = ntohs(a.sin_port);
-	close(fd);
 	return port;
 }
 
 static int make_addrs(spc_cluster_t *c)
 {
 	size_t cap = (size_t)c->n * 64 + 1, len = 0;
-	int shm = strcmp(c->provider, "shm") == 0;
+	int shm = strcmp(c->provider, "shm") == 0, rc = 0;
+	int *fds = calloc(c->n, sizeof(int));
 
 	c->addrlist = malloc(cap);
-	if (!c->addrlist)
+	if (!c->addrlist || !fds) {
+		free(fds);
 		return -ENOMEM;
+	}
 	c->addrlist[0] = '\0';
-	for (uint32_t i = 0; i < c->n; i++) {
-		int port = shm ? 0 : free_port();
+	for (uint32_t i = 0; i < c->n; i++)
+		fds[i] = -1;
+	for (uint32_t i = 0; i < c->n && rc == 0; i++) {
+		int port = shm ? 0 : free_port(&fds[i]);
 
-		if (port < 0)
-			return port;
+		if (port < 0) {
+			rc = port;
+			break;
+		}
 		if (shm)
 			len += (size_t)snprintf(c->addrlist + len, cap - len,
 						"%sstorm-%d-%u", i ? "," : "",
@@ -68,7 +78,11 @@ static int make_addrs(spc_cluster_t *c)
 						"%s127.0.0.1:%d", i ? "," : "",
 						port);
 	}
-	return 0;
+	for (uint32_t i = 0; i < c->n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	return rc;
 }
 
 static int spawn(spc_cluster_t *c, uint32_t i, char *const extra[])
