@@ -32,6 +32,17 @@
  * before its own STABLE holds it until then, for the same reason.  An
  * operation already in flight at a sequencer that stays the root is
  * re-driven at once: every write before it was its own.
+ *
+ * Direct compares.  Where the back-end lets a node load its peers' global
+ * memory (shm: peek), the sequencer answers its own compare-only request
+ * by loading the variable of every member itself: no message, no peer
+ * thread woken.  It does so only when that load sees what a QUERY would:
+ * no operation in flight or queued (every earlier write has been acked by
+ * every member, and none can start while it holds the world lock) and,
+ * in this epoch, a compare over every live node has already finished by
+ * messages (so every member has applied the view's STABLE facts, as a
+ * QUERY would have waited for).  A member it cannot load, or one found
+ * dead, sends the request down the tree as usual.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -65,11 +76,8 @@ struct sp_caw_op {
 	int64_t value, wval;
 };
 
-static int eval(sp_world_t *w, uint64_t var, int op, int64_t value)
+static int cmp(int64_t x, int op, int64_t value)
 {
-	int64_t x = __atomic_load_n((int64_t *)(void *)(w->gmem + var),
-				    __ATOMIC_ACQUIRE);
-
 	switch (op) {
 	case SP_CMP_GE:
 		return x >= value;
@@ -82,6 +90,13 @@ static int eval(sp_world_t *w, uint64_t var, int op, int64_t value)
 	default:
 		return 0;
 	}
+}
+
+static int eval(sp_world_t *w, uint64_t var, int op, int64_t value)
+{
+	return cmp(__atomic_load_n((int64_t *)(void *)(w->gmem + var),
+				   __ATOMIC_ACQUIRE),
+		   op, value);
 }
 
 static int addr_ok(const sp_world_t *w, uint64_t a)
@@ -201,6 +216,49 @@ static void req_submit(sp_world_t *w, struct sp_caw_req *q)
 	sp_msg_send(w, w->v.root, &b, NULL, 0, NULL);
 }
 
+/* 1 if every live node is in set. */
+static int covers_live(const sp_world_t *w, const uint64_t *set)
+{
+	for (uint32_t i = 0; i < w->nwords; i++)
+		if (w->v.live->words[i] & ~set[i])
+			return 0;
+	return 1;
+}
+
+/* A compare answered by loading every member's variable (see the top of
+ * the file).  Lock held.  Returns 1, 0, or -ENOSYS: use messages. */
+static int caw_direct(sp_world_t *w, const uint64_t *set, uint64_t var,
+		      int op, int64_t value)
+{
+	const struct sp_transport_ops *ops = w->tp->ops;
+	int64_t x;
+
+	if (ops->version < SP_TRANSPORT_OPS_V3 || !ops->peek ||
+	    w->v.root != w->id || !w->v.stable || w->v.expelled ||
+	    w->cinflight || w->cq_head ||
+	    w->caw_direct_epoch != w->v.epoch)
+		return -ENOSYS;
+	for (uint32_t i = 0; i < w->n; i++) {
+		int rc;
+
+		if (!((set[i / 64] >> (i % 64)) & 1))
+			continue;
+		if (i == w->id) {
+			if (!eval(w, var, op, value))
+				return 0;
+			continue;
+		}
+		rc = ops->peek(w->tp, i, var, &x);
+		if (rc == -STORM_EUNREACH)
+			sp_nodeset_add(w->deferred, i); /* handled on return */
+		if (rc)
+			return -ENOSYS;
+		if (!cmp(x, op, value))
+			return 0;
+	}
+	return 1;
+}
+
 int sp_compare_and_write(sp_world_t *w, const sp_nodeset_t *set,
 			 uint64_t var, sp_cmp_t op, int64_t value,
 			 uint64_t waddr, int64_t wval, int timeout_ms)
@@ -237,6 +295,16 @@ int sp_compare_and_write(sp_world_t *w, const sp_nodeset_t *set,
 		free(q->set);
 		free(q);
 		return rc;
+	}
+	if (waddr == SP_NO_WRITE) {
+		rc = caw_direct(w, q->set, var, (int)op, value);
+		if (rc != -ENOSYS) {
+			pthread_mutex_unlock(&w->lock);
+			free(q->set);
+			free(q);
+			return rc;
+		}
+		rc = 0; /* a member found dead is handled below */
 	}
 	q->req = ++w->caw_next_req;
 	q->next = w->creq;
@@ -284,6 +352,8 @@ static void send_down(sp_world_t *w, uint32_t dst, struct sp_caw_op *o)
 
 static void seq_result(sp_world_t *w, struct sp_caw_op *o, int result)
 {
+	if (result >= 0 && covers_live(w, o->set))
+		w->caw_direct_epoch = w->v.epoch;
 	if (o->init == w->id) {
 		req_complete(w, o->req, result);
 	} else {

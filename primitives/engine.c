@@ -357,7 +357,8 @@ static void world_free(sp_world_t *w)
 	sp_stage_fini(w); /* after the back-end: it held the registration */
 	sp_nodeset_destroy(w->deferred);
 	free(w->ev);
-	free(w->gmem);
+	if (!w->gmem_shared)
+		free(w->gmem); /* else the back-end's, gone with it */
 	free(w->sbuf);
 	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);
@@ -432,6 +433,18 @@ int sp_open(const sp_config_t *cfg, sp_world_t **out, char *err,
 		return rc;
 	}
 	w->max_msg = w->tp->ops->max_msg(w->tp);
+	if (w->tp->ops->version >= SP_TRANSPORT_OPS_V3 &&
+	    w->tp->ops->share_gmem) {
+		/* Peers may then read our variables without our threads
+		 * (COMPARE by direct loads, caw.c). */
+		void *g = w->tp->ops->share_gmem(w->tp, w->gmem_size);
+
+		if (g) {
+			free(w->gmem);
+			w->gmem = g;
+			w->gmem_shared = 1;
+		}
+	}
 	/* Real nodes answer in tens of µs; virtual time needs no spinning. */
 	w->spin_ns = is_inproc(cfg) ? 0 : SP_WAIT_SPIN_NS;
 	if (w->max_msg < w->chunk + 1024 + (size_t)w->nwords * 8) {

@@ -828,6 +828,7 @@ static void fab_destroy(struct sp_transport *t)
 		fab_shm_forget_locked(&f->peers[i]);
 		free(f->peers[i].rbuf);
 	}
+	fab_shm_unshare_gmem(f);
 	if (f->bell != &f->own) {
 		if (!fab_lock_path(path, sizeof(path), f->names[f->self]))
 			unlink(path); /* still locked by us: nobody else's */
@@ -848,8 +849,27 @@ static void fab_destroy(struct sp_transport *t)
 	free(f);
 }
 
+static void *fab_share_gmem(struct sp_transport *t, size_t len)
+{
+	return fab_shm_share_gmem(fab_of(t), len);
+}
+
+static int fab_peek(struct sp_transport *t, uint32_t node, uint64_t gaddr,
+		    int64_t *value)
+{
+	struct fab *f = fab_of(t);
+	int rc;
+
+	if (!f->shm || node >= f->nnodes || node == f->self)
+		return -ENOSYS;
+	pthread_mutex_lock(&f->mu);
+	rc = fab_shm_peek_locked(f, &f->peers[node], gaddr, value);
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
 static const struct sp_transport_ops fabric_ops = {
-	.version = SP_TRANSPORT_OPS_V2,
+	.version = SP_TRANSPORT_OPS_V3,
 	.name = "fabric",
 	.send = fab_send,
 	.now_ns = fab_now_ns,
@@ -859,6 +879,8 @@ static const struct sp_transport_ops fabric_ops = {
 	.max_msg = fab_max_msg,
 	.reg = fab_reg,
 	.read = fab_read,
+	.share_gmem = fab_share_gmem,
+	.peek = fab_peek,
 };
 
 /* ------------------------------------------------------------------------ */

@@ -130,6 +130,10 @@ int fab_shm_resolve_locked(struct fab *f, struct peer *p, uint32_t n)
 void fab_shm_forget_locked(struct peer *p)
 {
 	p->fa = FI_ADDR_NOTAVAIL;
+	if (p->gmem)
+		munmap((void *)p->gmem, p->gmem_len);
+	p->gmem = NULL;
+	p->gmem_len = 0;
 	if (p->bell)
 		munmap(p->bell, BELL_SIZE);
 	if (p->lfd >= 0)
@@ -182,8 +186,13 @@ int fab_shm_claim(struct fab *f, char *path, size_t len, char *err,
 	pthread_mutexattr_destroy(&ma);
 	f->bell->region[sizeof(f->bell->region) - 1] = '\0';
 	if (f->bell->region[0] && !strchr(f->bell->region, '/') &&
-	    (size_t)snprintf(path, len, SHM_DIR "%s", f->bell->region) < len)
+	    (size_t)snprintf(path, len, SHM_DIR "%s", f->bell->region) < len) {
 		unlink(path);
+		if ((size_t)snprintf(path, len, SHM_DIR "%s.gmem",
+				     f->bell->region) < len)
+			unlink(path);
+	}
+	atomic_store(&f->bell->gmem_len, 0);
 	atomic_store(&f->bell->pid, (int32_t)getpid());
 	clock_gettime(CLOCK_REALTIME, &ts);
 	atomic_store(&f->bell->inc,
@@ -277,5 +286,118 @@ int fab_shm_names(struct fab *f, const sp_config_t *cfg, char *err,
 			return -ENOMEM;
 		}
 	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* shm: global memory peers load directly                                    */
+/* ------------------------------------------------------------------------ */
+
+static int gmem_path(char *buf, size_t len, const char *region)
+{
+	return !region[0] || strchr(region, '/') ||
+	       (size_t)snprintf(buf, len, SHM_DIR "%s.gmem", region) >= len;
+}
+
+/* Our global memory as a file named after this incarnation's region, so
+ * a peer never maps a predecessor's.  NULL: keep private memory. */
+void *fab_shm_share_gmem(struct fab *f, size_t len)
+{
+	char path[PATH_MAX];
+	void *m;
+	int fd;
+
+	if (!f->shm || f->bell == &f->own ||
+	    gmem_path(path, sizeof(path), f->bell->region))
+		return NULL;
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)len) != 0) {
+		close(fd);
+		unlink(path);
+		return NULL;
+	}
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		unlink(path);
+		return NULL;
+	}
+	f->gmem = m;
+	f->gmem_len = len;
+	atomic_store(&f->bell->gmem_len, (uint64_t)len); /* peers may map */
+	return m;
+}
+
+void fab_shm_unshare_gmem(struct fab *f)
+{
+	char path[PATH_MAX];
+
+	if (!f->gmem)
+		return;
+	if (f->bell != &f->own) {
+		atomic_store(&f->bell->gmem_len, 0);
+		if (!gmem_path(path, sizeof(path), f->bell->region))
+			unlink(path);
+	}
+	munmap(f->gmem, f->gmem_len);
+	f->gmem = NULL;
+}
+
+/* Map p's global memory read-only, if it shares one.  0 or -ENOSYS. */
+static int map_peer_gmem(struct peer *p)
+{
+	char region[sizeof(p->bell->region)], path[PATH_MAX];
+	uint64_t len = atomic_load(&p->bell->gmem_len);
+	struct stat st;
+	void *m;
+	int fd;
+
+	if (!len)
+		return -ENOSYS;
+	memcpy(region, p->bell->region, sizeof(region));
+	region[sizeof(region) - 1] = '\0';
+	if (atomic_load(&p->bell->inc) != p->inc ||
+	    gmem_path(path, sizeof(path), region))
+		return -ENOSYS;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOSYS;
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < len) {
+		close(fd);
+		return -ENOSYS;
+	}
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -ENOSYS;
+	p->gmem = m;
+	p->gmem_len = len;
+	return 0;
+}
+
+/* The 8-byte variable at gaddr of p, by one load from its memory.  Only
+ * a live incarnation's answer counts: a dead one's pages stay mapped. */
+int fab_shm_peek_locked(struct fab *f, struct peer *p, uint64_t gaddr,
+			int64_t *value)
+{
+	uint32_t n = (uint32_t)(p - f->peers);
+
+	if (p->state == P_DOWN)
+		return -STORM_EUNREACH;
+	if (p->fa == FI_ADDR_NOTAVAIL && fab_shm_resolve_locked(f, p, n))
+		return -ENOSYS;
+	if (!p->bell)
+		return -ENOSYS;
+	if (!p->gmem && map_peer_gmem(p))
+		return -ENOSYS;
+	if (gaddr % 8 || gaddr + 8 > p->gmem_len)
+		return -ENOSYS;
+	*value = __atomic_load_n((const int64_t *)(const void *)(p->gmem +
+								 gaddr),
+				 __ATOMIC_ACQUIRE);
+	if (fab_died(p->bell) || atomic_load(&p->bell->inc) != p->inc)
+		return -STORM_EUNREACH;
 	return 0;
 }

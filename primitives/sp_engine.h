@@ -128,6 +128,7 @@ struct sp_world {
 	size_t chunk;
 	uint8_t *gmem;
 	size_t gmem_size;
+	int gmem_shared; /* gmem is the back-end's (share_gmem) */
 	uint32_t nevents;
 	struct sp_event *ev;
 	struct sp_transport *tp;
@@ -151,6 +152,10 @@ struct sp_world {
 	uint64_t caw_seq;         /* sequencer: last seq assigned */
 	uint64_t caw_seen;        /* highest seq seen */
 	uint64_t wseq_applied;    /* last write applied here */
+	/* Sequencer: the epoch in which a COMPARE over every live node
+	 * finished by messages, so every member has applied this view's
+	 * STABLE facts: from then on a compare may peek directly. */
+	uint64_t caw_direct_epoch;
 	struct sp_facts mywrite;  /* the last write applied here */
 	struct sp_stage stage;
 	uint64_t spin_ns; /* blocking calls yield-spin this long first */

@@ -90,6 +90,8 @@ struct bell {
 	char region[240];          /* its shm endpoint name, per incarnation */
 	pthread_mutex_t alive;     /* robust, held by its progress thread */
 	_Atomic int32_t pid;       /* its process: staging is read by CMA */
+	_Atomic uint64_t gmem_len; /* its global memory file "<region>.gmem"
+				    * exists with this size; 0: none */
 };
 
 /* A node as seen from here.  P_NEW: no send to it has completed yet
@@ -108,6 +110,8 @@ struct peer {
 	struct bell *bell;
 	uint64_t inc;
 	int32_t pid;      /* shm: its process, for CMA reads */
+	const uint8_t *gmem; /* shm: its global memory, mapped read-only */
+	size_t gmem_len;
 	uint8_t *rbuf;    /* shm: message being reassembled (progress) */
 	size_t rlen, rtot;
 };
@@ -129,6 +133,8 @@ struct fab {
 	int rma;                /* the provider was opened with FI_RMA */
 	int cma;                /* shm: reads done by process_vm_readv */
 	struct bell own, *bell; /* &own, or our shm lock file */
+	void *gmem;             /* shm: our global memory (share_gmem) */
+	size_t gmem_len;
 	char **names;           /* shm: base name of every node */
 	/* Receive pool: the progress thread's alone once started. */
 	struct frecv *rx;
@@ -210,6 +216,10 @@ int fab_shm_claim(struct fab *f, char *path, size_t len, char *err,
 		  size_t errlen);
 int fab_shm_read_locked(struct fab *f, struct peer *p, struct fsend *s);
 int fab_post_frags_locked(struct fab *f, struct peer *p, struct fsend *s);
+void *fab_shm_share_gmem(struct fab *f, size_t len);
+void fab_shm_unshare_gmem(struct fab *f);
+int fab_shm_peek_locked(struct fab *f, struct peer *p, uint64_t gaddr,
+			int64_t *value);
 int fab_shm_names(struct fab *f, const sp_config_t *cfg, char *err,
 		  size_t errlen);
 

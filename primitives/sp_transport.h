@@ -24,6 +24,7 @@
 
 #define SP_TRANSPORT_OPS_V1 1
 #define SP_TRANSPORT_OPS_V2 2 /* + reg, read */
+#define SP_TRANSPORT_OPS_V3 3 /* + share_gmem, peek */
 
 struct sp_transport;
 
@@ -65,6 +66,18 @@ struct sp_transport_ops {
 	 * -STORM_EUNREACH (src known gone: nothing will be reported). */
 	int (*read)(struct sp_transport *t, uint32_t src, void *local,
 		    size_t len, uint64_t raddr, uint64_t key, void *cookie);
+	/* --- V3, optional (NULL: global memory is private) --- */
+	/* Give the node's global memory of len bytes (zeroed, page-aligned)
+	 * in memory that peers can load from directly.  Called once, before
+	 * start(); the memory is the back-end's until destroy().  Returns
+	 * it, or NULL (then the engine keeps its own private memory). */
+	void *(*share_gmem)(struct sp_transport *t, size_t len);
+	/* Load node's 8-byte global variable at gaddr now, atomically and
+	 * without its threads' help (world lock held; never blocks).
+	 * Returns 0; -ENOSYS (not possible for node now: use messages);
+	 * -STORM_EUNREACH (node is gone). */
+	int (*peek)(struct sp_transport *t, uint32_t node, uint64_t gaddr,
+		    int64_t *value);
 };
 
 struct sp_transport {
