@@ -43,7 +43,8 @@ static long ms_since(const struct timespec *t0)
 	       (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-/* The k-th (from 0) command in out, if any: "STOP v r" or "KILL v r" at
+/* The k-th (from 0) command in out, if any: "STOP v r", "KILL v r" or
+ * "REAP v r" at
  * the start of a line.  Returns 1 and fills cmd (5 bytes) and victim. */
 static int nth_command(const char *out, int k, char *cmd, int *victim)
 {
@@ -52,7 +53,8 @@ static int nth_command(const char *out, int k, char *cmd, int *victim)
 	while (l && *l) {
 		unsigned r;
 
-		if ((strncmp(l, "STOP ", 5) == 0 || strncmp(l, "KILL ", 5) == 0) &&
+		if ((strncmp(l, "STOP ", 5) == 0 || strncmp(l, "KILL ", 5) == 0 ||
+		     strncmp(l, "REAP ", 5) == 0) &&
 		    sscanf(l + 5, "%d %u", victim, &r) == 2 && k-- == 0) {
 			memcpy(cmd, l, 4);
 			cmd[4] = '\0';
@@ -84,6 +86,14 @@ static void obey(spc_cluster_t *c, uint32_t nodes, const char *cmd,
 		stopped[victim] = 1;
 	} else {
 		rc = spc_kill(c, (uint32_t)victim, SIGKILL);
+		if (!rc && strcmp(cmd, "REAP") == 0) {
+			/* gone for good, then node 0 may look */
+			int st;
+
+			rc = spc_wait(c, (uint32_t)victim, STOP_MS, &st);
+			if (!rc)
+				rc = spc_kill(c, 0, SIGUSR1);
+		}
 		killed[victim] = 1;
 		stopped[victim] = 0;
 	}

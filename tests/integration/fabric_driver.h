@@ -8,7 +8,9 @@
  * Commands, at the start of a line of node 0's output (prim_node.c):
  *   "STOP v r"  SIGSTOP node v, wait until the kernel says it is stopped,
  *               then SIGUSR1 node 0;
- *   "KILL v r"  SIGKILL node v.
+ *   "KILL v r"  SIGKILL node v;
+ *   "REAP v r"  SIGKILL node v, wait until it is reaped, then SIGUSR1
+ *               node 0.
  * Every wait is bounded (FD_RUN_MS for the whole scenario).
  */
 #ifndef FABRIC_DRIVER_H

@@ -46,12 +46,18 @@
  * the end; exit 0 = pass.  Every wait is bounded (WAIT_MS).  The library's
  * libqb log goes to stderr (same file) from level info.
  *
+ *   caw-dead  node 0 compares over every node after node n-1 was killed
+ *           and reaped: a view change, never a stale "true" (the direct
+ *           compares of shm).
+ *
  * Commands to the driver (fabric_driver.c), printed by node 0 at the start
- * of a line (xkill, xkill-root, silent):
+ * of a line (xkill, xkill-root, silent, caw-dead):
  *   "STOP v r"  SIGSTOP node v, wait until it is stopped, then SIGUSR1
  *               node 0 (which waits for it, sigtimedwait, bounded);
  *   "KILL v r"  SIGKILL node v (xkill: printed right after node 0 started
- *               round r's transfer).
+ *               round r's transfer);
+ *   "REAP v r"  SIGKILL node v, wait until it is reaped, then SIGUSR1
+ *               node 0.
  *
  * Shutdown without losing trailing messages: the libfabric back-end does
  * not flush on sp_close(), so node 0 ends with a "bye" XFER to everyone and
@@ -962,6 +968,60 @@ static int scenario_silent(sp_world_t *w)
 	       bye_root(w, s_not1);
 }
 
+/* Direct compares (shm, caw.c) must never answer for a dead member from
+ * the memory it left mapped.  Two compares over every node (the first by
+ * messages, which lets the next ones load directly on shm); node 0 has
+ * the driver kill node n-1 and reap it ("REAP"), then compares over every
+ * node again: it must hear that the view changed, never "true".  The
+ * survivors then compare twice without it (messages, then direct). */
+static int scenario_caw_dead(sp_world_t *w)
+{
+	uint32_t victim = n - 1;
+	sp_view_info_t vi;
+	int rc;
+
+	sp_gvar_write_local(w, G_VAR, 5);
+	if (me == victim) {
+		static const int64_t one = 1;
+
+		if (xfer(w, s_zero, &one, sizeof(one), G_FROM + 8u * me,
+			 EV_LOCAL, EV_NOTE) ||
+		    wait_ev(w, EV_LOCAL, "note to node 0"))
+			return 1;
+		sleep(2 * WAIT_MS / 1000); /* until killed */
+		return failf("was not killed");
+	}
+	if (me != 0)
+		return note_and_leave(w);
+	if (await_notes(w, n - 1) ||
+	    caw_expect(w, s_all, G_VAR, SP_CMP_GE, 5, SP_NO_WRITE, 0, 1,
+		       "all, by messages") ||
+	    caw_expect(w, s_all, G_VAR, SP_CMP_GE, 5, SP_NO_WRITE, 0, 1,
+		       "all, again"))
+		return 1;
+	printf("REAP %u 1\n", victim);
+	fflush(stdout);
+	if (await_driver(1))
+		return 1;
+	rc = sp_compare_and_write(w, s_all, G_VAR, SP_CMP_GE, 5, SP_NO_WRITE,
+				  0, WAIT_MS);
+	if (rc != -STORM_EVIEWCHANGE && rc != -STORM_ENOTINVIEW)
+		return failf("CAW over a set with a dead node: got %d (%s), "
+			     "want a view change", rc,
+			     rc < 0 ? storm_strerror(rc) : "");
+	printf("round 1: compare with node %u dead: %s\n", victim,
+	       storm_strerror(rc));
+	if (await_view_without(w, victim, &vi) ||
+	    caw_expect(w, s_rest, G_VAR, SP_CMP_GE, 5, SP_NO_WRITE, 0, 1,
+		       "survivors, by messages") ||
+	    caw_expect(w, s_rest, G_VAR, SP_CMP_GE, 5, SP_NO_WRITE, 0, 1,
+		       "survivors, again") ||
+	    caw_expect(w, s_rest, G_VAR, SP_CMP_GE, 6, SP_NO_WRITE, 0, 0,
+		       "survivors, false"))
+		return 1;
+	return bye_root(w, s_rest);
+}
+
 /* What each scenario runs, and the configuration it needs. */
 static const struct scenario {
 	const char *name;
@@ -974,6 +1034,7 @@ static const struct scenario {
 	{"xfer", scenario_xfer, 4, GMEM, CHUNK, SIZE_MAX, 0, 50, 300},
 	{"caw", scenario_caw, 4, GMEM, CHUNK, SIZE_MAX, 0, 50, 300},
 	{"kill", scenario_kill, 4, GMEM, CHUNK, SIZE_MAX, 0, 50, 300},
+	{"caw-dead", scenario_caw_dead, 4, GMEM, CHUNK, SIZE_MAX, 0, 50, 300},
 	/* Failure detection is not under test in these three: a generous
 	 * timeout keeps a busy 2-core host from failing a live node. */
 	{"xbig", scenario_xbig, 7, XGMEM, XCHUNK, XSTAGING, 2, 100, 1000},

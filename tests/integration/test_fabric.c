@@ -178,6 +178,16 @@ static void test_fabric_shm_caw_true_false_and_writes(void **state)
 	run_scenario(state, "shm", "caw", -1);
 }
 
+static void test_fabric_tcp_caw_never_answers_for_a_dead_node(void **state)
+{
+	fd_run(state, node_exe, "tcp", "caw-dead", NODES, 0);
+}
+
+static void test_fabric_shm_caw_never_answers_for_a_dead_node(void **state)
+{
+	fd_run(state, node_exe, "shm", "caw-dead", NODES, 0);
+}
+
 static void test_fabric_shm_killed_node_leaves_the_view(void **state)
 {
 	run_scenario(state, "shm", "kill", NODES - 1);
@@ -324,6 +334,32 @@ static void test_fabric_shm_peer_lock_file_not_yet_sized(void **state)
 		fail_msg("node 1: sp_open() did not report the root unreachable");
 }
 
+/* Two nodes given one tcp address: sp_open() names both and the fix, at
+ * once, instead of "cannot resolve" (the address vector hands back the
+ * first node's index for the second).  Nothing listens on the port: the
+ * check comes before any peer is contacted. */
+static void test_fabric_tcp_duplicate_address_is_a_config_error(void **state)
+{
+	sp_config_t *cfg = NULL;
+	sp_world_t *w = NULL;
+	char err[512] = "";
+	int rc;
+
+	(void)state;
+	assert_int_equal(sp_config_create(&cfg), 0);
+	assert_int_equal(sp_config_set_node(cfg, 2, 3), 0);
+	assert_int_equal(sp_config_set_provider(cfg, "tcp"), 0);
+	assert_int_equal(sp_config_set_address(cfg, 0, "127.0.0.1:1"), 0);
+	assert_int_equal(sp_config_set_address(cfg, 1, "127.0.0.1:1"), 0);
+	assert_int_equal(sp_config_set_address(cfg, 2, "127.0.0.1:0"), 0);
+	rc = sp_open(cfg, &w, err, sizeof(err));
+	sp_config_destroy(cfg);
+	if (rc == 0)
+		sp_close(w);
+	assert_int_equal(rc, -STORM_ECONFIG);
+	assert_non_null(strstr(err, "nodes 0 and 1 have the same address"));
+}
+
 int main(int argc, char **argv)
 {
 #define T(fn) cmocka_unit_test_teardown(fn, teardown)
@@ -332,12 +368,15 @@ int main(int argc, char **argv)
 		T(test_fabric_tcp_caw_true_false_and_writes),
 		T(test_fabric_tcp_killed_node_leaves_the_view),
 		T(test_fabric_tcp_root_child_silent_expels_only_it),
+		T(test_fabric_tcp_duplicate_address_is_a_config_error),
+		T(test_fabric_tcp_caw_never_answers_for_a_dead_node),
 	};
 	const struct CMUnitTest shm[] = {
 		T(test_fabric_shm_xfer_to_all_verified_by_caw),
 		T(test_fabric_shm_caw_true_false_and_writes),
 		T(test_fabric_shm_killed_node_leaves_the_view),
 		T(test_fabric_shm_root_child_silent_expels_only_it),
+		T(test_fabric_shm_caw_never_answers_for_a_dead_node),
 		T(test_fabric_shm_peer_lock_file_not_yet_sized),
 	};
 	int failed = 0;
