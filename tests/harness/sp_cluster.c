@@ -205,9 +205,18 @@ static int decode(int st)
 	return 128 + WTERMSIG(st);
 }
 
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000 +
+	       (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
 int spc_wait(spc_cluster_t *c, uint32_t i, int timeout_ms, int *status)
 {
-	struct timespec t0, now;
+	struct timespec t0;
 
 	if (i >= c->n)
 		return -ERANGE;
@@ -215,7 +224,6 @@ int spc_wait(spc_cluster_t *c, uint32_t i, int timeout_ms, int *status)
 	while (c->status[i] < 0) {
 		int st;
 		pid_t r = waitpid(c->pid[i], &st, WNOHANG);
-		long ms;
 
 		if (r == c->pid[i]) {
 			c->status[i] = decode(st);
@@ -223,10 +231,7 @@ int spc_wait(spc_cluster_t *c, uint32_t i, int timeout_ms, int *status)
 		}
 		if (r < 0)
 			return -errno;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		ms = (now.tv_sec - t0.tv_sec) * 1000 +
-		     (now.tv_nsec - t0.tv_nsec) / 1000000;
-		if (ms >= timeout_ms)
+		if (ms_since(&t0) >= timeout_ms)
 			return -ETIMEDOUT;
 		/* a child's exit has no fd to wait on without a SIGCHLD
 		 * handler; poll at 2 ms, bounded by the timeout */
@@ -239,7 +244,7 @@ int spc_wait(spc_cluster_t *c, uint32_t i, int timeout_ms, int *status)
 
 int spc_wait_stopped(spc_cluster_t *c, uint32_t i, int timeout_ms)
 {
-	struct timespec t0, now;
+	struct timespec t0;
 
 	if (i >= c->n)
 		return -ERANGE;
@@ -247,7 +252,6 @@ int spc_wait_stopped(spc_cluster_t *c, uint32_t i, int timeout_ms)
 	for (;;) {
 		int st;
 		pid_t r;
-		long ms;
 
 		if (c->status[i] >= 0)
 			return -ESRCH;
@@ -260,10 +264,7 @@ int spc_wait_stopped(spc_cluster_t *c, uint32_t i, int timeout_ms)
 		}
 		if (r < 0)
 			return -errno;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		ms = (now.tv_sec - t0.tv_sec) * 1000 +
-		     (now.tv_nsec - t0.tv_nsec) / 1000000;
-		if (ms >= timeout_ms)
+		if (ms_since(&t0) >= timeout_ms)
 			return -ETIMEDOUT;
 		usleep(200); /* as spc_wait(): no fd to wait on */
 	}

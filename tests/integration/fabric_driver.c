@@ -34,7 +34,7 @@ void fd_dump(spc_cluster_t *c, uint32_t nodes)
 	}
 }
 
-static long ms_since(const struct timespec *t0)
+long fd_ms_since(const struct timespec *t0)
 {
 	struct timespec t;
 
@@ -158,7 +158,7 @@ static int give_up(const int *stopped, const int *exited, uint32_t nodes,
 
 	for (uint32_t i = 0; i < nodes; i++)
 		running += !exited[i] && !stopped[i];
-	return running == 0 || ms_since(failed_at) > GRACE_MS;
+	return running == 0 || fd_ms_since(failed_at) > GRACE_MS;
 }
 
 void fd_run(void **state, const char *node_exe, const char *provider,
@@ -206,7 +206,7 @@ void fd_run(void **state, const char *node_exe, const char *provider,
 			fail_msg("%s/%s: node %d exited with %d", provider,
 				 scenario, failed, status[failed]);
 		}
-		if (left && ms_since(&t0) > FD_RUN_MS) {
+		if (left && fd_ms_since(&t0) > FD_RUN_MS) {
 			fd_dump(c, nodes);
 			fail_msg("%s/%s: nodes still running after %d ms",
 				 provider, scenario, FD_RUN_MS);

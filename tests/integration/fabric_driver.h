@@ -17,6 +17,7 @@
 #define FABRIC_DRIVER_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "sp_cluster.h"
 
@@ -38,5 +39,8 @@ void fd_run(void **state, const char *node_exe, const char *provider,
 
 /** Print the output of nodes 0..nodes-1 (on a failure). */
 void fd_dump(spc_cluster_t *c, uint32_t nodes);
+
+/** Milliseconds since *t0 (CLOCK_MONOTONIC). */
+long fd_ms_since(const struct timespec *t0);
 
 #endif /* FABRIC_DRIVER_H */

@@ -271,6 +271,18 @@ static int await_notes(sp_world_t *w, uint32_t count)
 	return 0;
 }
 
+/* Node 0, once every other node sent its note: everyone verified, so one
+ * CAW says so and records it everywhere; then bye. */
+static int root_agree_verified(sp_world_t *w)
+{
+	return await_notes(w, n - 1) ||
+	       caw_expect(w, s_all, G_VERIFIED, SP_CMP_GE, 1, G_DONE, 1, 1,
+			  "all verified") ||
+	       caw_expect(w, s_all, G_DONE, SP_CMP_EQ, 1, SP_NO_WRITE, 0, 1,
+			  "done everywhere") ||
+	       bye_root(w, s_all);
+}
+
 static int check_xfer(sp_world_t *w, const uint8_t *buf0, const uint8_t *buf3)
 {
 	const uint8_t *g = sp_gmem(w, NULL);
@@ -324,13 +336,7 @@ static int scenario_xfer(sp_world_t *w)
 	sp_gvar_write_local(w, G_VERIFIED, 1);
 	if (me != 0)
 		return note_and_leave(w);
-	/* everyone verified: one CAW says so and records it everywhere */
-	return await_notes(w, n - 1) ||
-	       caw_expect(w, s_all, G_VERIFIED, SP_CMP_GE, 1, G_DONE, 1, 1,
-			  "all verified") ||
-	       caw_expect(w, s_all, G_DONE, SP_CMP_EQ, 1, SP_NO_WRITE, 0, 1,
-			  "done everywhere") ||
-	       bye_root(w, s_all);
+	return root_agree_verified(w);
 }
 
 static int scenario_caw(sp_world_t *w)
@@ -635,12 +641,7 @@ static int xplan(sp_world_t *w, const struct xspec *x, uint32_t nx, int rma)
 		return rc;
 	if (me != 0)
 		return bye_member(w);
-	return await_notes(w, n - 1) ||
-	       caw_expect(w, s_all, G_VERIFIED, SP_CMP_GE, 1, G_DONE, 1, 1,
-			  "all verified") ||
-	       caw_expect(w, s_all, G_DONE, SP_CMP_EQ, 1, SP_NO_WRITE, 0, 1,
-			  "done everywhere") ||
-	       bye_root(w, s_all);
+	return root_agree_verified(w);
 }
 
 static int scenario_xbig(sp_world_t *w)

@@ -59,25 +59,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void dump(spc_cluster_t *c)
-{
-	for (uint32_t i = 0; i < NODES; i++) {
-		char *out = spc_output(c, i);
-
-		print_message("---- node %u (pid %d) ----\n%s", i,
-			      (int)spc_pid(c, i), out ? out : "");
-		free(out);
-	}
-}
-
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 /* Wait until every node printed READY (its world is open).  The nodes'
  * output is a file, so this polls it, bounded by START_MS. */
 static void wait_ready(spc_cluster_t *c)
@@ -95,8 +76,8 @@ static void wait_ready(spc_cluster_t *c)
 			free(out);
 			if (ready)
 				break;
-			if (failed || ms_since(&t0) > START_MS) {
-				dump(c);
+			if (failed || fd_ms_since(&t0) > START_MS) {
+				fd_dump(c, NODES);
 				fail_msg("node %u never became ready", i);
 			}
 			nanosleep(&tick, NULL);
@@ -133,7 +114,7 @@ static void run_scenario(void **state, const char *provider,
 			continue;
 		rc = spc_wait(c, i, RUN_MS, &status);
 		if (rc || status != 0) {
-			dump(c);
+			fd_dump(c, NODES);
 			fail_msg("%s/%s: node %u %s %d", provider, scenario, i,
 				 rc ? "did not exit; status" : "exited with",
 				 rc ? rc : status);
@@ -142,7 +123,7 @@ static void run_scenario(void **state, const char *provider,
 		rc = out && strstr(out, "PASS") != NULL;
 		free(out);
 		if (!rc) {
-			dump(c);
+			fd_dump(c, NODES);
 			fail_msg("%s/%s: node %u did not print PASS", provider,
 				 scenario, i);
 		}
@@ -304,7 +285,7 @@ static void test_fabric_shm_peer_lock_file_not_yet_sized(void **state)
 	if (pid == 0)
 		open_without_root(a0, a1, out);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && ms_since(&t0) < RUN_MS) {
+	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && fd_ms_since(&t0) < RUN_MS) {
 		const struct timespec tick = {0, 2 * 1000 * 1000};
 
 		nanosleep(&tick, NULL); /* a child's exit: no fd to wait on */
