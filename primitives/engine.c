@@ -13,7 +13,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sp_engine.h"
 
@@ -88,6 +90,38 @@ void sp_event_signal(sp_world_t *w, sp_ev_t ev, int status)
 		w->ev[ev].ok++;
 	}
 	pthread_cond_broadcast(&w->cond);
+	sp_notify(w);
+}
+
+void sp_notify(sp_world_t *w)
+{
+	static const uint64_t one = 1;
+
+	/* Non-blocking: a counter already at its limit is readable anyway. */
+	if (w->notify_fd >= 0 && write(w->notify_fd, &one, sizeof(one)) < 0)
+		(void)0;
+}
+
+int sp_notify_fd(sp_world_t *w)
+{
+	int rc;
+
+	if (!w)
+		return -EINVAL;
+	pthread_mutex_lock(&w->lock);
+	if (w->closed) {
+		rc = -STORM_ECLOSED;
+	} else if (w->notify_fd < 0) {
+		w->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		rc = w->notify_fd < 0 ? -errno : w->notify_fd;
+		/* signals that came before it was asked for are not lost */
+		if (rc >= 0)
+			sp_notify(w);
+	} else {
+		rc = w->notify_fd;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
 }
 
 static void deadline_after(struct timespec *ts, int timeout_ms)
@@ -323,6 +357,7 @@ void sp_engine_kill(sp_world_t *w)
 	pthread_mutex_lock(&w->lock);
 	w->closed = 1;
 	pthread_cond_broadcast(&w->cond);
+	sp_notify(w); /* a main loop learns it from sp_test_event() */
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -356,6 +391,8 @@ static void world_free(sp_world_t *w)
 	sp_facts_fini(&w->mywrite);
 	sp_stage_fini(w); /* after the back-end: it held the registration */
 	sp_nodeset_destroy(w->deferred);
+	if (w->notify_fd >= 0)
+		close(w->notify_fd);
 	free(w->ev);
 	if (!w->gmem_shared)
 		free(w->gmem); /* else the back-end's, gone with it */
@@ -397,6 +434,7 @@ int sp_open(const sp_config_t *cfg, sp_world_t **out, char *err,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->cond, &ca);
 	pthread_condattr_destroy(&ca);
+	w->notify_fd = -1;
 	w->id = cfg->node_id;
 	w->n = cfg->nnodes;
 	w->nwords = sp_nodeset_words(cfg->nnodes);

@@ -255,6 +255,7 @@ static void became_stable(sp_world_t *w)
 	sp_xfer_resolve(w, &v->facts);
 	sp_caw_on_stable(w, &v->facts);
 	pthread_cond_broadcast(&w->cond);
+	sp_notify(w);
 }
 
 static void subtree_acked(sp_world_t *w)
@@ -302,6 +303,7 @@ static void install(sp_world_t *w, uint64_t epoch, uint32_t root,
 	sp_xfer_facts(w, &v->facts);
 	sp_caw_facts(w, &v->facts);
 	pthread_cond_broadcast(&w->cond);
+	sp_notify(w);
 	if (v->expelled || !propagate)
 		return;
 	v->pending_acks = v->nkids;

@@ -134,6 +134,7 @@ struct sp_world {
 	struct sp_transport *tp;
 	size_t max_msg;
 	int closed;
+	int notify_fd;           /* sp_notify_fd(): eventfd, -1 until asked */
 	sp_nodeset_t *deferred; /* peers found unreachable while sending */
 	uint64_t hb_period_ns, hb_timeout_ns, startup_ns;
 	struct sp_view_state v;
@@ -174,6 +175,8 @@ void sp_msg_begin(sp_world_t *w, struct sp_wbuf *b, uint8_t type,
 int sp_msg_send(sp_world_t *w, uint32_t dst, struct sp_wbuf *b,
 		const void *payload, size_t plen, void *cookie);
 void sp_event_signal(sp_world_t *w, sp_ev_t ev, int status);
+/* Make sp_notify_fd() readable (lock held): an event or a view change. */
+void sp_notify(sp_world_t *w);
 uint64_t sp_now(sp_world_t *w);
 /* Handle a suspected failure of node (lock held). */
 void sp_failure_locked(sp_world_t *w, uint32_t node);

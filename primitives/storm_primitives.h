@@ -234,6 +234,19 @@ SP_API int sp_xfer_and_signal(sp_world_t *w, const sp_nodeset_t *dst,
  * -STORM_ECLOSED. */
 SP_API int sp_test_event(sp_world_t *w, sp_ev_t ev, int timeout_ms);
 
+/** A file descriptor that becomes readable when an event may have been
+ * signalled or the view changed, for a daemon's main loop (libqb's
+ * qb_loop_poll_add, poll, epoll) instead of a thread blocked in
+ * sp_test_event().  It is an eventfd: when it polls readable, read 8
+ * bytes from it (clearing it), then poll the events of interest with
+ * sp_test_event(w, ev, 0) until -EAGAIN, and sp_view() for the view.
+ * A wake-up may be spurious; a signal that arrives after the read makes
+ * it readable again, so none is missed.  Created on the first call and
+ * owned by w: closed by sp_close(); do not close it.  Any thread.
+ * @return the fd (>= 0); -EINVAL (w NULL); -STORM_ECLOSED; -errno from
+ * eventfd(2). */
+SP_API int sp_notify_fd(sp_world_t *w);
+
 typedef enum sp_cmp {
 	SP_CMP_GE = 0, /* var >= value */
 	SP_CMP_LT,     /* var <  value */
