@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -214,28 +216,36 @@ static long ms_since(const struct timespec *t0)
 	       (now.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
+int spc_waitpid(pid_t pid, int timeout_ms, int *st)
+{
+	struct pollfd p = {.events = POLLIN};
+	int rc = 0;
+	pid_t r;
+
+	/* A pidfd polls readable when the child exits: an event, no
+	 * polling loop. */
+	p.fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (p.fd < 0)
+		return -errno;
+	if (poll(&p, 1, timeout_ms < 0 ? -1 : timeout_ms) == 0)
+		rc = -ETIMEDOUT;
+	close(p.fd);
+	if (rc)
+		return rc;
+	r = waitpid(pid, st, WNOHANG);
+	return r == pid ? 0 : r == 0 ? -ETIMEDOUT : -errno;
+}
+
 int spc_wait(spc_cluster_t *c, uint32_t i, int timeout_ms, int *status)
 {
-	struct timespec t0;
-
 	if (i >= c->n)
 		return -ERANGE;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (c->status[i] < 0) {
-		int st;
-		pid_t r = waitpid(c->pid[i], &st, WNOHANG);
+	if (c->status[i] < 0) {
+		int st, rc = spc_waitpid(c->pid[i], timeout_ms, &st);
 
-		if (r == c->pid[i]) {
-			c->status[i] = decode(st);
-			break;
-		}
-		if (r < 0)
-			return -errno;
-		if (ms_since(&t0) >= timeout_ms)
-			return -ETIMEDOUT;
-		/* a child's exit has no fd to wait on without a SIGCHLD
-		 * handler; poll at 2 ms, bounded by the timeout */
-		usleep(2000);
+		if (rc)
+			return rc;
+		c->status[i] = decode(st);
 	}
 	if (status)
 		*status = c->status[i];
@@ -266,7 +276,10 @@ int spc_wait_stopped(spc_cluster_t *c, uint32_t i, int timeout_ms)
 			return -errno;
 		if (ms_since(&t0) >= timeout_ms)
 			return -ETIMEDOUT;
-		usleep(200); /* as spc_wait(): no fd to wait on */
+		/* a stop has no fd to wait on (a pidfd tells only exits,
+		 * SIGCHLD would need a handler in the test process): poll,
+		 * bounded by the timeout */
+		usleep(200);
 	}
 }
 

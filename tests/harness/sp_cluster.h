@@ -29,6 +29,10 @@ int spc_restart(spc_cluster_t *c, uint32_t i, char *const extra[]);
 /** Wait up to timeout_ms for node i to exit; *status gets its exit code
  * (128+signal when killed). @return 0, -ETIMEDOUT. */
 int spc_wait(spc_cluster_t *c, uint32_t i, int timeout_ms, int *status);
+/** Wait up to timeout_ms (< 0: no limit) for child pid to exit and reap
+ * it (*st: waitpid status).  Waits on a pidfd, not by polling.
+ * @return 0; -ETIMEDOUT (still running, not reaped); -errno. */
+int spc_waitpid(pid_t pid, int timeout_ms, int *st);
 /** Send sig to node i. @return 0, -errno. */
 int spc_kill(spc_cluster_t *c, uint32_t i, int sig);
 /** Wait up to timeout_ms until node i is stopped (after a SIGSTOP).

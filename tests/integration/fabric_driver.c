@@ -211,6 +211,9 @@ void fd_run(void **state, const char *node_exe, const char *provider,
 			fail_msg("%s/%s: nodes still running after %d ms",
 				 provider, scenario, FD_RUN_MS);
 		}
+		/* waiting on several things at once (node 0's commands in
+		 * its output file, any node's exit): poll at the tick,
+		 * bounded by FD_RUN_MS */
 		if (left)
 			nanosleep(&tick, NULL);
 	}

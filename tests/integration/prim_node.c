@@ -104,6 +104,7 @@ enum {
 	EV_XL0, EV_XL1, EV_XL2, /* x*: local event of transfer i */
 	EV_XR0, EV_XR1, EV_XR2, /* x*: remote event of transfer i */
 	EV_OUT,             /* xkill: a round's outcome */
+	EV_NEVER,           /* never signalled: a victim waits on it */
 	NEV
 };
 
@@ -262,6 +263,15 @@ static int note_and_leave(sp_world_t *w)
 	       wait_ev(w, EV_LOCAL, "note to node 0") || bye_member(w);
 }
 
+/* A victim: serve (the progress thread answers) until the driver kills
+ * it, bounded; never pass on its own. */
+static int await_kill(sp_world_t *w, const char *what)
+{
+	int rc = sp_test_event(w, EV_NEVER, 2 * WAIT_MS);
+
+	return failf("was not %s (%s)", what, storm_strerror(rc));
+}
+
 /* Node 0: wait for the notes of count other nodes. */
 static int await_notes(sp_world_t *w, uint32_t count)
 {
@@ -408,8 +418,7 @@ static int scenario_kill(sp_world_t *w)
 
 	if (me == victim) {
 		/* wait to be killed; never pass on our own */
-		sleep(2 * WAIT_MS / 1000);
-		return failf("was not killed");
+		return await_kill(w, "killed");
 	}
 	if (await_view_without(w, victim, &vi))
 		return 1;
@@ -948,8 +957,7 @@ static int scenario_silent(sp_world_t *w)
 
 	if (me == victim) {
 		/* wait to be stopped, then killed; never pass on our own */
-		sleep(2 * WAIT_MS / 1000);
-		return failf("was not stopped");
+		return await_kill(w, "stopped");
 	}
 	if (me == 0) {
 		if (await_view_of(w, s_all))
@@ -989,8 +997,7 @@ static int scenario_caw_dead(sp_world_t *w)
 			 EV_LOCAL, EV_NOTE) ||
 		    wait_ev(w, EV_LOCAL, "note to node 0"))
 			return 1;
-		sleep(2 * WAIT_MS / 1000); /* until killed */
-		return failf("was not killed");
+		return await_kill(w, "killed");
 	}
 	if (me != 0)
 		return note_and_leave(w);

@@ -80,6 +80,8 @@ static void wait_ready(spc_cluster_t *c)
 				fd_dump(c, NODES);
 				fail_msg("node %u never became ready", i);
 			}
+			/* a line in a node's output file has no fd to
+			 * wait on: poll at 2 ms, bounded by START_MS */
 			nanosleep(&tick, NULL);
 		}
 	}
@@ -265,7 +267,6 @@ static char *slurp(const char *path)
 static void test_fabric_shm_peer_lock_file_not_yet_sized(void **state)
 {
 	char a0[64], a1[64], lock0[256], out[64];
-	struct timespec t0;
 	int st = 0, fd, crashed;
 	char *text;
 	pid_t pid, r;
@@ -284,12 +285,7 @@ static void test_fabric_shm_peer_lock_file_not_yet_sized(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0)
 		open_without_root(a0, a1, out);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && fd_ms_since(&t0) < RUN_MS) {
-		const struct timespec tick = {0, 2 * 1000 * 1000};
-
-		nanosleep(&tick, NULL); /* a child's exit: no fd to wait on */
-	}
+	r = spc_waitpid(pid, RUN_MS, &st) == 0 ? pid : 0;
 	if (r == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
