@@ -173,6 +173,9 @@ static int post_locked(struct fab *f, struct peer *p, struct fsend *s)
 	if (p->fa == FI_ADDR_NOTAVAIL &&
 	    (!f->shm || fab_shm_resolve_locked(f, p, s->dst)))
 		return -FI_EAGAIN;
+	if (f->shm && !(s->rd && f->cma) &&
+	    !fab_region_wait_free(p->region, REGION_WAIT_NS))
+		return -FI_EAGAIN; /* its holder is not running: retry later */
 	if (s->rd && f->cma) {
 		if ((rc = fab_shm_read_locked(f, p, s)) == 0)
 			return 0;
@@ -755,6 +758,8 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
+static void fab_stop(struct sp_transport *t);
+
 static int fab_start(struct sp_transport *t)
 {
 	struct fab *f = fab_of(t);
@@ -767,6 +772,10 @@ static int fab_start(struct sp_transport *t)
 	if ((rc = pthread_create(&f->thr, NULL, progress_main, f)) != 0)
 		return -rc;
 	f->thr_started = 1;
+	if ((rc = fab_watch_start(f)) != 0) {
+		fab_stop(t);
+		return rc;
+	}
 	return 0;
 }
 
@@ -775,6 +784,7 @@ static void fab_stop(struct sp_transport *t)
 	struct fab *f = fab_of(t);
 	uint64_t one = 1;
 
+	fab_watch_stop(f);
 	if (!f->thr_started)
 		return;
 	atomic_store(&f->stopping, 1);

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,7 @@ int fab_shm_resolve_locked(struct fab *f, struct peer *p, uint32_t n)
 	    fa == FI_ADDR_NOTAVAIL)
 		return -FI_EAGAIN;
 	p->fa = fa;
+	p->region = fab_region_map(region, p->pid);
 	return 0;
 }
 
@@ -130,6 +132,8 @@ int fab_shm_resolve_locked(struct fab *f, struct peer *p, uint32_t n)
 void fab_shm_forget_locked(struct peer *p)
 {
 	p->fa = FI_ADDR_NOTAVAIL;
+	fab_region_unmap(p->region);
+	p->region = NULL;
 	if (p->gmem)
 		munmap((void *)p->gmem, p->gmem_len);
 	p->gmem = NULL;
@@ -400,4 +404,80 @@ int fab_shm_peek_locked(struct fab *f, struct peer *p, uint64_t gaddr,
 	if (fab_died(p->bell) || atomic_load(&p->bell->inc) != p->inc)
 		return -STORM_EUNREACH;
 	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* shm: the provider's region lock                                          */
+/* ------------------------------------------------------------------------ */
+
+/* libfabric 1.17's shm region header (struct smr_region): version 4 in the
+ * first byte, the owner's pid at 4, the pthread spinlock that guards the
+ * region at 24 (glibc x86-64: 1 free, 0 or less held). */
+#define REGION_VERSION 4
+#define REGION_PID_OFF 4
+#define REGION_LOCK_OFF 24
+#define REGION_PAGE 4096u
+
+uint8_t *fab_region_map(const char *name, int32_t pid)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	uint8_t *m;
+	int32_t got;
+	int fd;
+
+	if (!name[0] || strchr(name, '/') ||
+	    (size_t)snprintf(path, sizeof(path), SHM_DIR "%s", name) >=
+		    sizeof(path))
+		return NULL;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || st.st_size < (off_t)REGION_PAGE) {
+		close(fd);
+		return NULL;
+	}
+	m = mmap(NULL, REGION_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return NULL;
+	memcpy(&got, m + REGION_PID_OFF, sizeof(got));
+	if (m[0] != REGION_VERSION || got != pid) {
+		munmap(m, REGION_PAGE);
+		return NULL;
+	}
+	return m;
+}
+
+void fab_region_unmap(uint8_t *r)
+{
+	if (r)
+		munmap(r, REGION_PAGE);
+}
+
+_Atomic int32_t *fab_region_lock(uint8_t *r)
+{
+	return (_Atomic int32_t *)(r + REGION_LOCK_OFF);
+}
+
+/* Whether r's lock is free now or within ns.  A sender that calls into the
+ * provider while the lock is held spins there, under f->mu, for as long as
+ * the holder does not run: a stopped peer would stop this node too. */
+int fab_region_wait_free(uint8_t *r, uint64_t ns)
+{
+	uint64_t until = 0;
+
+	if (!r)
+		return 1;
+	while (atomic_load_explicit(fab_region_lock(r),
+				    memory_order_relaxed) != REGION_LOCK_FREE) {
+		uint64_t now = mono_ns();
+
+		if (!until)
+			until = now + ns;
+		else if (now >= until)
+			return 0;
+		sched_yield();
+	}
+	return 1;
 }

@@ -38,6 +38,7 @@
 #define RETRY_MAX_NS 200000000u
 #define SHM_DIR "/dev/shm/"
 #define BELL_SIZE 4096u
+#define REGION_WAIT_NS 50000u /* a held region lock: wait, then EAGAIN */
 
 /* ------------------------------------------------------------------------ */
 /* Records                                                                   */
@@ -83,6 +84,8 @@ struct fsend {
 };
 
 /* The start of a node's shm lock file, mapped by its peers. */
+struct fab_watch;
+
 struct bell {
 	_Atomic uint32_t sleeping; /* futex word: 1 while its thread sleeps */
 	_Atomic uint32_t ready;    /* its endpoint is enabled */
@@ -110,6 +113,7 @@ struct peer {
 	struct bell *bell;
 	uint64_t inc;
 	int32_t pid;      /* shm: its process, for CMA reads */
+	uint8_t *region;  /* shm: its region header (lock), or NULL */
 	const uint8_t *gmem; /* shm: its global memory, mapped read-only */
 	size_t gmem_len;
 	uint8_t *rbuf;    /* shm: message being reassembled (progress) */
@@ -147,6 +151,7 @@ struct fab {
 	uint64_t eagain_ns;
 	struct peer *peers;
 	struct link pending, downs, local, inflight, orphans;
+	struct fab_watch *watch; /* shm: fabric_shm_watch.c, or NULL */
 	/* Progress thread. */
 	pthread_t thr;
 	int thr_started;
@@ -217,6 +222,18 @@ int fab_shm_claim(struct fab *f, char *path, size_t len, char *err,
 int fab_shm_read_locked(struct fab *f, struct peer *p, struct fsend *s);
 int fab_post_frags_locked(struct fab *f, struct peer *p, struct fsend *s);
 void *fab_shm_share_gmem(struct fab *f, size_t len);
+
+/* The provider's region header (fabric_shm.c): mapped read-write, its
+ * first page, iff it is 1.17's layout and pid's. */
+#define REGION_LOCK_FREE 1
+uint8_t *fab_region_map(const char *name, int32_t pid);
+void fab_region_unmap(uint8_t *r);
+_Atomic int32_t *fab_region_lock(uint8_t *r);
+int fab_region_wait_free(uint8_t *r, uint64_t ns);
+
+/* fabric_shm_watch.c: release shm region locks a killed node holds */
+int fab_watch_start(struct fab *f);
+void fab_watch_stop(struct fab *f);
 void fab_shm_unshare_gmem(struct fab *f);
 int fab_shm_peek_locked(struct fab *f, struct peer *p, uint64_t gaddr,
 			int64_t *value);

@@ -677,6 +677,14 @@ static void on_decide(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
 		free(set); /* commit without our data: protocol violation */
 		return;
 	}
+	if (gen <= x->gen) {
+		/* A decision of an older generation, late along a path of a
+		 * tree the view replaced (or a duplicate): the newer one
+		 * already set our parent and children.  Answering it would
+		 * reset the count of XDONEs we owe the current generation. */
+		free(set);
+		return;
+	}
 	x->gen = gen;
 	x->dparent = src;
 	x->pending_done = nk;

@@ -391,6 +391,61 @@ static void test_xfer_commit_survives_source_death_after_decide(void **state)
 	sp_nodeset_destroy(all);
 }
 
+/* A decision of an older generation that arrives late, along the old
+ * tree, at a node already answering the newer one must not take it over.
+ * Source 1 to all of 8 (fan-out 4): 4 relays to 5, 6, 7.  The decision
+ * (generation 1) is parked at 4; node 2 dies; the source re-decides among
+ * the survivors (generation 2), whose tree makes 5 the relay to 6 and 7;
+ * 6 is parked so 5 still owes it an XDONE when 4, released, forwards the
+ * stale generation-1 decision to 5.  Regression: 5 took the stale one
+ * over, dropped 6's generation-2 XDONE and the source never finished
+ * (seen on shm as xkill-root's round 2 timing out). */
+static void test_xfer_stale_decision_does_not_take_over(void **state)
+{
+	struct fx_opts o = {.n = 8, .chunk = 4096};
+	struct fx *f;
+	sp_nodeset_t *all;
+	uint8_t *data;
+	uint64_t e0;
+
+	*state = f = fx_new(&o);
+	all = fx_set(f, "0-7");
+	data = payload(9000, 5);
+	fx_fill(f);
+	e0 = fx_epoch(f, 0);
+	/* stage everywhere, park the XSTAGED answers at the source */
+	assert_int_equal(sp_machine_hold(f->m, 1, 1), 0);
+	assert_int_equal(sp_xfer_and_signal(f->w[1], all, data, 9000, 300, LEV,
+					    REV, NULL, 0),
+			 0);
+	fx_quiesce(f);
+	/* generation 1 reaches 0, 2, 3 and is parked at 4 */
+	assert_int_equal(sp_machine_hold(f->m, 4, 1), 0);
+	assert_int_equal(sp_machine_hold(f->m, 1, 0), 0);
+	fx_quiesce(f);
+	/* generation 2 over the survivors of 2; 5's XDONE from 6 parked */
+	assert_int_equal(sp_machine_hold(f->m, 6, 1), 0);
+	fx_kill(f, 2);
+	fx_quiesce(f);
+	assert_int_equal(sp_test_event(f->w[1], LEV, 0), -EAGAIN);
+	/* 4 forwards the stale generation 1 to 5, then answers generation 2 */
+	assert_int_equal(sp_machine_hold(f->m, 4, 0), 0);
+	fx_quiesce(f);
+	assert_int_equal(sp_machine_hold(f->m, 6, 0), 0);
+	fx_quiesce(f);
+	assert_int_equal(sp_test_event(f->w[1], LEV, 0), 0);
+	fx_settle(f, e0 + 1);
+	for (uint32_t i = 0; i < 8; i++) {
+		if (i == 2)
+			continue;
+		assert_delivered(f, i, data, 9000, 300);
+		assert_event_once(f, i, REV);
+	}
+	fx_assert_no_event(f, 1, LEV);
+	free(data);
+	sp_nodeset_destroy(all);
+}
+
 /* The source dies before deciding: every survivor drops its staged copy. */
 static void test_xfer_aborts_when_source_dies_before_decide(void **state)
 {
@@ -571,6 +626,7 @@ int main(void)
 		T(test_xfer_all_or_nothing_when_dest_dies),
 		T(test_xfer_commit_survives_dest_death_after_decide),
 		T(test_xfer_commit_survives_source_death_after_decide),
+		T(test_xfer_stale_decision_does_not_take_over),
 		T(test_xfer_aborts_when_source_dies_before_decide),
 		T(test_xfer_rejects_range_outside_gmem),
 		T(test_xfer_rejects_zero_length),
