@@ -1,0 +1,723 @@
+/*
+ * client.c — stormctl's side of the client protocol (docs/protocol.md) and
+ * the plumbing every subcommand shares: finding and connecting to storm-mm,
+ * one request and its reply, the single exit path, strict numbers, safe
+ * reads of the reply's JSON and aligned tables.
+ *
+ * Invariant: every way out of stormctl goes through sc_exit(), so the exit
+ * status always means what stormctl(1) says it means; and every message a
+ * user sees names what failed, where (the socket or address), and what to
+ * try next.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <storm_proto.h>
+
+#include "client.h"
+
+/* ---- exit and messages ------------------------------------------------------ */
+
+_Noreturn void sc_exit(int code)
+{
+	/* A table that never reached the disk or the pipe is not success. */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (code == SC_EXIT_OK) {
+			fprintf(stderr, "stormctl: writing output: %s\n",
+				strerror(errno));
+			code = SC_EXIT_FAILED;
+		}
+	}
+	exit(code);
+}
+
+static void vwarn(const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fputs("stormctl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void sc_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+}
+
+_Noreturn void sc_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+	sc_exit(code);
+}
+
+uint64_t sc_number_or_die(const char *cmd, const char *what,
+			  const char *text, uint64_t min, uint64_t max)
+{
+	unsigned long long v;
+	char *end;
+
+	/* strtoull accepts "-1" (as a huge value) and leading blanks;
+	 * neither is a number a user meant. */
+	const char *sep = cmd ? ": " : "";
+
+	if (!cmd)
+		cmd = "";
+	if (!text || text[0] < '0' || text[0] > '9')
+		sc_die(SC_EXIT_USAGE,
+		       "%s%s%s: '%s' is not a number (want %llu-%llu)", cmd,
+		       sep, what, text ? text : "", (unsigned long long)min,
+		       (unsigned long long)max);
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (*end != '\0')
+		sc_die(SC_EXIT_USAGE,
+		       "%s%s%s: '%s' is not a number (want %llu-%llu)", cmd,
+		       sep, what, text, (unsigned long long)min,
+		       (unsigned long long)max);
+	if (errno == ERANGE || v < min || v > max)
+		sc_die(SC_EXIT_USAGE, "%s%s%s: %s is out of range (%llu-%llu)",
+		       cmd, sep, what, text, (unsigned long long)min,
+		       (unsigned long long)max);
+	return v;
+}
+
+void sc_client_init(sc_ctx_t *ctx)
+{
+	char host[256] = "localhost";
+	uint64_t r = 0;
+
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		strcpy(host, "localhost");
+	host[sizeof(host) - 1] = '\0';
+	/* The random part keeps two stormctl with the same pid on the same
+	 * host (containers) apart in the manager's logs and dedup. */
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		r = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 20 ^
+		    (uint64_t)getpid() << 40;
+	}
+	snprintf(ctx->client_id, sizeof(ctx->client_id), "%s:%ld:%016llx",
+		 host, (long)getpid(), (unsigned long long)r);
+	ctx->seq = 0;
+}
+
+/* ---- connecting ------------------------------------------------------------- */
+
+static const char *const hint =
+	"is the cluster running? start storm-mm, or point stormctl at it "
+	"with --socket PATH or --manager HOST:PORT";
+
+static int connect_unix(sc_ctx_t *ctx, const char *path, char *err,
+			size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	snprintf(ctx->endpoint, sizeof(ctx->endpoint), "socket %s", path);
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen,
+			 "socket path %s is too long (at most %zu bytes); "
+			 "use a shorter run_dir or --socket", path,
+			 sizeof(sa.sun_path) - 1);
+		return -SC_EXIT_USAGE;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -SC_EXIT_UNREACH;
+	}
+	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		if (errno == EINTR)
+			continue;
+		snprintf(err, errlen, "cannot connect to the manager at %s: %s; %s",
+			 path, strerror(errno), hint);
+		close(fd);
+		return -SC_EXIT_UNREACH;
+	}
+	return fd;
+}
+
+/* Split "host:port", "[v6]:port" or ":port" (meaning this host).  A wildcard
+ * listen address ("0.0.0.0", "::", "*") is reached through loopback. */
+static int split_hostport(const char *addr, char *host, size_t hlen,
+			  char *port, size_t plen)
+{
+	const char *colon, *h = addr;
+	size_t n;
+
+	if (addr[0] == '[') {
+		const char *close = strchr(addr, ']');
+
+		if (!close || close[1] != ':')
+			return -1;
+		h = addr + 1;
+		n = (size_t)(close - h);
+		colon = close + 1;
+	} else {
+		colon = strrchr(addr, ':');
+		if (!colon)
+			return -1;
+		n = (size_t)(colon - addr);
+	}
+	if (n >= hlen || strlen(colon + 1) >= plen || colon[1] == '\0')
+		return -1;
+	memcpy(host, h, n);
+	host[n] = '\0';
+	strcpy(port, colon + 1);
+	if (!host[0] || !strcmp(host, "*") || !strcmp(host, "0.0.0.0"))
+		strcpy(host, "127.0.0.1");
+	else if (!strcmp(host, "::"))
+		strcpy(host, "::1");
+	return 0;
+}
+
+/* connect() with the --timeout bound: a manager host that drops packets
+ * must not hang stormctl for the kernel's two minutes. */
+static int connect_timed(int fd, const struct sockaddr *sa, socklen_t len,
+			 int timeout_ms)
+{
+	int fl = fcntl(fd, F_GETFL), rc, soerr = 0;
+	socklen_t sl = sizeof(soerr);
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	rc = connect(fd, sa, len);
+	if (rc != 0 && errno != EINPROGRESS)
+		return -errno;
+	if (rc != 0) {
+		do
+			rc = poll(&p, 1, timeout_ms);
+		while (rc < 0 && errno == EINTR);
+		if (rc < 0)
+			return -errno;
+		if (rc == 0)
+			return -ETIMEDOUT;
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0)
+			return -errno;
+		if (soerr)
+			return -soerr;
+	}
+	if (fcntl(fd, F_SETFL, fl) < 0)
+		return -errno;
+	return 0;
+}
+
+static int connect_tcp(sc_ctx_t *ctx, const char *addr, char *err,
+		       size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
+	char host[256], port[32];
+	int rc, fd = -1, last = ECONNREFUSED;
+
+	snprintf(ctx->endpoint, sizeof(ctx->endpoint), "address %s", addr);
+	if (split_hostport(addr, host, sizeof(host), port, sizeof(port))) {
+		snprintf(err, errlen,
+			 "manager address '%s' is not HOST:PORT", addr);
+		return -SC_EXIT_USAGE;
+	}
+	hints.ai_family = AF_UNSPEC;
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot resolve manager address %s: %s",
+			 addr, gai_strerror(rc));
+		return -SC_EXIT_UNREACH;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+			    ai->ai_protocol);
+		if (fd < 0) {
+			last = errno;
+			continue;
+		}
+		rc = connect_timed(fd, ai->ai_addr, ai->ai_addrlen,
+				   ctx->timeout_ms);
+		if (rc == 0)
+			break;
+		last = -rc;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		snprintf(err, errlen,
+			 "cannot connect to the manager at %s: %s; %s", addr,
+			 strerror(last), hint);
+		return -SC_EXIT_UNREACH;
+	}
+	return fd;
+}
+
+int sc_connect(sc_ctx_t *ctx, char *err, size_t errlen)
+{
+	char cerr[1024], sock[1100];
+	st_config_t cfg;
+	struct stat st;
+	int rc;
+
+	/* Explicit choices first: the user said where the manager is.  With
+	 * both, TCP is the fallback when the socket is absent, as with the
+	 * configuration's defaults. */
+	if (ctx->socket_path && !(ctx->manager &&
+				  stat(ctx->socket_path, &st) != 0 &&
+				  errno == ENOENT))
+		return connect_unix(ctx, ctx->socket_path, err, errlen);
+	if (ctx->manager)
+		return connect_tcp(ctx, ctx->manager, err, errlen);
+
+	rc = st_config_load(ctx->config_path, &cfg, cerr, sizeof(cerr));
+	if (rc < 0) {
+		if (cerr[0])
+			snprintf(err, errlen,
+				 "configuration: %s; or reach the manager "
+				 "directly with --socket PATH or --manager "
+				 "HOST:PORT", cerr);
+		else
+			snprintf(err, errlen,
+				 "cannot read configuration %s: %s; give "
+				 "--config FILE, set STORM_CONFIG, or use "
+				 "--socket PATH or --manager HOST:PORT",
+				 ctx->config_path, storm_strerror(rc));
+		return -SC_EXIT_USAGE;
+	}
+	snprintf(sock, sizeof(sock), "%s/storm-mm.sock", cfg.run_dir);
+	if (stat(sock, &st) != 0 && errno == ENOENT) {
+		/* No local manager: the first one that serves TCP. */
+		for (uint32_t i = 0; i < cfg.nmanagers; i++) {
+			if (cfg.managers[i].listen[0]) {
+				char addr[ST_ADDR_MAX], terr[1024];
+				int fd;
+
+				snprintf(addr, sizeof(addr), "%s",
+					 cfg.managers[i].listen);
+				st_config_free(&cfg);
+				fd = connect_tcp(ctx, addr, terr, sizeof(terr));
+				if (fd < 0) /* say both places we looked */
+					snprintf(err, errlen, "%s does not exist, "
+						 "and %s", sock, terr);
+				return fd;
+			}
+		}
+		snprintf(ctx->endpoint, sizeof(ctx->endpoint), "socket %s",
+			 sock);
+		snprintf(err, errlen,
+			 "cannot reach the manager: %s does not exist and %s "
+			 "names no manager with a listen address; %s", sock,
+			 ctx->config_path, hint);
+		st_config_free(&cfg);
+		return -SC_EXIT_UNREACH;
+	}
+	st_config_free(&cfg);
+	return connect_unix(ctx, sock, err, errlen);
+}
+
+/* ---- one request, one reply -------------------------------------------------- */
+
+int sc_frame_error(const sc_ctx_t *ctx, int rc, char *err, size_t errlen)
+{
+	switch (rc) {
+	case -ETIMEDOUT:
+		snprintf(err, errlen,
+			 "no reply from the manager at %s within %d ms; it may "
+			 "be overloaded or hung (raise --timeout, or check "
+			 "storm-mm's log)", ctx->endpoint, ctx->timeout_ms);
+		return SC_EXIT_UNREACH;
+	case -ECONNRESET:
+	case -EPIPE:
+		snprintf(err, errlen,
+			 "lost the manager at %s: it closed the connection "
+			 "(did storm-mm stop?)", ctx->endpoint);
+		return SC_EXIT_UNREACH;
+	case -STORM_EPROTO:
+		snprintf(err, errlen,
+			 "bad frame from the manager at %s (is it a storm-mm "
+			 "of the same version?)", ctx->endpoint);
+		return SC_EXIT_PROTO;
+	case -ENOMEM:
+		snprintf(err, errlen, "out of memory");
+		return SC_EXIT_FAILED;
+	default:
+		snprintf(err, errlen, "talking to the manager at %s: %s",
+			 ctx->endpoint, storm_strerror(rc));
+		return SC_EXIT_UNREACH;
+	}
+}
+
+int sc_send_request(sc_ctx_t *ctx, int fd, json_t *req)
+{
+	char *text;
+	size_t n;
+	int rc;
+
+	json_object_set_new(req, "client", json_string(ctx->client_id));
+	json_object_set_new(req, "seq", json_integer(++ctx->seq));
+	text = json_dumps(req, JSON_COMPACT);
+	if (!text)
+		return -ENOMEM;
+	n = strlen(text);
+	rc = n > ST_FRAME_MAX ? -EMSGSIZE
+			      : st_frame_send(fd, ST_FRAME_REQUEST, text,
+					      (uint32_t)n);
+	free(text);
+	return rc;
+}
+
+int sc_recv_reply(sc_ctx_t *ctx, int fd, int timeout_ms, json_t **reply,
+		  char *err, size_t errlen)
+{
+	json_error_t jerr;
+	uint8_t *p = NULL;
+	uint32_t len;
+	json_t *v, *ok;
+	int type, rc;
+
+	rc = st_frame_recv(fd, timeout_ms, &type, &p, &len);
+	if (rc < 0)
+		return sc_frame_error(ctx, rc, err, errlen);
+	if (type != ST_FRAME_REPLY) {
+		free(p);
+		snprintf(err, errlen,
+			 "the manager at %s sent a frame of type %d where a "
+			 "reply was due", ctx->endpoint, type);
+		return SC_EXIT_PROTO;
+	}
+	v = json_loadb((const char *)p, len, 0, &jerr);
+	free(p);
+	if (!v || !json_is_object(v)) {
+		snprintf(err, errlen,
+			 "the manager at %s sent a reply that is not a JSON "
+			 "object (%s)", ctx->endpoint,
+			 v ? "another JSON value" : jerr.text);
+		json_decref(v);
+		return SC_EXIT_PROTO;
+	}
+	ok = json_object_get(v, "ok");
+	if (!json_is_boolean(ok)) {
+		snprintf(err, errlen,
+			 "the manager at %s sent a reply without \"ok\"",
+			 ctx->endpoint);
+		json_decref(v);
+		return SC_EXIT_PROTO;
+	}
+	if (!json_is_true(ok)) {
+		int64_t e = sc_jint(v, "errno", 0);
+		const char *what = sc_jstr(v, "error", NULL);
+
+		/* The manager's text already says what, where and what to
+		 * do; the number is for scripts (--json) and a fallback. */
+		if (what && what[0])
+			snprintf(err, errlen, "%s", what);
+		else if (e > 0 && e < INT_MAX)
+			snprintf(err, errlen, "the manager refused: %s",
+				 storm_strerror(-(int)e));
+		else
+			snprintf(err, errlen, "the manager refused");
+		json_decref(v);
+		return SC_EXIT_FAILED;
+	}
+	*reply = v;
+	return SC_EXIT_OK;
+}
+
+int sc_call_soft(sc_ctx_t *ctx, json_t *req, json_t **reply, char *err,
+		 size_t errlen)
+{
+	int fd, rc;
+
+	fd = sc_connect(ctx, err, errlen);
+	if (fd < 0)
+		return -fd;
+	rc = sc_send_request(ctx, fd, req);
+	if (rc < 0) {
+		rc = sc_frame_error(ctx, rc, err, errlen);
+		close(fd);
+		return rc;
+	}
+	rc = sc_recv_reply(ctx, fd, ctx->timeout_ms, reply, err, errlen);
+	close(fd);
+	return rc;
+}
+
+json_t *sc_call_or_die(sc_ctx_t *ctx, const char *cmd, json_t *req)
+{
+	json_t *reply = NULL;
+	char err[2048];
+	int code;
+
+	if (!req)
+		sc_die(SC_EXIT_FAILED, "%s: out of memory", cmd);
+	code = sc_call_soft(ctx, req, &reply, err, sizeof(err));
+	json_decref(req);
+	if (code != SC_EXIT_OK)
+		sc_die(code, "%s: %s", cmd, err);
+	return reply;
+}
+
+void sc_print_json(const json_t *v)
+{
+	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+}
+
+/* ---- reading replies ------------------------------------------------------- */
+
+const char *sc_jstr(const json_t *o, const char *key, const char *def)
+{
+	const json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
+
+	return json_is_string(v) ? json_string_value(v) : def;
+}
+
+int64_t sc_jint(const json_t *o, const char *key, int64_t def)
+{
+	const json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
+
+	return json_is_integer(v) ? (int64_t)json_integer_value(v) : def;
+}
+
+bool sc_jbool(const json_t *o, const char *key, bool def)
+{
+	const json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
+
+	return json_is_boolean(v) ? json_is_true(v) : def;
+}
+
+json_t *sc_jarray(const json_t *o, const char *key)
+{
+	json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
+
+	return json_is_array(v) ? v : NULL;
+}
+
+void sc_fmt_time(int64_t ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (ms <= 0 || !localtime_r(&t, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "-");
+}
+
+void sc_fmt_elapsed(int64_t ms, char *buf, size_t len)
+{
+	int64_t s = ms / 1000;
+
+	if (ms < 0)
+		snprintf(buf, len, "-");
+	else if (s >= 86400)
+		snprintf(buf, len, "%lld-%02d:%02d:%02d",
+			 (long long)(s / 86400), (int)(s % 86400 / 3600),
+			 (int)(s % 3600 / 60), (int)(s % 60));
+	else
+		snprintf(buf, len, "%02d:%02d:%02d", (int)(s / 3600),
+			 (int)(s % 3600 / 60), (int)(s % 60));
+}
+
+void sc_fmt_user(int64_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[1024];
+
+	if (uid < 0 || uid > UINT32_MAX) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (getpwuid_r((uid_t)uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
+		snprintf(buf, len, "%s", res->pw_name);
+	else
+		snprintf(buf, len, "%lld", (long long)uid);
+}
+
+int64_t sc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One wait status in words: exit code e is e<<8, signal s is s. */
+static void fmt_wait(int64_t w, char *buf, size_t len)
+{
+	if (w < 0)
+		snprintf(buf, len, "not run");
+	else if ((w & 0x7f) == 0)
+		snprintf(buf, len, "exit %d", (int)((w >> 8) & 0xff));
+	else
+		snprintf(buf, len, "signal %d", (int)(w & 0x7f));
+}
+
+char *sc_fmt_rank_status(const json_t *arr)
+{
+	size_t n = json_is_array(arr) ? json_array_size(arr) : 0, used = 0;
+	size_t cap = 64;
+	char *out = malloc(cap);
+
+	if (!out)
+		sc_die(SC_EXIT_FAILED, "out of memory");
+	out[0] = '\0';
+	/* Runs of equal status collapse: 1024 ranks that all exited 0 are
+	 * one line, not a thousand. */
+	for (size_t i = 0; i < n;) {
+		const json_t *v = json_array_get(arr, i);
+		int64_t w = json_is_integer(v) ? json_integer_value(v) : -1;
+		size_t j = i + 1;
+		char what[32], piece[96];
+		int k;
+
+		while (j < n) {
+			const json_t *u = json_array_get(arr, j);
+			int64_t x = json_is_integer(u) ? json_integer_value(u)
+						       : -1;
+
+			if (x != w)
+				break;
+			j++;
+		}
+		fmt_wait(w, what, sizeof(what));
+		if (j - i == 1)
+			k = snprintf(piece, sizeof(piece), "%s%zu:%s",
+				     used ? "," : "", i, what);
+		else
+			k = snprintf(piece, sizeof(piece), "%s%zu-%zu:%s",
+				     used ? "," : "", i, j - 1, what);
+		while (used + (size_t)k + 1 > cap) {
+			char *bigger = realloc(out, cap *= 2);
+
+			if (!bigger)
+				sc_die(SC_EXIT_FAILED, "out of memory");
+			out = bigger;
+		}
+		memcpy(out + used, piece, (size_t)k + 1);
+		used += (size_t)k;
+		i = j;
+	}
+	if (!n)
+		snprintf(out, cap, "-");
+	return out;
+}
+
+/* ---- tables ------------------------------------------------------------------ */
+
+struct sc_table {
+	int ncols;
+	size_t nrows, cap; /* rows, header included */
+	char **cells;      /* nrows x ncols */
+	bool *right;
+};
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s ? s : "");
+
+	if (!d)
+		sc_die(SC_EXIT_FAILED, "out of memory");
+	return d;
+}
+
+sc_table_t *sc_table_new(int ncols, const char *const *cols)
+{
+	sc_table_t *t = calloc(1, sizeof(*t));
+	const char *heads[32];
+
+	if (!t || ncols < 1 || ncols > 32)
+		sc_die(SC_EXIT_FAILED, "out of memory");
+	t->ncols = ncols;
+	t->right = calloc((size_t)ncols, sizeof(bool));
+	if (!t->right)
+		sc_die(SC_EXIT_FAILED, "out of memory");
+	for (int c = 0; c < ncols; c++) {
+		t->right[c] = cols[c][0] == '>';
+		heads[c] = cols[c] + t->right[c];
+	}
+	sc_table_row(t, heads);
+	return t;
+}
+
+void sc_table_row(sc_table_t *t, const char *const *cells)
+{
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		char **c = realloc(t->cells, cap * (size_t)t->ncols *
+						     sizeof(char *));
+
+		if (!c)
+			sc_die(SC_EXIT_FAILED, "out of memory");
+		t->cells = c;
+		t->cap = cap;
+	}
+	for (int c = 0; c < t->ncols; c++)
+		t->cells[t->nrows * (size_t)t->ncols + (size_t)c] =
+			xstrdup(cells[c]);
+	t->nrows++;
+}
+
+void sc_table_print(sc_table_t *t)
+{
+	size_t *w = calloc((size_t)t->ncols, sizeof(size_t));
+
+	if (!w)
+		sc_die(SC_EXIT_FAILED, "out of memory");
+	for (size_t r = 0; r < t->nrows; r++)
+		for (int c = 0; c < t->ncols; c++) {
+			size_t n = strlen(t->cells[r * (size_t)t->ncols +
+						   (size_t)c]);
+
+			if (n > w[c])
+				w[c] = n;
+		}
+	for (size_t r = 0; r < t->nrows; r++) {
+		char **row = &t->cells[r * (size_t)t->ncols];
+		int lastc = t->ncols - 1;
+
+		/* Empty trailing cells print nothing, not blanks. */
+		while (lastc > 0 && !row[lastc][0] && !t->right[lastc])
+			lastc--;
+		for (int c = 0; c <= lastc; c++) {
+			const char *s = row[c];
+			bool last = c == lastc;
+
+			if (c)
+				fputs("  ", stdout);
+			if (t->right[c])
+				printf("%*s", (int)w[c], s);
+			else if (last) /* no trailing blanks */
+				fputs(s, stdout);
+			else
+				printf("%-*s", (int)w[c], s);
+		}
+		fputc('\n', stdout);
+	}
+	for (size_t i = 0; i < t->nrows * (size_t)t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(t->right);
+	free(w);
+	free(t);
+}

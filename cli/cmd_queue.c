@@ -1,0 +1,72 @@
+/*
+ * cmd_queue.c — `stormctl queue [-a]`: the manager's job list as a table
+ * (or its reply as JSON).  The manager filters: "all": false asks only for
+ * jobs that have not ended, so a long history costs nothing here.
+ */
+#include <stdio.h>
+
+#include "commands.h"
+
+static void job_row(sc_table_t *t, const json_t *job, int64_t now)
+{
+	char id[24], user[64], ranks[24], elapsed[32];
+	int64_t start = sc_jint(job, "start_ms", 0);
+	int64_t end = sc_jint(job, "end_ms", 0);
+	const char *nodes = sc_jstr(job, "nodes", "");
+	const char *cells[8];
+
+	snprintf(id, sizeof(id), "%lld", (long long)sc_jint(job, "id", -1));
+	sc_fmt_user(sc_jint(job, "uid", -1), user, sizeof(user));
+	snprintf(ranks, sizeof(ranks), "%lld",
+		 (long long)sc_jint(job, "ranks", 0));
+	if (start > 0)
+		sc_fmt_elapsed((end > 0 ? end : now) - start, elapsed,
+			       sizeof(elapsed));
+	else
+		snprintf(elapsed, sizeof(elapsed), "-");
+	cells[0] = id;
+	cells[1] = sc_jstr(job, "name", "?");
+	cells[2] = user;
+	cells[3] = sc_jstr(job, "state", "?");
+	cells[4] = ranks;
+	cells[5] = nodes[0] ? nodes : "-";
+	cells[6] = elapsed;
+	cells[7] = sc_jstr(job, "reason", "");
+	sc_table_row(t, cells);
+}
+
+int sc_cmd_queue(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		 const struct sc_args *args)
+{
+	static const char *const cols[] = { ">JOBID", "NAME", "USER",
+					    "STATE", ">RANKS", "NODES",
+					    ">TIME", "REASON" };
+	bool all = false;
+	json_t *req = json_object(), *reply, *jobs, *job;
+	sc_table_t *t;
+	int64_t now = sc_now_ms();
+	size_t i;
+
+	for (int k = 0; k < args->nopts; k++)
+		if (args->opts[k].id == 'a')
+			all = true;
+	if (req) {
+		json_object_set_new(req, "op", json_string("queue"));
+		json_object_set_new(req, "all", json_boolean(all));
+	}
+	reply = sc_call_or_die(ctx, cmd->name, req);
+	jobs = sc_jarray(reply, "jobs");
+	if (!jobs)
+		sc_die(SC_EXIT_PROTO, "%s: the manager at %s sent no job list",
+		       cmd->name, ctx->endpoint);
+	if (ctx->json) {
+		sc_print_json(reply);
+	} else {
+		t = sc_table_new(8, cols);
+		json_array_foreach(jobs, i, job)
+			job_row(t, job, now);
+		sc_table_print(t);
+	}
+	json_decref(reply);
+	return SC_EXIT_OK;
+}

@@ -1,0 +1,638 @@
+/*
+ * cmd_run.c — `stormctl run` and `stormctl submit`.  Both build the same
+ * job specification (docs/protocol.md §5.1) from the same options; run then
+ * stays on the connection, copying OUTPUT frames to our stdout and stderr
+ * until the one END frame, and exits with the job's exit code.
+ *
+ * Paths are made absolute here, not by the manager: only this process knows
+ * the user's current directory and PATH.  argv[0] is joined, not resolved
+ * through symlinks, because some programs look at the name they were run
+ * under.
+ *
+ * Signals during run: SIGINT and SIGTERM stay blocked except inside
+ * ppoll(), so they are only ever seen between frames, never in the middle
+ * of one.  The first asks the manager to cancel the job (on a second
+ * connection) and keeps waiting for the END frame, which then says
+ * CANCELLED; the second stops waiting.
+ *
+ *   state      event              action
+ *   waiting    OUTPUT             copy out, stay
+ *   waiting    END                flush, exit with the job's code
+ *   waiting    1st signal         send cancel, stay (cancelling)
+ *   cancelling 2nd signal         exit 1; the job is the manager's now
+ *   any        EOF / bad frame    exit 3 / 4 (the job may still run)
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <storm_proto.h>
+
+#include "commands.h"
+
+#define MAX_RANKS 1048576u
+#define MAX_TIME_LIMIT_MS 9007199254740991ull /* 2^53-1: exact in JSON */
+#define LINE_MAX_BUF (64u << 10)
+
+/* ---- the job specification --------------------------------------------------- */
+
+static json_t *jnew_or_die(json_t *v)
+{
+	if (!v)
+		sc_die(SC_EXIT_FAILED, "out of memory");
+	return v;
+}
+
+static char *xasprintf_path(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(n);
+
+	if (!p)
+		sc_die(SC_EXIT_FAILED, "out of memory");
+	/* "/" + "x" is "/x", not "//x". */
+	snprintf(p, n, "%s%s%s", dir,
+		 dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+	return p;
+}
+
+/* path made absolute against cwd; "./" prefixes dropped.  malloc'd. */
+static char *absolute(const char *cwd, const char *path)
+{
+	if (path[0] == '/')
+		return xasprintf_path("", path + 1);
+	while (path[0] == '.' && path[1] == '/') {
+		path += 2;
+		while (*path == '/')
+			path++;
+	}
+	return xasprintf_path(cwd, path[0] ? path : ".");
+}
+
+static bool is_exec_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       access(path, X_OK) == 0;
+}
+
+/* The program as the manager must see it: absolute.  A bare name is looked
+ * up in PATH the way a shell would (an empty entry means "."). */
+static char *resolve_program(const char *cmd, const char *cwd,
+			     const char *prog)
+{
+	const char *path = getenv("PATH");
+	const char *p;
+
+	if (!prog[0])
+		sc_die(SC_EXIT_USAGE, "%s: the program name is empty", cmd);
+	if (strchr(prog, '/'))
+		return absolute(cwd, prog);
+	if (!path || !path[0])
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;;) {
+		size_t n = strcspn(p, ":");
+		char *dir = strndup(p, n), *cand, *abs;
+
+		if (!dir)
+			sc_die(SC_EXIT_FAILED, "out of memory");
+		cand = xasprintf_path(dir[0] ? dir : ".", prog);
+		free(dir);
+		if (is_exec_file(cand)) {
+			abs = absolute(cwd, cand);
+			free(cand);
+			return abs;
+		}
+		free(cand);
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	sc_die(SC_EXIT_USAGE,
+	       "%s: %s: command not found in PATH; give a path to it", cmd,
+	       prog);
+}
+
+struct job_opts {
+	uint32_t ranks;
+	bool label;
+};
+
+/* Build {"op": op, "job": {...}} from the command line.  Shared by run and
+ * submit; only submit accepts -o/-e, and the table ensures run never sees
+ * them. */
+static json_t *build_request(const struct sc_cmd *cmd,
+			     const struct sc_args *a, struct job_opts *jo)
+{
+	json_t *job = jnew_or_die(json_object());
+	json_t *env = jnew_or_die(json_array());
+	json_t *files = jnew_or_die(json_array());
+	json_t *argv = jnew_or_die(json_array());
+	json_t *req;
+	const char *name = NULL;
+	char *cwd, *prog;
+	uint64_t time_limit = 0;
+
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		sc_die(SC_EXIT_FAILED,
+		       "%s: cannot tell the current directory: %s", cmd->name,
+		       strerror(errno));
+	jo->ranks = 1;
+	jo->label = false;
+	for (int i = 0; i < a->nopts; i++) {
+		const char *v = a->opts[i].val;
+
+		switch (a->opts[i].id) {
+		case 'n':
+			jo->ranks = (uint32_t)sc_number_or_die(
+				cmd->name, "option -n (--ranks)", v, 1,
+				MAX_RANKS);
+			break;
+		case 'w': {
+			sp_nodeset_t *set = NULL;
+			char err[256] = "", canon[4096];
+
+			if (sp_nodeset_create(ST_MAX_NODES, &set) < 0)
+				sc_die(SC_EXIT_FAILED, "out of memory");
+			if (sp_nodeset_parse(set, v, err, sizeof(err)) < 0)
+				sc_die(SC_EXIT_USAGE,
+				       "%s: option -w (--nodes): %s", cmd->name,
+				       err[0] ? err : "bad node list");
+			if (sp_nodeset_count(set) == 0)
+				sc_die(SC_EXIT_USAGE,
+				       "%s: option -w (--nodes): '%s' names no "
+				       "node", cmd->name, v);
+			if (sp_nodeset_format(set, canon, sizeof(canon)) >=
+			    (int)sizeof(canon))
+				snprintf(canon, sizeof(canon), "%s", v);
+			sp_nodeset_destroy(set);
+			json_object_set_new(job, "nodes",
+					    jnew_or_die(json_string(canon)));
+			break;
+		}
+		case 'l':
+			jo->label = true;
+			break;
+		case SC_OPT_EXPORT: {
+			const char *eq = strchr(v, '=');
+			char *kv;
+
+			if (eq == v || !v[0])
+				sc_die(SC_EXIT_USAGE,
+				       "%s: option --export: '%s' has no "
+				       "variable name (want K=V or K)",
+				       cmd->name, v);
+			if (eq) {
+				kv = strdup(v);
+			} else {
+				const char *val = getenv(v);
+				size_t n;
+
+				if (!val)
+					sc_die(SC_EXIT_USAGE,
+					       "%s: option --export: %s is not "
+					       "set here; give --export %s=VALUE",
+					       cmd->name, v, v);
+				n = strlen(v) + strlen(val) + 2;
+				kv = malloc(n);
+				if (kv)
+					snprintf(kv, n, "%s=%s", v, val);
+			}
+			if (!kv)
+				sc_die(SC_EXIT_FAILED, "out of memory");
+			json_array_append_new(env, jnew_or_die(json_string(kv)));
+			free(kv);
+			break;
+		}
+		case SC_OPT_TIME_LIMIT:
+			time_limit = sc_number_or_die(cmd->name,
+						      "option --time-limit", v,
+						      0, MAX_TIME_LIMIT_MS);
+			break;
+		case SC_OPT_FILE: {
+			char *f;
+
+			if (!v[0])
+				sc_die(SC_EXIT_USAGE,
+				       "%s: option --file: empty path",
+				       cmd->name);
+			f = absolute(cwd, v);
+			json_array_append_new(files, jnew_or_die(json_string(f)));
+			free(f);
+			break;
+		}
+		case SC_OPT_NAME:
+			if (!v[0])
+				sc_die(SC_EXIT_USAGE,
+				       "%s: option --name: empty name",
+				       cmd->name);
+			name = v;
+			break;
+		case 'o':
+			json_object_set_new(job, "stdout",
+					    jnew_or_die(json_string(v)));
+			break;
+		case 'e':
+			json_object_set_new(job, "stderr",
+					    jnew_or_die(json_string(v)));
+			break;
+		default: /* the table let through an option we forgot */
+			abort();
+		}
+	}
+
+	prog = resolve_program(cmd->name, cwd, a->operands[0]);
+	json_array_append_new(argv, jnew_or_die(json_string(prog)));
+	for (int i = 1; i < a->noperands; i++) {
+		json_t *s = json_string(a->operands[i]);
+
+		/* jansson takes UTF-8 only; say so instead of crashing. */
+		if (!s)
+			sc_die(SC_EXIT_USAGE,
+			       "%s: argument %d is not valid UTF-8, which the "
+			       "protocol cannot carry", cmd->name, i);
+		json_array_append_new(argv, s);
+	}
+	if (!name) {
+		name = strrchr(prog, '/');
+		name = name ? name + 1 : prog;
+	}
+	json_object_set_new(job, "name", jnew_or_die(json_string(name)));
+	json_object_set_new(job, "argv", argv);
+	json_object_set_new(job, "ranks", json_integer(jo->ranks));
+	json_object_set_new(job, "env", env);
+	json_object_set_new(job, "cwd", jnew_or_die(json_string(cwd)));
+	json_object_set_new(job, "files", files);
+	json_object_set_new(job, "time_limit_ms",
+			    json_integer((json_int_t)time_limit));
+	json_object_set_new(job, "label", json_boolean(jo->label));
+	free(prog);
+	free(cwd);
+
+	req = jnew_or_die(json_object());
+	json_object_set_new(req, "op", json_string(cmd->name));
+	json_object_set_new(req, "job", job);
+	return req;
+}
+
+/* ---- submit ---------------------------------------------------------------------- */
+
+int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		  const struct sc_args *args)
+{
+	struct job_opts jo;
+	json_t *reply = sc_call_or_die(ctx, cmd->name,
+				       build_request(cmd, args, &jo));
+	int64_t id = sc_jint(reply, "job", -1);
+
+	if (id < 0)
+		sc_die(SC_EXIT_PROTO, "%s: the manager at %s accepted the job "
+		       "but sent no job id", cmd->name, ctx->endpoint);
+	if (ctx->json)
+		sc_print_json(reply);
+	else
+		printf("Submitted job %lld\n", (long long)id);
+	json_decref(reply);
+	return SC_EXIT_OK;
+}
+
+/* ---- run: output -------------------------------------------------------------------- */
+
+/* A rank's partial line on one stream, held until its newline so that with
+ * -l lines of different ranks never interleave mid-line. */
+struct linebuf {
+	char *buf;
+	size_t len, cap;
+	bool midline; /* a long line was cut: its prefix is already out */
+};
+
+struct run_state {
+	sc_ctx_t *ctx;
+	int64_t job;
+	uint32_t ranks;
+	bool label;
+	struct linebuf *lines; /* [rank * 2 + stream - 1] */
+	size_t nlines;
+	bool warned_stray;
+};
+
+static FILE *stream_file(int stream)
+{
+	return stream == 1 ? stdout : stderr;
+}
+
+static void put_line(FILE *f, uint32_t rank, bool prefix, const char *p,
+		     size_t n)
+{
+	if (prefix)
+		fprintf(f, "%u: ", rank);
+	fwrite(p, 1, n, f);
+}
+
+static struct linebuf *linebuf_of(struct run_state *rs, uint32_t rank,
+				  int stream)
+{
+	size_t i = (size_t)rank * 2 + (size_t)stream - 1;
+
+	if (i >= rs->nlines) {
+		size_t n = rs->nlines ? rs->nlines : 16;
+		struct linebuf *l;
+
+		while (n <= i)
+			n *= 2;
+		l = realloc(rs->lines, n * sizeof(*l));
+		if (!l)
+			sc_die(SC_EXIT_FAILED, "out of memory");
+		memset(l + rs->nlines, 0, (n - rs->nlines) * sizeof(*l));
+		rs->lines = l;
+		rs->nlines = n;
+	}
+	return &rs->lines[i];
+}
+
+static void linebuf_add(struct linebuf *lb, const char *p, size_t n)
+{
+	if (lb->len + n > lb->cap) {
+		size_t cap = lb->cap ? lb->cap : 256;
+		char *b;
+
+		while (cap < lb->len + n)
+			cap *= 2;
+		b = realloc(lb->buf, cap);
+		if (!b)
+			sc_die(SC_EXIT_FAILED, "out of memory");
+		lb->buf = b;
+		lb->cap = cap;
+	}
+	memcpy(lb->buf + lb->len, p, n);
+	lb->len += n;
+}
+
+static void emit_labelled(struct run_state *rs, uint32_t rank, int stream,
+			  const uint8_t *data, size_t n)
+{
+	struct linebuf *lb = linebuf_of(rs, rank, stream);
+	FILE *f = stream_file(stream);
+	const char *p = (const char *)data, *end = p + n;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (!nl) {
+			linebuf_add(lb, p, (size_t)(end - p));
+			break;
+		}
+		put_line(f, rank, !lb->midline, lb->buf, lb->len);
+		fwrite(p, 1, (size_t)(nl - p) + 1, f);
+		lb->len = 0;
+		lb->midline = false;
+		p = nl + 1;
+	}
+	/* A line without end (a progress bar) must not grow forever. */
+	if (lb->len > LINE_MAX_BUF) {
+		put_line(f, rank, !lb->midline, lb->buf, lb->len);
+		lb->len = 0;
+		lb->midline = true;
+	}
+}
+
+static void flush_partial_lines(struct run_state *rs)
+{
+	for (size_t i = 0; i < rs->nlines; i++) {
+		struct linebuf *lb = &rs->lines[i];
+		FILE *f = stream_file((int)(i % 2) + 1);
+
+		if (lb->len) {
+			put_line(f, (uint32_t)(i / 2), !lb->midline, lb->buf,
+				 lb->len);
+			fputc('\n', f);
+		}
+		free(lb->buf);
+	}
+	free(rs->lines);
+	rs->lines = NULL;
+	rs->nlines = 0;
+	fflush(stdout);
+	fflush(stderr);
+}
+
+static void on_output(struct run_state *rs, const uint8_t *p, uint32_t len)
+{
+	uint32_t job, rank;
+	int stream;
+	const uint8_t *data;
+	size_t n;
+
+	if (st_output_decode(p, len, &job, &rank, &stream, &data, &n) < 0)
+		sc_die(SC_EXIT_PROTO,
+		       "run: bad output frame from the manager at %s",
+		       rs->ctx->endpoint);
+	if ((int64_t)job != rs->job || rank >= rs->ranks) {
+		/* A manager bug, but the job's own result still matters
+		 * more than this stray output: drop it, say so once. */
+		if (!rs->warned_stray)
+			sc_warn("run: dropping output for job %u rank %u "
+				"(this is job %lld with %u ranks)", job, rank,
+				(long long)rs->job, rs->ranks);
+		rs->warned_stray = true;
+		return;
+	}
+	if (rs->label) {
+		emit_labelled(rs, rank, stream, data, n);
+	} else {
+		fwrite(data, 1, n, stream_file(stream));
+	}
+	/* Streaming: the user watches this as it happens. */
+	fflush(stream_file(stream));
+}
+
+/* ---- run: the end ----------------------------------------------------------------- */
+
+static int on_end(struct run_state *rs, const uint8_t *p, uint32_t len)
+{
+	json_error_t jerr;
+	json_t *end = json_loadb((const char *)p, len, 0, &jerr);
+	const char *state, *reason;
+	int64_t code;
+	int rc;
+
+	flush_partial_lines(rs);
+	if (!json_is_object(end))
+		sc_die(SC_EXIT_PROTO,
+		       "run: the manager at %s sent an unreadable end of job "
+		       "%lld (%s)", rs->ctx->endpoint, (long long)rs->job,
+		       end ? "not an object" : jerr.text);
+	state = sc_jstr(end, "state", "?");
+	reason = sc_jstr(end, "reason", "");
+	code = sc_jint(end, "exit_code", 0);
+
+	if (!strcmp(state, "COMPLETED") && code == 0) {
+		rc = SC_EXIT_OK;
+	} else if (!strcmp(state, "CANCELLED")) {
+		sc_warn("job %lld cancelled%s%s", (long long)rs->job,
+			reason[0] ? ": " : "", reason);
+		rc = SC_EXIT_FAILED;
+	} else if (code != 0) {
+		/* The job's own exit code goes through; 256 would wrap to
+		 * 0, which must not read as success. */
+		if (!strcmp(state, "FAILED") && reason[0])
+			sc_warn("job %lld failed: %s", (long long)rs->job,
+				reason);
+		rc = code > 0 && code < 256 ? (int)code : SC_EXIT_FAILED;
+	} else {
+		/* FAILED with exit code 0: a node died under it. */
+		sc_warn("job %lld %s: %s", (long long)rs->job,
+			!strcmp(state, "FAILED") ? "failed" : state,
+			reason[0] ? reason : "no reason given");
+		rc = SC_EXIT_FAILED;
+	}
+	json_decref(end);
+	return rc;
+}
+
+/* ---- run: the loop ---------------------------------------------------------------- */
+
+/* The only process-wide state in stormctl: a signal handler can reach
+ * nothing else.  Read only with the signals blocked. */
+static volatile sig_atomic_t signals_seen;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	signals_seen++;
+}
+
+static void request_cancel(struct run_state *rs)
+{
+	json_t *req = json_object(), *reply = NULL;
+	char err[2048];
+	int code;
+
+	sc_warn("cancelling job %lld", (long long)rs->job);
+	if (!req) {
+		sc_warn("cancel: out of memory");
+		return;
+	}
+	json_object_set_new(req, "op", json_string("cancel"));
+	json_object_set_new(req, "job", json_integer(rs->job));
+	code = sc_call_soft(rs->ctx, req, &reply, err, sizeof(err));
+	json_decref(req);
+	json_decref(reply);
+	/* Keep waiting either way: the END frame, not this reply, says how
+	 * the job ended. */
+	if (code != SC_EXIT_OK)
+		sc_warn("cancel: %s", err);
+}
+
+int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+	       const struct sc_args *args)
+{
+	struct run_state rs = { .ctx = ctx };
+	struct job_opts jo;
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block, waitmask;
+	json_t *req, *reply = NULL;
+	char err[2048];
+	int fd, rc, handled = 0, saved_errno;
+
+	req = build_request(cmd, args, &jo);
+	rs.ranks = jo.ranks;
+	rs.label = jo.label;
+
+	/* Block first: a ^C while the job is being submitted is kept and
+	 * becomes a cancel as soon as we know the job id. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &waitmask);
+	sigdelset(&waitmask, SIGINT);
+	sigdelset(&waitmask, SIGTERM);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* A closed stdout (| head) ends our copying, not the job's. */
+	signal(SIGPIPE, SIG_IGN);
+
+	fd = sc_connect(ctx, err, sizeof(err));
+	if (fd < 0)
+		sc_die(-fd, "run: %s", err);
+	rc = sc_send_request(ctx, fd, req);
+	json_decref(req);
+	if (rc < 0) {
+		rc = sc_frame_error(ctx, rc, err, sizeof(err));
+		sc_die(rc, "run: %s", err);
+	}
+	rc = sc_recv_reply(ctx, fd, ctx->timeout_ms, &reply, err, sizeof(err));
+	if (rc != SC_EXIT_OK)
+		sc_die(rc, "run: %s", err);
+	rs.job = sc_jint(reply, "job", -1);
+	json_decref(reply);
+	if (rs.job < 0)
+		sc_die(SC_EXIT_PROTO, "run: the manager at %s accepted the job "
+		       "but sent no job id", ctx->endpoint);
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint8_t *payload = NULL;
+		uint32_t len;
+		int type;
+
+		rc = ppoll(&p, 1, NULL, &waitmask);
+		saved_errno = errno; /* the cancel below talks to sockets */
+		if (signals_seen > handled) {
+			int seen = signals_seen;
+
+			if (handled == 0)
+				request_cancel(&rs);
+			if (seen >= 2) {
+				flush_partial_lines(&rs);
+				sc_die(SC_EXIT_FAILED,
+				       "not waiting for job %lld any more; "
+				       "'stormctl show %lld' tells how it ends",
+				       (long long)rs.job, (long long)rs.job);
+			}
+			handled = seen;
+		}
+		if (rc < 0) {
+			if (saved_errno == EINTR)
+				continue;
+			sc_die(SC_EXIT_UNREACH, "run: poll: %s",
+			       strerror(saved_errno));
+		}
+		if (rc == 0)
+			continue;
+		/* Something is there: the rest of the frame follows at
+		 * once, so a stall inside it is the manager's failure. */
+		rc = st_frame_recv(fd, ctx->timeout_ms, &type, &payload, &len);
+		if (rc < 0) {
+			flush_partial_lines(&rs);
+			sc_die(sc_frame_error(ctx, rc, err, sizeof(err)),
+			       "run: %s; job %lld may still be running "
+			       "('stormctl show %lld')", err, (long long)rs.job,
+			       (long long)rs.job);
+		}
+		if (type == ST_FRAME_OUTPUT) {
+			on_output(&rs, payload, len);
+		} else if (type == ST_FRAME_END) {
+			rc = on_end(&rs, payload, len);
+			free(payload);
+			close(fd);
+			return rc;
+		} else {
+			free(payload);
+			flush_partial_lines(&rs);
+			sc_die(SC_EXIT_PROTO,
+			       "run: the manager at %s sent a frame of type %d "
+			       "while job %lld ran", ctx->endpoint, type,
+			       (long long)rs.job);
+		}
+		free(payload);
+	}
+}

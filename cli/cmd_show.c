@@ -1,0 +1,111 @@
+/*
+ * cmd_show.c — `stormctl show JOB`: every field of one job, one per line
+ * with the names aligned, and each rank's wait status decoded into words
+ * (runs of equal statuses collapsed, so 4096 ranks stay one line).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+
+/* Join a JSON array of strings with sep; malloc'd, "-" when empty. */
+static char *join(const json_t *arr, const char *sep)
+{
+	size_t n = 1, i;
+	const json_t *v;
+	char *out;
+
+	json_array_foreach(arr, i, v)
+		if (json_is_string(v))
+			n += strlen(json_string_value(v)) + strlen(sep);
+	out = malloc(n + 1);
+	if (!out)
+		sc_die(SC_EXIT_FAILED, "out of memory");
+	out[0] = '\0';
+	json_array_foreach(arr, i, v) {
+		if (!json_is_string(v))
+			continue;
+		if (out[0])
+			strcat(out, sep);
+		strcat(out, json_string_value(v));
+	}
+	if (!out[0])
+		strcpy(out, "-");
+	return out;
+}
+
+int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		const struct sc_args *args)
+{
+	static const char *const cols[] = { "FIELD", "VALUE" };
+	uint64_t id = sc_number_or_die(cmd->name, "job id", args->operands[0],
+				       0, UINT32_MAX);
+	json_t *req = json_object(), *reply, *job;
+	char num[8][48], user[64], submit[32], start[32], end[32], elapsed[32];
+	char *argv, *names, *status;
+	int64_t st, en;
+	sc_table_t *t;
+
+	if (req) {
+		json_object_set_new(req, "op", json_string("show"));
+		json_object_set_new(req, "job", json_integer((json_int_t)id));
+	}
+	reply = sc_call_or_die(ctx, cmd->name, req);
+	job = json_object_get(reply, "job");
+	if (!json_is_object(job))
+		sc_die(SC_EXIT_PROTO, "%s: the manager at %s sent no job",
+		       cmd->name, ctx->endpoint);
+	if (ctx->json) {
+		sc_print_json(reply);
+		json_decref(reply);
+		return SC_EXIT_OK;
+	}
+
+	snprintf(num[0], sizeof(num[0]), "%lld", (long long)sc_jint(job, "id", -1));
+	snprintf(num[1], sizeof(num[1]), "%lld",
+		 (long long)sc_jint(job, "ranks", 0));
+	snprintf(num[2], sizeof(num[2]), "%lld",
+		 (long long)sc_jint(job, "exit_code", 0));
+	sc_fmt_user(sc_jint(job, "uid", -1), user, sizeof(user));
+	sc_fmt_time(sc_jint(job, "submit_ms", 0), submit, sizeof(submit));
+	st = sc_jint(job, "start_ms", 0);
+	en = sc_jint(job, "end_ms", 0);
+	sc_fmt_time(st, start, sizeof(start));
+	sc_fmt_time(en, end, sizeof(end));
+	if (st > 0)
+		sc_fmt_elapsed((en > 0 ? en : sc_now_ms()) - st, elapsed,
+			       sizeof(elapsed));
+	else
+		snprintf(elapsed, sizeof(elapsed), "-");
+	argv = join(sc_jarray(job, "argv"), " ");
+	names = join(sc_jarray(job, "node_names"), ",");
+	status = sc_fmt_rank_status(sc_jarray(job, "rank_status"));
+
+	t = sc_table_new(2, cols);
+#define ROW(k, v) sc_table_row(t, (const char *const[]){ (k), (v) })
+	ROW("id", num[0]);
+	ROW("name", sc_jstr(job, "name", "?"));
+	ROW("user", user);
+	ROW("state", sc_jstr(job, "state", "?"));
+	ROW("reason", sc_jstr(job, "reason", ""));
+	ROW("batch", sc_jbool(job, "batch", false) ? "yes" : "no");
+	ROW("ranks", num[1]);
+	ROW("nodes", sc_jstr(job, "nodes", "-"));
+	ROW("node_names", names);
+	ROW("argv", argv);
+	ROW("cwd", sc_jstr(job, "cwd", "-"));
+	ROW("submitted", submit);
+	ROW("started", start);
+	ROW("ended", end);
+	ROW("elapsed", elapsed);
+	ROW("exit_code", num[2]);
+	ROW("rank_status", status);
+#undef ROW
+	sc_table_print(t);
+	free(argv);
+	free(names);
+	free(status);
+	json_decref(reply);
+	return SC_EXIT_OK;
+}

@@ -1,0 +1,325 @@
+/*
+ * commands.h — stormctl's commands as data (private to cli/).  One record
+ * per command holds its name, summary, operands, description, options and
+ * handler; the same records drive option parsing and operand checking
+ * (stormctl.c), `stormctl help` and `stormctl CMD --help` (cmd_help.c) and
+ * the man page (cli/stormctl.1 is `stormctl help --man`, checked in).  To
+ * add a command: write cli/cmd_NAME.c with its handler, add a record here.
+ *
+ * The table itself is defined once, in stormctl.c, which includes this
+ * header with SC_COMMANDS_DEFINE set; everyone else sees the externs.
+ */
+#ifndef STORMCTL_COMMANDS_H
+#define STORMCTL_COMMANDS_H
+
+#include <stdio.h>
+
+#include "client.h"
+
+/* Option ids: a short option's letter, or one of these for long-only
+ * options (above any character, so they never clash with a letter). */
+enum {
+	SC_OPT_EXPORT = 256,
+	SC_OPT_TIME_LIMIT,
+	SC_OPT_FILE,
+	SC_OPT_NAME,
+	SC_OPT_CONFIG,
+	SC_OPT_SOCKET,
+	SC_OPT_MANAGER,
+	SC_OPT_JSON,
+	SC_OPT_TIMEOUT,
+	SC_OPT_VERSION,
+	SC_OPT_MAN,
+};
+
+/** One option.  The list ends with an all-zero record. */
+struct sc_opt {
+	int id;           /* short letter, or SC_OPT_* for long-only */
+	const char *name; /* long name without "--" */
+	const char *arg;  /* value placeholder, or NULL for a flag */
+	const char *help; /* one sentence or two */
+};
+
+/** A parsed option in command-line order (repeatable ones repeat). */
+struct sc_optval {
+	int id;
+	const char *val; /* NULL for a flag */
+};
+
+/** A command line after the table checked it. */
+struct sc_args {
+	struct sc_optval *opts;
+	int nopts;
+	char **operands;
+	int noperands;
+};
+
+struct sc_cmd;
+/** A command's handler: returns the exit code (or leaves through
+ * sc_exit()/sc_die() itself). */
+typedef int (*sc_handler_fn)(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+			     const struct sc_args *args);
+
+struct sc_cmd {
+	const char *name;
+	const char *summary;     /* one line, for the list of commands */
+	const char *operands;    /* usage after the options, or "" */
+	const char *description; /* a paragraph */
+	const struct sc_opt *opts;
+	int min_operands;
+	int max_operands;        /* -1: no limit */
+	/* Options end at the first operand: what follows is a program's
+	 * command line, not ours (run, submit). */
+	bool options_first;
+	sc_handler_fn handler;
+};
+
+/** One documented exit status. */
+struct sc_exit_doc {
+	const char *code; /* "0", "1", ..., "other" */
+	const char *text;
+};
+
+int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+	       const struct sc_args *args);
+int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		  const struct sc_args *args);
+int sc_cmd_queue(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		 const struct sc_args *args);
+int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		const struct sc_args *args);
+int sc_cmd_cancel(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		  const struct sc_args *args);
+int sc_cmd_nodes(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		 const struct sc_args *args);
+int sc_cmd_status(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		  const struct sc_args *args);
+int sc_cmd_help(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		const struct sc_args *args);
+
+extern const struct sc_cmd sc_commands[];
+extern const size_t sc_ncommands;
+extern const struct sc_opt sc_global_opts[];
+extern const struct sc_exit_doc sc_exit_docs[];
+
+/** The command called name, or NULL. */
+const struct sc_cmd *sc_command_find(const char *name);
+/** Print cmd's usage line(s) to f ("Usage: stormctl [OPTIONS] run ..."). */
+void sc_print_usage(const struct sc_cmd *cmd, FILE *f);
+/** Print the full help of cmd (usage, description, options) to stdout. */
+void sc_print_cmd_help(const struct sc_cmd *cmd);
+/** Print the general help (global options, commands, exit status). */
+void sc_print_help(void);
+/** Die with SC_EXIT_USAGE: "stormctl: CMD: what" and a hint to --help. */
+_Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#ifdef SC_COMMANDS_DEFINE
+
+/* Shared by run and submit: the job specification. */
+#define SC_JOB_OPTS                                                          \
+	{ 'n', "ranks", "RANKS",                                             \
+	  "Number of processes to start (1-1048576, default 1)." },          \
+	{ 'w', "nodes", "NODES",                                             \
+	  "Run only on these node ids, a range list such as 1-3,7." },       \
+	{ 'l', "label", NULL,                                                \
+	  "Prefix every output line with its rank, as \"RANK: \"." },       \
+	{ SC_OPT_EXPORT, "export", "K=V",                                    \
+	  "Add K=V to the job's environment; --export K passes this "        \
+	  "shell's value of K.  Repeatable; nothing else is exported." },    \
+	{ SC_OPT_TIME_LIMIT, "time-limit", "MS",                             \
+	  "Cancel the job after MS milliseconds of running (0, the "         \
+	  "default: no limit)." },                                           \
+	{ SC_OPT_FILE, "file", "PATH",                                       \
+	  "Send PATH to the nodes along with the program.  Repeatable." },   \
+	{ SC_OPT_NAME, "name", "NAME",                                       \
+	  "Name the job (default: the program's file name)." }
+
+static const struct sc_opt run_opts[] = {
+	SC_JOB_OPTS,
+	{ 0, NULL, NULL, NULL },
+};
+
+static const struct sc_opt submit_opts[] = {
+	SC_JOB_OPTS,
+	{ 'o', "output", "PATTERN",
+	  "Write the ranks' stdout to PATTERN on the manager's host; %j "
+	  "stands for the job id, %r for the rank." },
+	{ 'e', "error", "PATTERN",
+	  "Write the ranks' stderr to PATTERN (same substitutions)." },
+	{ 0, NULL, NULL, NULL },
+};
+
+static const struct sc_opt queue_opts[] = {
+	{ 'a', "all", NULL, "Also list jobs that have ended." },
+	{ 0, NULL, NULL, NULL },
+};
+
+static const struct sc_opt help_opts[] = {
+	{ SC_OPT_MAN, "man", NULL,
+	  "Print the manual page (troff) built from the same table." },
+	{ 0, NULL, NULL, NULL },
+};
+
+static const struct sc_opt no_opts[] = {
+	{ 0, NULL, NULL, NULL },
+};
+
+const struct sc_opt sc_global_opts[] = {
+	{ SC_OPT_CONFIG, "config", "FILE",
+	  "The cluster configuration, read only to find the manager "
+	  "(default: $STORM_CONFIG, else /etc/storm/storm.conf).  Not "
+	  "needed with --socket or --manager." },
+	{ SC_OPT_SOCKET, "socket", "PATH",
+	  "Talk to storm-mm over this unix socket (default: "
+	  "RUN_DIR/storm-mm.sock, run_dir from the configuration)." },
+	{ SC_OPT_MANAGER, "manager", "HOST:PORT",
+	  "Talk to storm-mm over TCP (default: the first manager in the "
+	  "configuration with a listen address, tried only when the unix "
+	  "socket does not exist)." },
+	{ SC_OPT_JSON, "json", NULL,
+	  "Print the manager's reply as indented JSON instead of a table." },
+	{ SC_OPT_TIMEOUT, "timeout", "MS",
+	  "Wait at most MS milliseconds to connect and for each reply "
+	  "(1-86400000, default 10000).  run waits for its job's end "
+	  "without a limit." },
+	{ SC_OPT_VERSION, "version", NULL, "Print the version and exit." },
+	{ 'h', "help", NULL, "Print help and exit." },
+	{ 0, NULL, NULL, NULL },
+};
+
+const struct sc_cmd sc_commands[] = {
+	{
+		.name = "run",
+		.summary = "run a program on the cluster and wait for it",
+		.operands = "[--] PROGRAM [ARGS...]",
+		.description =
+			"Starts RANKS copies of PROGRAM as one job, copies "
+			"their output to this terminal as it arrives, and "
+			"exits with the job's exit code.  PROGRAM is made "
+			"absolute here: a name without '/' is looked up in "
+			"PATH, a relative path is taken from the current "
+			"directory, which is also the job's working directory.  "
+			"The first SIGINT or SIGTERM asks the manager to "
+			"cancel the job and keeps waiting for its end; a "
+			"second one stops waiting.",
+		.opts = run_opts,
+		.min_operands = 1,
+		.max_operands = -1,
+		.options_first = true,
+		.handler = sc_cmd_run,
+	},
+	{
+		.name = "submit",
+		.summary = "queue a program as a batch job and return",
+		.operands = "[--] PROGRAM [ARGS...]",
+		.description =
+			"Queues the job like run does and prints \"Submitted "
+			"job N\" without waiting.  Its output goes to the files "
+			"named by -o and -e, on the manager's host.",
+		.opts = submit_opts,
+		.min_operands = 1,
+		.max_operands = -1,
+		.options_first = true,
+		.handler = sc_cmd_submit,
+	},
+	{
+		.name = "queue",
+		.summary = "list pending and running jobs",
+		.operands = "",
+		.description =
+			"Lists the jobs that have not ended yet (all jobs "
+			"with -a): id, name, user, state, ranks, nodes, "
+			"elapsed time and the reason for the state.",
+		.opts = queue_opts,
+		.min_operands = 0,
+		.max_operands = 0,
+		.handler = sc_cmd_queue,
+	},
+	{
+		.name = "show",
+		.summary = "show everything about one job",
+		.operands = "JOB",
+		.description =
+			"Prints every field the manager keeps for job JOB, "
+			"including each rank's exit status.",
+		.opts = no_opts,
+		.min_operands = 1,
+		.max_operands = 1,
+		.handler = sc_cmd_show,
+	},
+	{
+		.name = "cancel",
+		.summary = "cancel jobs",
+		.operands = "JOB...",
+		.description =
+			"Cancels each JOB: pending jobs never start, running "
+			"ones are killed on every node.  Carries on past a job "
+			"it cannot cancel and then exits 1.",
+		.opts = no_opts,
+		.min_operands = 1,
+		.max_operands = -1,
+		.handler = sc_cmd_cancel,
+	},
+	{
+		.name = "nodes",
+		.summary = "list compute nodes and their state",
+		.operands = "",
+		.description =
+			"Lists every compute node: id, name, UP or DOWN, cpus, "
+			"cpus in use, failures seen and why it is down.",
+		.opts = no_opts,
+		.min_operands = 0,
+		.max_operands = 0,
+		.handler = sc_cmd_nodes,
+	},
+	{
+		.name = "status",
+		.summary = "summarise the cluster",
+		.operands = "",
+		.description =
+			"Prints the cluster name, the manager answering, the "
+			"current time slice and view, and counts of nodes and "
+			"jobs.",
+		.opts = no_opts,
+		.min_operands = 0,
+		.max_operands = 0,
+		.handler = sc_cmd_status,
+	},
+	{
+		.name = "help",
+		.summary = "print help on stormctl or on one command",
+		.operands = "[COMMAND]",
+		.description =
+			"Without COMMAND, lists the global options, the "
+			"commands and the exit status; with it, that "
+			"command's options.  `stormctl COMMAND --help` does "
+			"the same.",
+		.opts = help_opts,
+		.min_operands = 0,
+		.max_operands = 1,
+		.handler = sc_cmd_help,
+	},
+};
+
+const size_t sc_ncommands = sizeof(sc_commands) / sizeof(sc_commands[0]);
+
+const struct sc_exit_doc sc_exit_docs[] = {
+	{ "0", "Success." },
+	{ "1", "The job failed or was cancelled, or the manager refused the "
+	       "request (for example: no such job)." },
+	{ "2", "Usage error: an unknown option, a bad number or operand, or "
+	       "a configuration file that cannot be read.  The message names "
+	       "the option." },
+	{ "3", "The manager could not be reached, did not answer within "
+	       "--timeout, or closed the connection.  The message names the "
+	       "socket or address tried." },
+	{ "4", "Protocol error: the manager sent a frame or a reply stormctl "
+	       "cannot read (mismatched versions?)." },
+	{ "other", "run only: the job ran and exited with this code." },
+	{ NULL, NULL },
+};
+
+#endif /* SC_COMMANDS_DEFINE */
+
+#endif /* STORMCTL_COMMANDS_H */

@@ -1,0 +1,195 @@
+/*
+ * stormctl.c — the driver: global options, then the command, whose options
+ * and operands are checked against its record in commands.h before its
+ * handler runs.  Nothing here knows what a command does; a command's
+ * handler never sees an option it did not declare.
+ *
+ *   stormctl [--config FILE] [--socket PATH | --manager HOST:PORT] [--json]
+ *            [--timeout MS] COMMAND [OPTIONS] [OPERANDS]
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SC_COMMANDS_DEFINE
+#include "commands.h"
+
+#ifndef STORM_VERSION
+#define STORM_VERSION "unknown"
+#endif
+
+#define DEFAULT_CONFIG "/etc/storm/storm.conf"
+#define DEFAULT_TIMEOUT_MS 10000
+#define MAX_TIMEOUT_MS 86400000u
+
+const struct sc_cmd *sc_command_find(const char *name)
+{
+	for (size_t i = 0; i < sc_ncommands; i++)
+		if (!strcmp(sc_commands[i].name, name))
+			return &sc_commands[i];
+	return NULL;
+}
+
+static const struct sc_opt *opt_by_id(const struct sc_opt *opts, int id)
+{
+	for (; opts->id; opts++)
+		if (opts->id == id)
+			return opts;
+	return NULL;
+}
+
+static const struct sc_opt help_opt = { 'h', "help", NULL, NULL };
+
+struct getopt_spec {
+	char sopts[128];
+	size_t ns;
+	struct option lopts[48];
+	int nl;
+};
+
+static void spec_add(struct getopt_spec *sp, const struct sc_opt *o)
+{
+	/* The tables are ours and small; outgrowing these is a bug. */
+	if (sp->ns + 3 >= sizeof(sp->sopts) ||
+	    (size_t)sp->nl + 2 >= sizeof(sp->lopts) / sizeof(sp->lopts[0]))
+		abort();
+	if (o->id < 256) {
+		sp->sopts[sp->ns++] = (char)o->id;
+		if (o->arg)
+			sp->sopts[sp->ns++] = ':';
+	}
+	sp->lopts[sp->nl++] = (struct option){
+		o->name, o->arg ? required_argument : no_argument, NULL, o->id
+	};
+}
+
+/* Parse argv[1..] against opts with getopt_long, built from the table so
+ * that what `help` prints is exactly what is accepted.  cmd names the
+ * command in messages (NULL: the global options).  Returns the index of
+ * the first operand; the options found land in out (malloc'd). */
+static int parse_opts(const struct sc_cmd *cmd, const struct sc_opt *opts,
+		      bool stop_at_operand, int argc, char **argv,
+		      struct sc_args *out)
+{
+	struct getopt_spec sp = { .ns = 0 };
+	int c;
+
+	/* '+': stop at the first operand; otherwise GNU order, options may
+	 * follow operands.  ':' reports a missing value apart. */
+	if (stop_at_operand)
+		sp.sopts[sp.ns++] = '+';
+	sp.sopts[sp.ns++] = ':';
+	for (const struct sc_opt *o = opts; o->id; o++)
+		spec_add(&sp, o);
+	if (cmd)
+		spec_add(&sp, &help_opt); /* every command has --help */
+	sp.sopts[sp.ns] = '\0';
+	sp.lopts[sp.nl] = (struct option){ NULL, 0, NULL, 0 };
+
+	out->opts = calloc((size_t)argc + 1, sizeof(*out->opts));
+	out->nopts = 0;
+	if (!out->opts)
+		sc_die(SC_EXIT_FAILED, "out of memory");
+	opterr = 0;
+	optind = 0; /* glibc: start over, for the second parse */
+	while ((c = getopt_long(argc, argv, sp.sopts, sp.lopts, NULL)) != -1) {
+		const struct sc_opt *o;
+
+		if (c == '?') {
+			if (optopt > 0 && optopt < 256)
+				sc_usage_die(cmd, "unknown option -%c", optopt);
+			sc_usage_die(cmd, "unknown option %s",
+				     argv[optind - 1]);
+		}
+		if (c == ':') {
+			o = opt_by_id(opts, optopt);
+			if (o && o->id < 256)
+				sc_usage_die(cmd, "option -%c (--%s) needs a "
+					     "value: %s", o->id, o->name,
+					     o->arg);
+			if (o)
+				sc_usage_die(cmd, "option --%s needs a value: "
+					     "%s", o->name, o->arg);
+			sc_usage_die(cmd, "option %s needs a value",
+				     argv[optind - 1]);
+		}
+		out->opts[out->nopts].id = c;
+		out->opts[out->nopts].val = optarg;
+		out->nopts++;
+	}
+	return optind;
+}
+
+int main(int argc, char **argv)
+{
+	sc_ctx_t ctx = { 0 };
+	struct sc_args g, a;
+	const struct sc_cmd *cmd;
+	const char *env = getenv("STORM_CONFIG");
+	int first;
+
+	ctx.config_path = env && env[0] ? env : DEFAULT_CONFIG;
+	ctx.timeout_ms = DEFAULT_TIMEOUT_MS;
+
+	first = parse_opts(NULL, sc_global_opts, true, argc, argv, &g);
+	for (int i = 0; i < g.nopts; i++) {
+		const char *v = g.opts[i].val;
+
+		switch (g.opts[i].id) {
+		case SC_OPT_CONFIG:
+			ctx.config_path = v;
+			break;
+		case SC_OPT_SOCKET:
+			ctx.socket_path = v;
+			break;
+		case SC_OPT_MANAGER:
+			ctx.manager = v;
+			break;
+		case SC_OPT_JSON:
+			ctx.json = true;
+			break;
+		case SC_OPT_TIMEOUT:
+			ctx.timeout_ms = (int)sc_number_or_die(
+				NULL, "option --timeout", v, 1, MAX_TIMEOUT_MS);
+			break;
+		case SC_OPT_VERSION:
+			printf("stormctl (Storm) %s\n", STORM_VERSION);
+			sc_exit(SC_EXIT_OK);
+		case 'h':
+			sc_print_help();
+			sc_exit(SC_EXIT_OK);
+		}
+	}
+	free(g.opts);
+	if (first >= argc)
+		sc_usage_die(NULL, "no command given");
+	cmd = sc_command_find(argv[first]);
+	if (!cmd)
+		sc_die(SC_EXIT_USAGE,
+		       "'%s' is not a stormctl command; 'stormctl help' lists "
+		       "them", argv[first]);
+
+	/* The command's own argv starts at its name, as getopt expects. */
+	argc -= first;
+	argv += first;
+	first = parse_opts(cmd, cmd->opts, cmd->options_first, argc, argv, &a);
+	for (int i = 0; i < a.nopts; i++) {
+		if (a.opts[i].id == 'h') {
+			sc_print_cmd_help(cmd);
+			sc_exit(SC_EXIT_OK);
+		}
+	}
+	a.operands = argv + first;
+	a.noperands = argc - first;
+	if (a.noperands < cmd->min_operands)
+		sc_usage_die(cmd, "missing %s", cmd->operands);
+	if (cmd->max_operands >= 0 && a.noperands > cmd->max_operands)
+		sc_usage_die(cmd, "unexpected operand '%s'",
+			     a.operands[cmd->max_operands]);
+
+	sc_client_init(&ctx);
+	first = cmd->handler(&ctx, cmd, &a);
+	free(a.opts);
+	sc_exit(first);
+}

@@ -1,0 +1,104 @@
+/*
+ * mmd.h — storm-mm, the Machine Manager daemon: the I/O shell around the
+ * pure state machine (storm_manager.h).  Private to manager/mmd/.
+ *
+ * The shell is the only place with a clock, sockets and the machine: it
+ * turns client requests and what the strobe learns from the nodes into
+ * mm_ops, and derives from the state, every slice, the level-triggered
+ * heartbeat it multicasts.  One libqb main loop; the primitives' progress
+ * engine reaches it through sp_notify_fd().
+ */
+#ifndef STORM_MMD_H
+#define STORM_MMD_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+#include <qb/qbloop.h>
+
+#include <storm_manager.h>
+#include <storm_primitives.h>
+#include <storm_proto.h>
+
+#define MMD_SLOT_EV 8 /* events 8..15: one per file-ring slot in flight */
+#define MMD_MAX_INFLIGHT 8
+
+struct mmd_client {
+	struct mmd_client *next;
+	struct mmd *mm;
+	int fd;
+	uint32_t uid;
+	uint8_t hdr[ST_FRAME_HDR];
+	uint32_t got, need; /* bytes of header+payload read / expected */
+	uint8_t *buf;
+	uint32_t watch_job; /* run: streams this job's output, then END */
+	uint32_t wait_up;   /* wait: reply once this many nodes are UP */
+	uint64_t wait_until_ms;
+	int closing;
+};
+
+/* The job whose files are being multicast (one at a time). */
+struct mmd_stage {
+	uint32_t job;         /* 0: none */
+	uint8_t *stream;      /* manifest + every file */
+	size_t len;
+	uint32_t total, next; /* chunks */
+	uint8_t *slot[MMD_MAX_INFLIGHT];
+	int busy[MMD_MAX_INFLIGHT];
+	uint64_t started_ns;
+};
+
+/* Batch output files of one job. */
+struct mmd_out {
+	struct mmd_out *next;
+	uint32_t job;
+	int fd[2];
+};
+
+struct mmd {
+	st_config_t cfg;
+	st_layout_t lay;
+	const st_host_t *host;
+	sp_world_t *w;
+	uint8_t *gmem;
+	mm_state_t *st;
+	qb_loop_t *loop;
+	qb_loop_timer_handle timer;
+	int nfd, unix_fd, tcp_fd;
+	char sock_path[1100];
+	uint32_t nworld;
+	uint64_t slice, t0_ns, hb_late;
+	int hb_inflight;
+	uint8_t *hb;
+	uint64_t *box_seq;   /* per world id: last box taken */
+	int64_t *ack;        /* per world id: the seq being acked */
+	int32_t **status;    /* per job slot: rank statuses from EXIT */
+	uint32_t *status_job, *status_got;
+	struct mmd_stage stage;
+	struct mmd_client *clients;
+	struct mmd_out *outs;
+	sp_nodeset_t *live, *tmp;
+	uint8_t *seen;       /* per world id: was in a view once */
+};
+
+/* mmd_client.c */
+int mmd_listen(struct mmd *mm, char *err, size_t errlen);
+void mmd_close_listeners(struct mmd *mm);
+void mmd_client_free_all(struct mmd *mm);
+/* a job produced output / ended: tell who watches it */
+void mmd_client_output(struct mmd *mm, uint32_t job, uint32_t rank,
+		       int stream, const uint8_t *data, uint32_t len);
+void mmd_client_job_ended(struct mmd *mm, const mm_job_t *j);
+json_t *mmd_job_json(struct mmd *mm, const mm_job_t *j);
+int mmd_apply(struct mmd *mm, mm_op_t *op, mm_result_t *res);
+void mmd_client_reap(struct mmd *mm);
+void mmd_client_waits(struct mmd *mm);
+void mmd_job_ended(struct mmd *mm, const mm_job_t *j);
+
+/* mmd_slice.c */
+void mmd_slice(void *data);
+int mmd_on_notify(int32_t fd, int32_t revents, void *data);
+void mmd_stage_free(struct mmd *mm);
+uint64_t mmd_now_ms(struct mmd *mm);
+
+#endif

@@ -1,0 +1,617 @@
+/*
+ * mmd_client.c — storm-mm's client service: the unix socket (peer uid by
+ * SO_PEERCRED) and the TCP listener, frame assembly without blocking the
+ * loop, and one handler per request op (docs/protocol.md).  A request that
+ * changes state becomes an mm_op; reads look at the state directly.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <qb/qblog.h>
+
+#include "mmd.h"
+
+void mmd_job_ended(struct mmd *mm, const mm_job_t *j);
+
+static int is_terminal(mm_job_state_t s)
+{
+	return s == MM_JOB_COMPLETED || s == MM_JOB_FAILED ||
+	       s == MM_JOB_CANCELLED;
+}
+
+/* Apply, then give every watched job that ended its side effects. */
+int mmd_apply(struct mmd *mm, mm_op_t *op, mm_result_t *res)
+{
+	int rc = mm_apply(mm->st, op, res);
+	mm_job_t j;
+
+	if (rc && op->code != MM_OP_TICK)
+		qb_log(LOG_DEBUG, "op %d refused: %s", op->code, res->err);
+	for (struct mmd_client *c = mm->clients; c; c = c->next)
+		if (c->watch_job && !mm_job_get(mm->st, c->watch_job, &j) &&
+		    is_terminal(j.state))
+			mmd_job_ended(mm, &j);
+	for (struct mmd_out *o = mm->outs, *next; o; o = next) {
+		next = o->next;
+		if (!mm_job_get(mm->st, o->job, &j) && is_terminal(j.state))
+			mmd_job_ended(mm, &j);
+	}
+	return rc;
+}
+
+/* ---- sending ------------------------------------------------------------------ */
+
+static void client_drop(struct mmd *mm, struct mmd_client *c)
+{
+	for (struct mmd_client **pp = &mm->clients; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	qb_loop_poll_del(mm->loop, c->fd);
+	close(c->fd);
+	free(c->buf);
+	free(c);
+}
+
+static int send_json(struct mmd_client *c, int type, json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT);
+	int rc = s ? st_frame_send(c->fd, type, s, (uint32_t)strlen(s)) :
+		     -ENOMEM;
+
+	free(s);
+	json_decref(o);
+	if (rc)
+		c->closing = 1;
+	return rc;
+}
+
+static int reply_err(struct mmd_client *c, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int reply_err(struct mmd_client *c, int rc, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return send_json(c, ST_FRAME_REPLY,
+			 json_pack("{s:b, s:s, s:i}", "ok", 0, "error", msg,
+				   "errno", rc < 0 ? -rc : rc));
+}
+
+void mmd_client_output(struct mmd *mm, uint32_t job, uint32_t rank,
+		       int stream, const uint8_t *data, uint32_t len)
+{
+	uint8_t *buf = malloc(9 + len);
+	int n;
+
+	if (!buf)
+		return;
+	n = st_output_encode(buf, 9 + len, job, rank, stream, data, len);
+	for (struct mmd_client *c = mm->clients; n > 0 && c; c = c->next)
+		if (c->watch_job == job && !c->closing &&
+		    st_frame_send(c->fd, ST_FRAME_OUTPUT, buf, (uint32_t)n))
+			c->closing = 1;
+	free(buf);
+}
+
+void mmd_client_job_ended(struct mmd *mm, const mm_job_t *j)
+{
+	for (struct mmd_client *c = mm->clients; c; c = c->next) {
+		json_t *st;
+
+		if (c->watch_job != j->id)
+			continue;
+		st = json_array();
+		for (uint32_t r = 0; j->rank_status && r < j->ranks; r++)
+			json_array_append_new(st,
+					      json_integer(j->rank_status[r]));
+		send_json(c, ST_FRAME_END,
+			  json_pack("{s:i, s:s, s:i, s:s, s:o}", "job", j->id,
+				    "state", mm_job_state_name(j->state),
+				    "exit_code", j->exit_code, "reason",
+				    j->reason, "rank_status", st));
+		c->watch_job = 0;
+		c->closing = 1;
+	}
+}
+
+/* ---- requests ------------------------------------------------------------------- */
+
+json_t *mmd_job_json(struct mmd *mm, const mm_job_t *j)
+{
+	json_t *argv = json_array(), *names = json_array(),
+	       *st = json_array();
+	char nodes[1024] = "";
+
+	for (uint32_t i = 0; i < j->argc; i++)
+		json_array_append_new(argv, json_string(j->argv[i]));
+	if (j->nodes) {
+		sp_nodeset_format(j->nodes, nodes, sizeof(nodes));
+		for (int64_t x = sp_nodeset_next(j->nodes, 0); x >= 0;
+		     x = sp_nodeset_next(j->nodes, (uint32_t)x + 1)) {
+			mm_node_t n;
+
+			if (!mm_node_by_id(mm->st, (uint32_t)x, &n))
+				json_array_append_new(names,
+						      json_string(n.name));
+		}
+	}
+	for (uint32_t r = 0; j->rank_status && r < j->ranks; r++)
+		json_array_append_new(st, json_integer(j->rank_status[r]));
+	return json_pack("{s:i, s:s, s:i, s:s, s:s, s:i, s:s, s:o, s:o, s:s,"
+			 " s:b, s:I, s:I, s:I, s:i, s:o}",
+			 "id", j->id, "name", j->name, "uid", j->uid,
+			 "state", mm_job_state_name(j->state),
+			 "reason", j->reason, "ranks", j->ranks,
+			 "nodes", nodes, "node_names", names, "argv", argv,
+			 "cwd", j->cwd ? j->cwd : "", "batch", j->batch,
+			 "submit_ms", (json_int_t)j->submit_ms,
+			 "start_ms", (json_int_t)j->start_ms,
+			 "end_ms", (json_int_t)j->end_ms,
+			 "exit_code", j->exit_code, "rank_status", st);
+}
+
+/* Strings of a JSON array, or NULL if it is not one of strings. */
+static const char **strs(json_t *a, uint32_t *n)
+{
+	const char **v;
+	size_t i;
+	json_t *x;
+
+	*n = 0;
+	if (!a)
+		return calloc(1, sizeof(char *));
+	if (!json_is_array(a) || json_array_size(a) > 65536)
+		return NULL;
+	v = calloc(json_array_size(a) + 1, sizeof(char *));
+	if (!v)
+		return NULL;
+	json_array_foreach(a, i, x) {
+		if (!json_is_string(x)) {
+			free(v);
+			return NULL;
+		}
+		v[i] = json_string_value(x);
+	}
+	*n = (uint32_t)json_array_size(a);
+	return v;
+}
+
+static void op_submit(struct mmd *mm, struct mmd_client *c, json_t *req,
+		      int run)
+{
+	json_t *job = json_object_get(req, "job");
+	mm_job_spec_t spec = { 0 };
+	mm_op_t op = { .code = MM_OP_SUBMIT, .spec = &spec };
+	mm_result_t res;
+	const char **argv = NULL, **env = NULL, **files = NULL;
+	json_int_t ranks = 1, limit = 0;
+
+	if (!json_is_object(job)) {
+		reply_err(c, EINVAL, "request: \"job\" must be an object");
+		return;
+	}
+	spec.name = json_string_value(json_object_get(job, "name"));
+	spec.nodelist = json_string_value(json_object_get(job, "nodes"));
+	spec.cwd = json_string_value(json_object_get(job, "cwd"));
+	spec.out_path = json_string_value(json_object_get(job, "stdout"));
+	spec.err_path = json_string_value(json_object_get(job, "stderr"));
+	if (json_object_get(job, "ranks"))
+		ranks = json_integer_value(json_object_get(job, "ranks"));
+	if (json_object_get(job, "time_limit_ms"))
+		limit = json_integer_value(json_object_get(job,
+							   "time_limit_ms"));
+	argv = strs(json_object_get(job, "argv"), &spec.argc);
+	env = strs(json_object_get(job, "env"), &spec.envc);
+	files = strs(json_object_get(job, "files"), &spec.nfiles);
+	if (!argv || !env || !files) {
+		reply_err(c, EINVAL, "request: argv, env and files must be "
+			  "arrays of strings");
+		goto out;
+	}
+	if (ranks < 1 || ranks > 1000000 || limit < 0) {
+		reply_err(c, EINVAL, "request: ranks must be 1 to 1000000 and "
+			  "time_limit_ms not negative");
+		goto out;
+	}
+	spec.name = spec.name ? spec.name : "";
+	spec.cwd = spec.cwd ? spec.cwd : "/";
+	spec.ranks = (uint32_t)ranks;
+	spec.argv = argv;
+	spec.env = env;
+	spec.files = files;
+	spec.batch = !run;
+	spec.time_limit_ms = (uint64_t)limit;
+	spec.uid = c->uid;
+	spec.gid = c->uid;
+	if (mmd_apply(mm, &op, &res)) {
+		reply_err(c, res.rc, "%s", res.err);
+		goto out;
+	}
+	qb_log(LOG_INFO, "job %u submitted by uid %u: %u rank(s) of %s",
+	       res.job, c->uid, spec.ranks, spec.argc ? argv[0] : "?");
+	if (run)
+		c->watch_job = res.job;
+	send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:i}", "ok", 1, "job",
+					       res.job));
+out:
+	free(argv);
+	free(env);
+	free(files);
+}
+
+static void op_queue(struct mmd *mm, struct mmd_client *c, json_t *req)
+{
+	int all = json_is_true(json_object_get(req, "all"));
+	json_t *jobs = json_array();
+	mm_job_t j;
+
+	for (uint32_t id = 1; mm_job_next(mm->st, id, &j) == 0; id = j.id + 1)
+		if (all || !is_terminal(j.state))
+			json_array_append_new(jobs, mmd_job_json(mm, &j));
+	send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:o}", "ok", 1, "jobs",
+					       jobs));
+}
+
+static int job_arg(struct mmd_client *c, json_t *req, uint32_t *id)
+{
+	json_t *v = json_object_get(req, "job");
+
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > UINT32_MAX) {
+		reply_err(c, EINVAL, "request: \"job\" must be a job id");
+		return -1;
+	}
+	*id = (uint32_t)json_integer_value(v);
+	return 0;
+}
+
+static void op_show(struct mmd *mm, struct mmd_client *c, json_t *req)
+{
+	uint32_t id;
+	mm_job_t j;
+
+	if (job_arg(c, req, &id))
+		return;
+	if (mm_job_get(mm->st, id, &j)) {
+		reply_err(c, ENOENT, "no job %u (see stormctl queue -a)", id);
+		return;
+	}
+	send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:o}", "ok", 1, "job",
+					       mmd_job_json(mm, &j)));
+}
+
+static void op_cancel(struct mmd *mm, struct mmd_client *c, json_t *req)
+{
+	mm_op_t op = { .code = MM_OP_CANCEL, .uid = c->uid };
+	mm_result_t res;
+
+	if (job_arg(c, req, &op.job))
+		return;
+	if (mmd_apply(mm, &op, &res)) {
+		reply_err(c, res.rc, "%s", res.err);
+		return;
+	}
+	send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:i, s:s}", "ok", 1,
+					       "job", op.job, "state",
+					       "CANCELLED"));
+}
+
+static void op_nodes(struct mmd *mm, struct mmd_client *c)
+{
+	json_t *a = json_array();
+	uint32_t n = mm_node_count(mm->st);
+
+	for (uint32_t i = 0; i < n; i++) {
+		mm_node_t x;
+
+		if (mm_node_get(mm->st, i, &x))
+			continue;
+		json_array_append_new(a, json_pack(
+			"{s:i, s:s, s:s, s:i, s:i, s:i, s:s}", "id", x.id,
+			"name", x.name, "state", mm_node_state_name(x.state),
+			"cpus", x.cpus, "used", x.used, "failures",
+			x.failures, "reason", x.reason));
+	}
+	send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:o}", "ok", 1,
+					       "nodes", a));
+}
+
+static void op_status(struct mmd *mm, struct mmd_client *c)
+{
+	uint32_t n = mm_node_count(mm->st), up = 0, pend = 0, run = 0;
+	sp_view_info_t vi = { 0 };
+	mm_job_t j;
+
+	for (uint32_t i = 0; i < n; i++) {
+		mm_node_t x;
+
+		if (!mm_node_get(mm->st, i, &x) && x.state == MM_NODE_UP)
+			up++;
+	}
+	for (uint32_t id = 1; mm_job_next(mm->st, id, &j) == 0; id = j.id + 1) {
+		pend += j.state == MM_JOB_PENDING;
+		run += j.state == MM_JOB_STAGING || j.state == MM_JOB_RUNNING;
+	}
+	sp_view(mm->w, &vi, NULL);
+	send_json(c, ST_FRAME_REPLY, json_pack(
+		"{s:b, s:s, s:s, s:I, s:i, s:I, s:i, s:i, s:i, s:i}",
+		"ok", 1, "cluster", mm->cfg.cluster, "manager", mm->host->name,
+		"slice", (json_int_t)mm->slice, "slice_us", mm->cfg.slice_us,
+		"view_epoch", (json_int_t)vi.epoch, "nodes_up", up,
+		"nodes_total", n, "jobs_pending", pend, "jobs_running", run));
+}
+
+static uint32_t nodes_up(struct mmd *mm)
+{
+	uint32_t n = mm_node_count(mm->st), up = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		mm_node_t x;
+
+		if (!mm_node_get(mm->st, i, &x) && x.state == MM_NODE_UP)
+			up++;
+	}
+	return up;
+}
+
+/* Answer the "wait" requests whose condition holds or whose time is up:
+ * scripts and tests wait for the cluster on an answer, not by polling. */
+void mmd_client_waits(struct mmd *mm)
+{
+	uint32_t up = nodes_up(mm);
+
+	for (struct mmd_client *c = mm->clients; c; c = c->next) {
+		if (!c->wait_up)
+			continue;
+		if (up >= c->wait_up) {
+			c->wait_up = 0;
+			op_status(mm, c);
+			c->closing = 1;
+		} else if (mmd_now_ms(mm) >= c->wait_until_ms) {
+			reply_err(c, ETIMEDOUT, "%u of %u nodes up when the "
+				  "wait timed out (see stormctl nodes)", up,
+				  c->wait_up);
+			c->wait_up = 0;
+			c->closing = 1;
+		}
+	}
+}
+
+static void op_wait(struct mmd *mm, struct mmd_client *c, json_t *req)
+{
+	json_t *n = json_object_get(req, "nodes_up"),
+	       *t = json_object_get(req, "timeout_ms");
+
+	if (!json_is_integer(n) || json_integer_value(n) < 1 ||
+	    json_integer_value(n) > mm_node_count(mm->st) ||
+	    (t && (!json_is_integer(t) || json_integer_value(t) < 0 ||
+		   json_integer_value(t) > 3600000))) {
+		reply_err(c, EINVAL, "request: wait needs nodes_up in [1, %u] "
+			  "and timeout_ms in [0, 3600000]",
+			  mm_node_count(mm->st));
+		return;
+	}
+	c->wait_up = (uint32_t)json_integer_value(n);
+	c->wait_until_ms = mmd_now_ms(mm) +
+			   (t ? (uint64_t)json_integer_value(t) : 10000u);
+	mmd_client_waits(mm);
+}
+
+static void request(struct mmd *mm, struct mmd_client *c, const char *text)
+{
+	json_error_t jerr;
+	json_t *req = json_loads(text, 0, &jerr);
+	const char *op = json_string_value(json_object_get(req, "op"));
+
+	if (!json_is_object(req) || !op) {
+		reply_err(c, EPROTO, "request: not a JSON object with \"op\" "
+			  "(%s)", req ? "no op" : jerr.text);
+	} else if (!strcmp(op, "run") || !strcmp(op, "submit")) {
+		op_submit(mm, c, req, !strcmp(op, "run"));
+	} else if (!strcmp(op, "queue")) {
+		op_queue(mm, c, req);
+	} else if (!strcmp(op, "show")) {
+		op_show(mm, c, req);
+	} else if (!strcmp(op, "cancel")) {
+		op_cancel(mm, c, req);
+	} else if (!strcmp(op, "nodes")) {
+		op_nodes(mm, c);
+	} else if (!strcmp(op, "status")) {
+		op_status(mm, c);
+	} else if (!strcmp(op, "wait")) {
+		op_wait(mm, c, req);
+	} else {
+		reply_err(c, EINVAL, "request: unknown op \"%s\"", op);
+	}
+	json_decref(req);
+}
+
+/* ---- connections ------------------------------------------------------------- */
+
+static int on_client(int32_t fd, int32_t revents, void *data)
+{
+	struct mmd_client *c = data;
+	struct mmd *mm = c->mm;
+	ssize_t n;
+
+	(void)revents;
+	if (c->got < ST_FRAME_HDR) {
+		n = read(fd, c->hdr + c->got, ST_FRAME_HDR - c->got);
+		if (n <= 0)
+			goto gone;
+		c->got += (uint32_t)n;
+		if (c->got == ST_FRAME_HDR) {
+			int type;
+			uint32_t len;
+
+			if (st_frame_parse_hdr(c->hdr, &type, &len) ||
+			    type != ST_FRAME_REQUEST) {
+				reply_err(c, EPROTO, "not a Storm request "
+					  "frame (protocol %d)",
+					  ST_FRAME_VERSION);
+				goto gone;
+			}
+			c->need = ST_FRAME_HDR + len;
+			free(c->buf);
+			c->buf = malloc(len + 1);
+			if (!c->buf)
+				goto gone;
+		}
+	} else {
+		n = read(fd, c->buf + (c->got - ST_FRAME_HDR),
+			 c->need - c->got);
+		if (n <= 0)
+			goto gone;
+		c->got += (uint32_t)n;
+	}
+	if (c->got < ST_FRAME_HDR || c->got < c->need)
+		return 0;
+	c->buf[c->need - ST_FRAME_HDR] = '\0';
+	c->got = c->need = 0;
+	request(mm, c, (const char *)c->buf);
+	if (c->closing && !c->watch_job && !c->wait_up)
+		client_drop(mm, c);
+	return 0;
+gone:
+	if (c->watch_job)
+		qb_log(LOG_INFO, "job %u: its client left; the job goes on",
+		       c->watch_job);
+	client_drop(mm, c);
+	return 0;
+}
+
+static int on_accept(int32_t fd, int32_t revents, void *data)
+{
+	struct mmd *mm = data;
+	struct mmd_client *c;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+
+	(void)revents;
+	if (cfd < 0)
+		return 0;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(cfd);
+		return 0;
+	}
+	c->mm = mm;
+	c->fd = cfd;
+	/* unix socket: the kernel says who it is; TCP: nobody until MUNGE */
+	if (fd == mm->unix_fd &&
+	    getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+		c->uid = cred.uid;
+	else
+		c->uid = 65534;
+	c->next = mm->clients;
+	mm->clients = c;
+	qb_loop_poll_add(mm->loop, QB_LOOP_MED, cfd, POLLIN, c, on_client);
+	return 0;
+}
+
+int mmd_listen(struct mmd *mm, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	snprintf(mm->sock_path, sizeof(mm->sock_path), "%s/storm-mm.sock",
+		 mm->cfg.run_dir);
+	if (strlen(mm->sock_path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "%s: run_dir too long for a socket path",
+			 mm->cfg.path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, mm->sock_path);
+	mm->unix_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	unlink(mm->sock_path);
+	if (mm->unix_fd < 0 ||
+	    bind(mm->unix_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(mm->unix_fd, 64) < 0) {
+		snprintf(err, errlen, "cannot listen on %s: %s (is run_dir "
+			 "%s there and writable?)", mm->sock_path,
+			 strerror(errno), mm->cfg.run_dir);
+		return -errno;
+	}
+	chmod(mm->sock_path, 0666); /* who may do what: by SO_PEERCRED */
+	qb_loop_poll_add(mm->loop, QB_LOOP_MED, mm->unix_fd, POLLIN, mm,
+			 on_accept);
+	mm->tcp_fd = -1;
+	if (mm->host->listen[0]) {
+		char host[ST_ADDR_MAX], *port;
+		struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+					  .ai_flags = AI_PASSIVE }, *ai;
+		int one = 1;
+
+		strcpy(host, mm->host->listen);
+		port = strrchr(host, ':');
+		if (!port) {
+			snprintf(err, errlen, "%s: [manager %s] listen = %s: "
+				 "want HOST:PORT", mm->cfg.path,
+				 mm->host->name, mm->host->listen);
+			return -STORM_ECONFIG;
+		}
+		*port++ = '\0';
+		if (getaddrinfo(host, port, &hints, &ai)) {
+			snprintf(err, errlen, "cannot resolve %s",
+				 mm->host->listen);
+			return -STORM_ECONFIG;
+		}
+		mm->tcp_fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC,
+				    0);
+		setsockopt(mm->tcp_fd, SOL_SOCKET, SO_REUSEADDR, &one,
+			   sizeof(one));
+		if (mm->tcp_fd < 0 ||
+		    bind(mm->tcp_fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
+		    listen(mm->tcp_fd, 64) < 0) {
+			snprintf(err, errlen, "cannot listen on %s: %s",
+				 mm->host->listen, strerror(errno));
+			freeaddrinfo(ai);
+			return -errno;
+		}
+		freeaddrinfo(ai);
+		qb_loop_poll_add(mm->loop, QB_LOOP_MED, mm->tcp_fd, POLLIN,
+				 mm, on_accept);
+	}
+	return 0;
+}
+
+void mmd_close_listeners(struct mmd *mm)
+{
+	if (mm->unix_fd >= 0) {
+		close(mm->unix_fd);
+		unlink(mm->sock_path);
+	}
+	if (mm->tcp_fd >= 0)
+		close(mm->tcp_fd);
+}
+
+void mmd_client_free_all(struct mmd *mm)
+{
+	while (mm->clients)
+		client_drop(mm, mm->clients);
+}
+
+/* Drop clients whose stream ended (called each slice). */
+void mmd_client_reap(struct mmd *mm)
+{
+	for (struct mmd_client *c = mm->clients, *next; c; c = next) {
+		next = c->next;
+		if (c->closing && !c->watch_job && !c->wait_up)
+			client_drop(mm, c);
+	}
+}

@@ -1,0 +1,195 @@
+/*
+ * mmd_main.c — storm-mm's start and stop: configuration, logging, the
+ * machine (world id of this head node; the nodes join it), the state
+ * machine over the configured compute nodes, the client listeners and the
+ * strobe timer, all on one libqb main loop.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <qb/qblog.h>
+
+#include "mmd.h"
+
+static int on_signal(int32_t sig, void *data)
+{
+	struct mmd *mm = data;
+
+	qb_log(LOG_NOTICE, "signal %d: stopping", sig);
+	qb_loop_stop(mm->loop);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: storm-mm --config FILE --name MANAGER\n"
+		"  Machine Manager of a Storm cluster (one head node).\n"
+		"  Exit status: 0 stopped by a signal, 1 runtime failure,\n"
+		"  2 usage or configuration error.\n");
+}
+
+static int state_init(struct mmd *mm)
+{
+	uint32_t n = mm->cfg.nnodes, *ids = calloc(n, sizeof(*ids)),
+		 *cpus = calloc(n, sizeof(*cpus));
+	const char **names = calloc(n, sizeof(*names));
+	int rc = -ENOMEM;
+
+	if (ids && cpus && names) {
+		for (uint32_t i = 0; i < n; i++) {
+			ids[i] = mm->cfg.nodes[i].world_id;
+			cpus[i] = mm->cfg.nodes[i].cpus;
+			names[i] = mm->cfg.nodes[i].name;
+		}
+		rc = mm_state_create(mm->nworld, n, ids, names, cpus, &mm->st);
+	}
+	free(ids);
+	free(cpus);
+	free(names);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"name", required_argument, NULL, 'n'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *path = getenv("STORM_CONFIG"), *name = NULL;
+	struct mmd mm = { .unix_fd = -1, .tcp_fd = -1 };
+	qb_loop_signal_handle sh;
+	sp_config_t *sc = NULL;
+	struct timespec ts;
+	char err[1024] = "";
+	size_t size;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "c:n:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': path = optarg; break;
+		case 'n': name = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!path) {
+		fprintf(stderr, "storm-mm: --config FILE is required\n");
+		usage(stderr);
+		return 2;
+	}
+	if (st_config_load(path, &mm.cfg, err, sizeof(err))) {
+		fprintf(stderr, "storm-mm: %s\n", err);
+		return 2;
+	}
+	mm.host = name ? st_config_host(&mm.cfg, name) : &mm.cfg.managers[0];
+	if (!mm.host || mm.host->world_id >= mm.cfg.nmanagers) {
+		fprintf(stderr, "storm-mm: %s: no [manager %s] section\n",
+			path, name);
+		st_config_free(&mm.cfg);
+		return 2;
+	}
+	if (mm.host->world_id != 0) {
+		fprintf(stderr, "storm-mm: %s: only the first manager runs "
+			"until replication (several managers) is built\n",
+			path);
+		st_config_free(&mm.cfg);
+		return 2;
+	}
+	st_log_setup(&mm.cfg, "storm-mm");
+	mkdir(mm.cfg.run_dir, 0755);
+	st_layout(&mm.cfg, &mm.lay);
+	mm.nworld = mm.cfg.nmanagers + mm.cfg.nnodes;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	mm.t0_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	rc = st_config_world(&mm.cfg, mm.host->world_id, 0, 1000, &sc, err,
+			     sizeof(err));
+	if (!rc)
+		rc = sp_open(sc, &mm.w, err, sizeof(err));
+	sp_config_destroy(sc);
+	if (rc) {
+		qb_log(LOG_ERR, "cannot open the machine: %s", err);
+		rc = 1;
+		goto out;
+	}
+	mm.gmem = sp_gmem(mm.w, &size);
+	mm.hb = calloc(1, mm.lay.hb_len);
+	mm.box_seq = calloc(mm.nworld, sizeof(*mm.box_seq));
+	mm.ack = calloc(mm.nworld, sizeof(*mm.ack));
+	mm.seen = calloc(mm.nworld, 1);
+	mm.status = calloc(ST_DONE_SLOTS, sizeof(*mm.status));
+	mm.status_job = calloc(ST_DONE_SLOTS, sizeof(uint32_t));
+	mm.status_got = calloc(ST_DONE_SLOTS, sizeof(uint32_t));
+	for (uint32_t k = 0; k < MMD_MAX_INFLIGHT; k++)
+		mm.stage.slot[k] = malloc(mm.lay.chunk);
+	if (!mm.hb || !mm.box_seq || !mm.ack || !mm.seen || !mm.status ||
+	    !mm.status_job || !mm.status_got || !mm.stage.slot[7] ||
+	    sp_nodeset_create(mm.nworld, &mm.live) ||
+	    sp_nodeset_create(mm.nworld, &mm.tmp) || state_init(&mm)) {
+		qb_log(LOG_ERR, "out of memory");
+		rc = 1;
+		goto out;
+	}
+	mm.loop = qb_loop_create();
+	if ((rc = mmd_listen(&mm, err, sizeof(err)))) {
+		qb_log(LOG_ERR, "%s", err);
+		rc = 1;
+		goto out;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	mm.nfd = sp_notify_fd(mm.w);
+	qb_loop_poll_add(mm.loop, QB_LOOP_HIGH, mm.nfd, POLLIN, &mm,
+			 mmd_on_notify);
+	qb_loop_signal_add(mm.loop, QB_LOOP_HIGH, SIGTERM, &mm, on_signal, &sh);
+	qb_loop_signal_add(mm.loop, QB_LOOP_HIGH, SIGINT, &mm, on_signal, &sh);
+	qb_loop_timer_add(mm.loop, QB_LOOP_HIGH,
+			  (uint64_t)mm.cfg.slice_us * 1000u, &mm, mmd_slice,
+			  &mm.timer);
+	qb_log(LOG_INFO, "manager %s of cluster %s: %u node(s), slice %u us, "
+	       "clients on %s%s%s", mm.host->name, mm.cfg.cluster,
+	       mm.cfg.nnodes, mm.cfg.slice_us, mm.sock_path,
+	       mm.host->listen[0] ? " and " : "", mm.host->listen);
+	qb_loop_run(mm.loop);
+	rc = 0;
+out:
+	mmd_client_free_all(&mm);
+	mmd_close_listeners(&mm);
+	if (mm.loop)
+		qb_loop_destroy(mm.loop);
+	mmd_stage_free(&mm);
+	sp_close(mm.w);
+	mm_state_destroy(mm.st);
+	for (uint32_t k = 0; k < MMD_MAX_INFLIGHT; k++)
+		free(mm.stage.slot[k]);
+	for (uint32_t k = 0; mm.status && k < ST_DONE_SLOTS; k++)
+		free(mm.status[k]);
+	while (mm.outs) {
+		struct mmd_out *o = mm.outs;
+
+		mm.outs = o->next;
+		for (int s = 0; s < 2; s++)
+			if (o->fd[s] >= 0)
+				close(o->fd[s]);
+		free(o);
+	}
+	free(mm.status);
+	free(mm.status_job);
+	free(mm.status_got);
+	free(mm.hb);
+	free(mm.box_seq);
+	free(mm.ack);
+	free(mm.seen);
+	sp_nodeset_destroy(mm.live);
+	sp_nodeset_destroy(mm.tmp);
+	st_config_free(&mm.cfg);
+	qb_log_fini();
+	return rc;
+}

@@ -1,0 +1,569 @@
+/*
+ * mmd_slice.c — the strobe: what storm-mm does at every slice boundary.
+ *
+ *  1. take the nodes' output mailboxes (records -> clients, files, exits)
+ *  2. view -> NODE_DOWN / NODE_UP operations (fault detection)
+ *  3. TICK (schedules pending jobs)
+ *  4. termination: one COMPARE-AND-WRITE per running job over its nodes
+ *     ("done slot == job id" everywhere) -> JOB_EXITED
+ *  5. launch: multicast the staging job's next chunks into the nodes'
+ *     ring slots, COMPARE-AND-WRITE on gv_consumed for flow control
+ *  6. multicast the heartbeat block: every STAGING/RUNNING job
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <qb/qblog.h>
+
+#include "mmd.h"
+
+#define STAGE_BUDGET_NS 50000000u /* launch work per slice, at most */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t mmd_now_ms(struct mmd *mm)
+{
+	return (mono_ns() - mm->t0_ns) / 1000000u;
+}
+
+/* ---- 1. mailboxes ---------------------------------------------------------- */
+
+static int32_t *status_of(struct mmd *mm, uint32_t job, uint32_t ranks)
+{
+	uint32_t k = job % ST_DONE_SLOTS;
+
+	if (mm->status_job[k] != job) {
+		free(mm->status[k]);
+		mm->status[k] = calloc(ranks ? ranks : 1, sizeof(int32_t));
+		for (uint32_t r = 0; mm->status[k] && r < ranks; r++)
+			mm->status[k][r] = -1;
+		mm->status_job[k] = job;
+		mm->status_got[k] = 0;
+	}
+	return mm->status[k];
+}
+
+static void batch_write(struct mmd *mm, const mm_job_t *j, int stream,
+			const uint8_t *data, uint32_t len)
+{
+	struct mmd_out *o;
+
+	for (o = mm->outs; o && o->job != j->id; o = o->next)
+		;
+	if (!o) {
+		o = calloc(1, sizeof(*o));
+		if (!o)
+			return;
+		o->job = j->id;
+		o->fd[0] = o->fd[1] = -1;
+		o->next = mm->outs;
+		mm->outs = o;
+	}
+	if (o->fd[stream] < 0) {
+		const char *pat = stream ? j->err_path : j->out_path;
+		char path[2048], *p = path;
+
+		if (!pat || !pat[0])
+			pat = stream ? "storm-%j.err" : "storm-%j.out";
+		for (const char *s = pat; *s && p < path + sizeof(path) - 16;
+		     s++) {
+			if (s[0] == '%' && s[1] == 'j') {
+				p += sprintf(p, "%u", j->id);
+				s++;
+			} else {
+				*p++ = *s;
+			}
+		}
+		*p = '\0';
+		if (path[0] != '/' && j->cwd) {
+			char full[4096];
+
+			snprintf(full, sizeof(full), "%s/%s", j->cwd, path);
+			o->fd[stream] = open(full, O_WRONLY | O_CREAT |
+					     O_APPEND | O_CLOEXEC, 0644);
+		} else {
+			o->fd[stream] = open(path, O_WRONLY | O_CREAT |
+					     O_APPEND | O_CLOEXEC, 0644);
+		}
+		if (o->fd[stream] < 0) {
+			qb_log(LOG_WARNING, "job %u: cannot open its output "
+			       "file %s: %s", j->id, path, strerror(errno));
+			return;
+		}
+	}
+	if (write(o->fd[stream], data, len) < 0)
+		qb_log(LOG_WARNING, "job %u: output file: %s", j->id,
+		       strerror(errno));
+}
+
+static void outs_close(struct mmd *mm, uint32_t job)
+{
+	for (struct mmd_out **pp = &mm->outs; *pp; pp = &(*pp)->next) {
+		struct mmd_out *o = *pp;
+
+		if (o->job != job)
+			continue;
+		for (int s = 0; s < 2; s++)
+			if (o->fd[s] >= 0)
+				close(o->fd[s]);
+		*pp = o->next;
+		free(o);
+		return;
+	}
+}
+
+static void take_record(struct mmd *mm, const st_rec_t *rec)
+{
+	mm_job_t j;
+
+	if (mm_job_get(mm->st, rec->job, &j))
+		return;
+	if (rec->type == ST_REC_STDOUT || rec->type == ST_REC_STDERR) {
+		int stream = rec->type == ST_REC_STDERR;
+
+		if (j.batch)
+			batch_write(mm, &j, stream, rec->data, rec->len);
+		else
+			mmd_client_output(mm, rec->job, rec->rank, stream + 1,
+					  rec->data, rec->len);
+	} else if (rec->type == ST_REC_EXIT) {
+		int32_t *st = status_of(mm, rec->job, j.ranks);
+		int32_t v;
+
+		if (!st || rec->rank >= j.ranks || rec->len != 4)
+			return;
+		memcpy(&v, rec->data, 4);
+		if (st[rec->rank] == -1)
+			mm->status_got[rec->job % ST_DONE_SLOTS]++;
+		st[rec->rank] = v;
+	} else if (rec->type == ST_REC_FAIL) {
+		char why[MM_REASON_MAX];
+		mm_op_t op = { .code = MM_OP_JOB_FAILED, .job = rec->job,
+			       .reason = why };
+		mm_result_t res;
+
+		snprintf(why, sizeof(why), "%.*s", (int)rec->len, rec->data);
+		mmd_apply(mm, &op, &res);
+	}
+}
+
+static void take_boxes(struct mmd *mm)
+{
+	for (uint32_t n = mm->cfg.nmanagers; n < mm->nworld; n++) {
+		const uint8_t *box = mm->gmem + mm->lay.outbox +
+				     (uint64_t)mm->lay.outbox_len * n;
+		uint64_t seq;
+		uint32_t len;
+		size_t off = ST_BOX_HDR;
+		st_rec_t rec;
+
+		if (st_box_get_hdr(box, mm->lay.outbox_len, &seq, &len) ||
+		    seq <= mm->box_seq[n])
+			continue;
+		while (st_box_next(box, ST_BOX_HDR + len, &off, &rec) == 1)
+			take_record(mm, &rec);
+		mm->box_seq[n] = seq;
+		mm->ack[n] = (int64_t)seq;
+		sp_nodeset_clear(mm->tmp);
+		sp_nodeset_add(mm->tmp, n);
+		sp_xfer_and_signal(mm->w, mm->tmp, &mm->ack[n], 8,
+				   mm->lay.outack, SP_EV_NONE, ST_EV_OUTACK,
+				   NULL, 0);
+	}
+}
+
+int mmd_on_notify(int32_t fd, int32_t revents, void *data)
+{
+	struct mmd *mm = data;
+	uint64_t v;
+
+	(void)revents;
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return 0;
+	while (sp_test_event(mm->w, ST_EV_OUT, 0) == 0)
+		take_boxes(mm);
+	while (sp_test_event(mm->w, ST_EV_LOCAL_HB, 0) != -EAGAIN)
+		mm->hb_inflight = 0;
+	return 0;
+}
+
+/* ---- 2. view ---------------------------------------------------------------- */
+
+static void check_view(struct mmd *mm)
+{
+	sp_view_info_t vi;
+	uint32_t n = mm_node_count(mm->st);
+
+	if (sp_view(mm->w, &vi, mm->live))
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		mm_node_t node;
+		mm_op_t op = { 0 };
+		mm_result_t res;
+		int in;
+
+		if (mm_node_get(mm->st, i, &node))
+			continue;
+		in = sp_nodeset_has(mm->live, node.id);
+		if (in)
+			mm->seen[node.id] = 1;
+		if (!in && node.state == MM_NODE_UP) {
+			op.code = MM_OP_NODE_DOWN;
+			op.node = node.id;
+			op.reason = mm->seen[node.id] ?
+				"missed heartbeats: left the view" :
+				"has not joined yet";
+			if (mm->seen[node.id])
+				qb_log(LOG_WARNING, "node %s failed: missed "
+				       "heartbeats", node.name);
+			mmd_apply(mm, &op, &res);
+		} else if (in && node.state == MM_NODE_DOWN) {
+			op.code = MM_OP_NODE_UP;
+			op.node = node.id;
+			qb_log(LOG_NOTICE, "node %s is back", node.name);
+			mmd_apply(mm, &op, &res);
+		}
+	}
+}
+
+/* ---- 4. termination ------------------------------------------------------------ */
+
+static void check_ends(struct mmd *mm)
+{
+	mm_job_t j;
+
+	for (uint32_t id = 1; mm_job_next(mm->st, id, &j) == 0; id = j.id + 1) {
+		uint32_t k = j.id % ST_DONE_SLOTS;
+		mm_op_t op = { .code = MM_OP_JOB_EXITED, .job = j.id };
+		mm_result_t res;
+		int rc;
+
+		if (j.state != MM_JOB_RUNNING)
+			continue;
+		rc = sp_compare_and_write(mm->w, j.nodes,
+					  st_done_var(&mm->lay, j.id),
+					  SP_CMP_EQ, j.id, SP_NO_WRITE, 0,
+					  1000);
+		if (rc != 1 || mm->status_job[k] != j.id ||
+		    mm->status_got[k] < j.ranks)
+			continue;
+		op.nstatus = j.ranks;
+		op.status = mm->status[k];
+		mmd_apply(mm, &op, &res);
+	}
+}
+
+/* ---- 5. launch ---------------------------------------------------------------- */
+
+static int read_file(const char *path, uint8_t **out, size_t *len,
+		     uint32_t *mode)
+{
+	struct stat st;
+	uint8_t *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	p = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (!p) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (size_t got = 0; got < (size_t)st.st_size;) {
+		ssize_t n = read(fd, p + got, (size_t)st.st_size - got);
+
+		if (n <= 0) {
+			free(p);
+			close(fd);
+			return n < 0 ? -errno : -EIO;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	*out = p;
+	*len = (size_t)st.st_size;
+	*mode = st.st_mode & 0777;
+	return 0;
+}
+
+static const char *base(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* Manifest + files, as one stream. */
+static int build_stream(struct mmd *mm, const mm_job_t *j, char *why,
+			size_t whylen)
+{
+	uint32_t nf = 1 + j->nfiles;
+	st_manifest_t m = { .job = j->id, .ranks = j->ranks,
+			    .rank_node = (uint32_t *)j->rank_node,
+			    .argc = j->argc, .argv = (char **)j->argv,
+			    .envc = j->envc, .env = (char **)j->env,
+			    .cwd = (char *)j->cwd, .nfiles = nf };
+	uint8_t **data = calloc(nf, sizeof(*data)), *mf = NULL;
+	size_t *lens = calloc(nf, sizeof(*lens)), mflen = 0, total;
+	int rc = 0;
+
+	m.file_names = calloc(nf, sizeof(char *));
+	m.file_sizes = calloc(nf, sizeof(uint64_t));
+	m.file_modes = calloc(nf, sizeof(uint32_t));
+	if (!data || !lens || !m.file_names || !m.file_sizes ||
+	    !m.file_modes) {
+		rc = -ENOMEM;
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < nf; i++) {
+		const char *path = i ? j->files[i - 1] : j->argv[0];
+
+		rc = read_file(path, &data[i], &lens[i], &m.file_modes[i]);
+		if (rc) {
+			snprintf(why, whylen, "cannot read %s on the manager: "
+				 "%s", path, rc == -EINVAL ?
+				 "not a regular file" : storm_strerror(rc));
+			goto out;
+		}
+		m.file_names[i] = (char *)base(path);
+		m.file_sizes[i] = lens[i];
+		for (uint32_t k = 0; k < i; k++)
+			if (!strcmp(m.file_names[k], m.file_names[i])) {
+				rc = -EINVAL;
+				snprintf(why, whylen, "two files named %s: "
+					 "file names must differ",
+					 m.file_names[i]);
+				goto out;
+			}
+	}
+	if ((rc = st_manifest_encode(&m, &mf, &mflen))) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	total = mflen;
+	for (uint32_t i = 0; i < nf; i++)
+		total += lens[i];
+	mm->stage.stream = malloc(total);
+	if (!mm->stage.stream) {
+		rc = -ENOMEM;
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	memcpy(mm->stage.stream, mf, mflen);
+	mm->stage.len = mflen;
+	for (uint32_t i = 0; i < nf; i++) {
+		memcpy(mm->stage.stream + mm->stage.len, data[i], lens[i]);
+		mm->stage.len += lens[i];
+	}
+out:
+	for (uint32_t i = 0; data && i < nf; i++)
+		free(data[i]);
+	free(data);
+	free(lens);
+	free(mf);
+	free(m.file_names);
+	free(m.file_sizes);
+	free(m.file_modes);
+	return rc;
+}
+
+void mmd_stage_free(struct mmd *mm)
+{
+	free(mm->stage.stream);
+	mm->stage.stream = NULL;
+	mm->stage.job = 0;
+}
+
+static uint32_t inflight_max(struct mmd *mm)
+{
+	return mm->lay.slots < MMD_MAX_INFLIGHT ? mm->lay.slots :
+						   MMD_MAX_INFLIGHT;
+}
+
+static void stage_fail(struct mmd *mm, uint32_t job, const char *why)
+{
+	mm_op_t op = { .code = MM_OP_JOB_FAILED, .job = job, .reason = why };
+	mm_result_t res;
+
+	qb_log(LOG_WARNING, "job %u: launch failed: %s", job, why);
+	mmd_apply(mm, &op, &res);
+	mmd_stage_free(mm);
+}
+
+static void stage(struct mmd *mm)
+{
+	struct mmd_stage *s = &mm->stage;
+	uint32_t data_len = mm->lay.chunk - ST_CHUNK_HDR;
+	uint64_t until = mono_ns() + STAGE_BUDGET_NS;
+	mm_job_t j;
+	char why[512];
+
+	if (s->job && (mm_job_get(mm->st, s->job, &j) ||
+		       j.state != MM_JOB_STAGING)) {
+		/* cancelled or failed meanwhile: wait out what is in flight */
+		for (uint32_t k = 0; k < inflight_max(mm); k++)
+			if (s->busy[k] &&
+			    sp_test_event(mm->w, MMD_SLOT_EV + k, 1000) != -EAGAIN)
+				s->busy[k] = 0;
+		mmd_stage_free(mm);
+	}
+	if (!s->job) {
+		uint32_t id;
+
+		for (id = 1; mm_job_next(mm->st, id, &j) == 0; id = j.id + 1)
+			if (j.state == MM_JOB_STAGING)
+				break;
+		if (mm_job_get(mm->st, id, &j) || j.state != MM_JOB_STAGING)
+			return;
+		if (build_stream(mm, &j, why, sizeof(why))) {
+			stage_fail(mm, j.id, why);
+			return;
+		}
+		s->job = j.id;
+		s->next = 0;
+		s->total = (uint32_t)((s->len + data_len - 1) / data_len);
+		s->started_ns = mono_ns();
+	}
+	while (s->next < s->total && mono_ns() < until) {
+		uint32_t c = s->next, k = c % inflight_max(mm);
+		uint32_t slot = c % mm->lay.slots;
+		size_t off = (size_t)c * data_len;
+		uint32_t len = (uint32_t)(s->len - off < data_len ?
+					  s->len - off : data_len);
+		int rc;
+
+		if (s->busy[k]) {
+			rc = sp_test_event(mm->w, MMD_SLOT_EV + k, 2000);
+			if (rc == -EAGAIN || rc == -ETIMEDOUT)
+				return; /* next slice */
+			s->busy[k] = 0;
+			if (rc) {
+				snprintf(why, sizeof(why), "file multicast "
+					 "failed: %s", storm_strerror(rc));
+				stage_fail(mm, j.id, why);
+				return;
+			}
+		}
+		if (c >= mm->lay.slots) {
+			/* the slot's previous chunk is on every node's disk */
+			rc = sp_compare_and_write(mm->w, j.nodes,
+						  mm->lay.gv_consumed, SP_CMP_GE,
+						  st_consumed(j.id, c -
+							      mm->lay.slots + 1),
+						  SP_NO_WRITE, 0, 1000);
+			if (rc != 1)
+				return; /* not yet, or a node left: retry */
+		}
+		st_chunk_put_hdr(s->slot[k], j.id, c, s->total, len);
+		memcpy(s->slot[k] + ST_CHUNK_HDR, s->stream + off, len);
+		rc = sp_xfer_and_signal(mm->w, j.nodes, s->slot[k],
+					ST_CHUNK_HDR + len, mm->lay.ring +
+					(uint64_t)slot * mm->lay.chunk,
+					MMD_SLOT_EV + k, ST_EV_CHUNK, why,
+					sizeof(why));
+		if (rc)
+			return; /* a node left the view: the job fails */
+		s->busy[k] = 1;
+		s->next++;
+	}
+	if (s->next < s->total)
+		return;
+	if (sp_compare_and_write(mm->w, j.nodes, mm->lay.gv_consumed,
+				 SP_CMP_GE, st_consumed(j.id, s->total),
+				 SP_NO_WRITE, 0, 1000) == 1) {
+		mm_op_t op = { .code = MM_OP_JOB_STAGED, .job = j.id };
+		mm_result_t res;
+
+		for (uint32_t k = 0; k < inflight_max(mm); k++)
+			if (s->busy[k] &&
+			    sp_test_event(mm->w, MMD_SLOT_EV + k, 1000) != -EAGAIN)
+				s->busy[k] = 0;
+		qb_log(LOG_INFO, "job %u: %zu bytes on %u node(s) in %.1f ms",
+		       j.id, s->len, sp_nodeset_count(j.nodes),
+		       (double)(mono_ns() - s->started_ns) / 1e6);
+		mmd_apply(mm, &op, &res);
+		mmd_stage_free(mm);
+	}
+}
+
+/* ---- 6. heartbeat ---------------------------------------------------------- */
+
+static void heartbeat(struct mmd *mm)
+{
+	st_hb_job_t *list = malloc(ST_HB_MAX_JOBS * sizeof(*list));
+	uint32_t n = 0;
+	mm_job_t j;
+	int len;
+
+	if (!list)
+		return;
+	if (mm->hb_inflight) {
+		mm->hb_late++;
+		free(list);
+		return;
+	}
+	for (uint32_t id = 1; n < ST_HB_MAX_JOBS &&
+	     mm_job_next(mm->st, id, &j) == 0; id = j.id + 1) {
+		if (j.state == MM_JOB_STAGING)
+			list[n++] = (st_hb_job_t){ j.id, ST_HB_STAGING };
+		else if (j.state == MM_JOB_RUNNING)
+			list[n++] = (st_hb_job_t){ j.id, ST_HB_RUN };
+	}
+	len = st_hb_encode(mm->hb, mm->lay.hb_len, mm->slice, list, n);
+	free(list);
+	sp_nodeset_copy(mm->tmp, mm->live);
+	for (uint32_t i = 0; i < mm->cfg.nmanagers; i++)
+		sp_nodeset_del(mm->tmp, i);
+	if (len < 0 || sp_nodeset_count(mm->tmp) == 0)
+		return;
+	if (sp_xfer_and_signal(mm->w, mm->tmp, mm->hb, (size_t)len,
+			       mm->lay.hb, ST_EV_LOCAL_HB, ST_EV_HB, NULL,
+			       0) == 0)
+		mm->hb_inflight = 1;
+}
+
+void mmd_slice(void *data)
+{
+	struct mmd *mm = data;
+	mm_op_t op = { .code = MM_OP_TICK };
+	mm_result_t res;
+
+	mm->slice++;
+	mmd_on_notify(mm->nfd, 0, mm);
+	check_view(mm);
+	op.slice = mm->slice;
+	op.now_ms = mmd_now_ms(mm);
+	mmd_apply(mm, &op, &res);
+	check_ends(mm);
+	stage(mm);
+	heartbeat(mm);
+	mmd_client_waits(mm);
+	mmd_client_reap(mm);
+	qb_loop_timer_add(mm->loop, QB_LOOP_HIGH,
+			  (uint64_t)mm->cfg.slice_us * 1000u, mm, mmd_slice,
+			  &mm->timer);
+}
+
+/* A job reached a terminal state: the shell's side effects. */
+void mmd_job_ended(struct mmd *mm, const mm_job_t *j)
+{
+	outs_close(mm, j->id);
+	mmd_client_job_ended(mm, j);
+}

@@ -1,0 +1,604 @@
+/*
+ * state.c — the Machine Manager's state machine: the node table, the job
+ * table (queue history included) and their allocations, changed only by
+ * mm_apply().  All policy lives in this library (SUBMIT in submit.c, TICK
+ * in sched.c, the rest here), away from clocks, sockets and randomness, so
+ * every replica that applies the same operations in the same order holds
+ * the same state and the same mm_digest().
+ *
+ * Invariants:
+ *  - an operation applies whole or is refused with nothing changed: what
+ *    an operation may need is allocated before its first change (a job's
+ *    rank table at SUBMIT, its status copy before JOB_EXITED), so TICK,
+ *    CANCEL and NODE_DOWN never allocate;
+ *  - for every node, used == ranks of STAGING/RUNNING jobs on it <= cpus;
+ *  - job ids are 1, 2, 3, ... and jobs[id - 1] is job id; records are
+ *    never removed;
+ *  - things happen only at TICK: a job is placed, or ends by its time
+ *    limit, only there.
+ *
+ * Job states x operations ("=" unchanged and accepted, "-E" refused):
+ *
+ *            TICK          STAGED     EXITED        FAILED  CANCEL  NODE_DOWN
+ *  PENDING   STAGING or =  -EALREADY  -EINVAL       FAILED  CANCEL  =
+ *  STAGING   FAILED(tl)/=  RUNNING    COMPL/FAILED  FAILED  CANCEL  FAILED(*)
+ *  RUNNING   FAILED(tl)/=  -EALREADY  COMPL/FAILED  FAILED  CANCEL  FAILED(*)
+ *  terminal  =             -EALREADY  -EALREADY     -EALR.  -EALR.  =
+ *
+ *  tl: its time limit passed; (*) if a rank of it is on the node.
+ *  Unknown job: -ENOENT; CANCEL by a uid neither 0 nor the job's: -EPERM.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "mm_internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers                                                            */
+/* ------------------------------------------------------------------------ */
+
+void mmi_fmt(char *dst, size_t len, const char *f, ...)
+{
+	va_list ap;
+
+	va_start(ap, f);
+	vsnprintf(dst, len, f, ap);
+	va_end(ap);
+}
+
+/* Refuse an operation: the code, and a message saying what, where and
+ * what to do. */
+int mmi_refuse(mm_result_t *res, int rc, const char *f, ...)
+{
+	va_list ap;
+
+	va_start(ap, f);
+	vsnprintf(res->err, sizeof(res->err), f, ap);
+	va_end(ap);
+	res->rc = rc;
+	return rc;
+}
+
+static struct mm_jobrec *job_of(const mm_state_t *s, uint32_t id)
+{
+	if (id == 0 || id > s->njobs)
+		return NULL;
+	return s->jobs[id - 1];
+}
+
+const char *mm_job_state_name(mm_job_state_t st)
+{
+	static const char *const names[] = {
+		[MM_JOB_PENDING] = "PENDING",
+		[MM_JOB_STAGING] = "STAGING",
+		[MM_JOB_RUNNING] = "RUNNING",
+		[MM_JOB_COMPLETED] = "COMPLETED",
+		[MM_JOB_FAILED] = "FAILED",
+		[MM_JOB_CANCELLED] = "CANCELLED",
+	};
+
+	if ((unsigned)st >= sizeof(names) / sizeof(names[0]) || !names[st])
+		return "UNKNOWN";
+	return names[st];
+}
+
+const char *mm_node_state_name(mm_node_state_t st)
+{
+	if (st == MM_NODE_UP)
+		return "UP";
+	if (st == MM_NODE_DOWN)
+		return "DOWN";
+	return "UNKNOWN";
+}
+
+/* ------------------------------------------------------------------------ */
+/* Create and destroy                                                       */
+/* ------------------------------------------------------------------------ */
+
+void mmi_job_free(struct mm_jobrec *j)
+{
+	if (!j)
+		return;
+	sp_nodeset_destroy(j->nodes);
+	sp_nodeset_destroy(j->want);
+	free(j->rank_node);
+	free(j->rank_status);
+	free(j->blk);
+	free(j);
+}
+
+void mm_state_destroy(mm_state_t *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->njobs; i++)
+		mmi_job_free(s->jobs[i]);
+	free(s->jobs);
+	free(s->nodes);
+	free(s->node_at);
+	free(s);
+}
+
+int mm_state_create(uint32_t nworld, uint32_t nnodes, const uint32_t *ids,
+		    const char *const *names, const uint32_t *cpus,
+		    mm_state_t **out)
+{
+	mm_state_t *s;
+
+	if (!out || nworld == 0 || nworld > 65536 || nnodes == 0 ||
+	    nnodes > nworld || !ids || !names || !cpus)
+		return -EINVAL;
+	for (uint32_t i = 0; i < nnodes; i++) {
+		if (ids[i] >= nworld || cpus[i] == 0 || !names[i] ||
+		    strlen(names[i]) >= MM_NAME_MAX)
+			return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->nworld = nworld;
+	s->nnodes = nnodes;
+	s->nodes = calloc(nnodes, sizeof(*s->nodes));
+	s->node_at = malloc(nworld * sizeof(*s->node_at));
+	if (!s->nodes || !s->node_at) {
+		mm_state_destroy(s);
+		return -ENOMEM;
+	}
+	/* The node table is kept in ascending world id whatever the order
+	 * given, so placement and iteration do not depend on it. */
+	for (uint32_t w = 0; w < nworld; w++)
+		s->node_at[w] = -1;
+	for (uint32_t i = 0; i < nnodes; i++) {
+		if (s->node_at[ids[i]] >= 0) { /* the same id twice */
+			mm_state_destroy(s);
+			return -EINVAL;
+		}
+		s->node_at[ids[i]] = 0;
+	}
+	for (uint32_t w = 0, k = 0; w < nworld; w++) {
+		if (s->node_at[w] >= 0)
+			s->node_at[w] = (int32_t)k++;
+	}
+	for (uint32_t i = 0; i < nnodes; i++) {
+		mm_node_t *n = &s->nodes[s->node_at[ids[i]]];
+
+		n->id = ids[i];
+		snprintf(n->name, sizeof(n->name), "%s", names[i]);
+		n->cpus = cpus[i];
+		n->state = MM_NODE_UP;
+		s->total_cpus += cpus[i];
+	}
+	*out = s;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Ending jobs                                                              */
+/* ------------------------------------------------------------------------ */
+
+static void release_cpus(mm_state_t *s, struct mm_jobrec *j)
+{
+	if (!holds_cpus(j->v.state))
+		return;
+	for (uint32_t r = 0; r < j->v.ranks; r++) {
+		mm_node_t *n = node_of(s, j->rank_node[r]);
+
+		assert(n && n->used > 0);
+		n->used--;
+	}
+}
+
+/* Move a job to a terminal state.  The caller formats the reason into
+ * j->v.reason first (or leaves it as it should read). */
+void mmi_job_end(mm_state_t *s, struct mm_jobrec *j, mm_job_state_t st)
+{
+	release_cpus(s, j);
+	j->v.state = st;
+	j->v.end_slice = s->slice;
+	j->v.end_ms = s->now_ms;
+	while (s->live_lo < s->njobs &&
+	       is_terminal(s->jobs[s->live_lo]->v.state))
+		s->live_lo++;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Job events and CANCEL                                                    */
+/* ------------------------------------------------------------------------ */
+
+static int find_job(mm_state_t *s, const char *what, uint32_t id,
+		    struct mm_jobrec **out, mm_result_t *res)
+{
+	*out = job_of(s, id);
+	if (!*out)
+		return mmi_refuse(res, -ENOENT, "%s: no job %u (jobs are "
+				  "1..%u); check the id", what, id, s->njobs);
+	return 0;
+}
+
+static int refuse_ended(mm_result_t *res, const char *what,
+			const struct mm_jobrec *j)
+{
+	return mmi_refuse(res, -EALREADY, "%s: job %u already ended (%s)", what,
+			  j->v.id, mm_job_state_name(j->v.state));
+}
+
+static int op_job_staged(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	struct mm_jobrec *j;
+	int rc = find_job(s, "job staged", op->job, &j, res);
+
+	if (rc)
+		return rc;
+	if (j->v.state != MM_JOB_STAGING)
+		return mmi_refuse(res, -EALREADY, "job staged: job %u is %s, "
+				  "not STAGING; nothing to do", j->v.id,
+				  mm_job_state_name(j->v.state));
+	j->v.state = MM_JOB_RUNNING;
+	return 0;
+}
+
+/* The job's exit code and reason from the first rank that did not exit
+ * 0; returns 1 if there was one. */
+static int first_failure(const struct mm_jobrec *j, const int32_t *st,
+			 int32_t *code, char *reason, size_t len)
+{
+	for (uint32_t r = 0; r < j->v.ranks; r++) {
+		int w = st[r];
+
+		if (WIFEXITED(w) && WEXITSTATUS(w) == 0)
+			continue;
+		if (WIFEXITED(w)) {
+			*code = WEXITSTATUS(w);
+			mmi_fmt(reason, len, "rank %u exited with status %d", r,
+				WEXITSTATUS(w));
+		} else if (WIFSIGNALED(w)) {
+			*code = 128 + WTERMSIG(w);
+			mmi_fmt(reason, len, "rank %u killed by signal %d", r,
+				WTERMSIG(w));
+		} else {
+			*code = 255;
+			mmi_fmt(reason, len, "rank %u reported wait status "
+				"0x%x (neither an exit nor a signal)", r,
+				(unsigned)w);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static int op_job_exited(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	struct mm_jobrec *j;
+	int32_t *copy;
+	int rc = find_job(s, "job exited", op->job, &j, res);
+
+	if (rc)
+		return rc;
+	if (is_terminal(j->v.state))
+		return refuse_ended(res, "job exited", j);
+	if (j->v.state == MM_JOB_PENDING)
+		return mmi_refuse(res, -EINVAL, "job exited: job %u is PENDING "
+				  "and has no ranks to exit; check the job id",
+				  j->v.id);
+	if (op->nstatus != j->v.ranks || !op->status)
+		return mmi_refuse(res, -EINVAL, "job exited: %u statuses for "
+				  "job %u of %u ranks; give one per rank",
+				  op->nstatus, j->v.id, j->v.ranks);
+	copy = malloc((size_t)j->v.ranks * sizeof(*copy));
+	if (!copy)
+		return mmi_refuse(res, -ENOMEM, "job exited: out of memory for "
+				  "job %u's statuses", j->v.id);
+	memcpy(copy, op->status, (size_t)j->v.ranks * sizeof(*copy));
+	j->rank_status = copy;
+	j->v.rank_status = copy;
+	j->v.exit_code = 0;
+	j->v.reason[0] = '\0';
+	if (first_failure(j, copy, &j->v.exit_code, j->v.reason,
+			  sizeof(j->v.reason)))
+		mmi_job_end(s, j, MM_JOB_FAILED);
+	else
+		mmi_job_end(s, j, MM_JOB_COMPLETED);
+	return 0;
+}
+
+static int op_job_failed(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	struct mm_jobrec *j;
+	int rc = find_job(s, "job failed", op->job, &j, res);
+
+	if (rc)
+		return rc;
+	if (is_terminal(j->v.state))
+		return refuse_ended(res, "job failed", j);
+	mmi_fmt(j->v.reason, sizeof(j->v.reason), "%s",
+		op->reason && *op->reason ? op->reason : "failed");
+	mmi_job_end(s, j, MM_JOB_FAILED);
+	return 0;
+}
+
+static int op_cancel(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	struct mm_jobrec *j;
+	int rc = find_job(s, "cancel", op->job, &j, res);
+
+	if (rc)
+		return rc;
+	if (op->uid != 0 && op->uid != j->v.uid)
+		return mmi_refuse(res, -EPERM, "cancel: job %u belongs to uid "
+				  "%u, not to uid %u; only its owner or root "
+				  "may cancel it", j->v.id, j->v.uid, op->uid);
+	if (is_terminal(j->v.state))
+		return refuse_ended(res, "cancel", j);
+	mmi_fmt(j->v.reason, sizeof(j->v.reason), "cancelled by uid %u",
+		op->uid);
+	mmi_job_end(s, j, MM_JOB_CANCELLED);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Nodes                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static int find_node(mm_state_t *s, const char *what, uint32_t id,
+		     mm_node_t **out, mm_result_t *res)
+{
+	*out = node_of(s, id);
+	if (!*out)
+		return mmi_refuse(res, -ENOENT, "%s: %u is not a compute node; "
+				  "check the world id", what, id);
+	return 0;
+}
+
+static int op_node_down(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	const char *why = op->reason && *op->reason ? op->reason : "down";
+	mm_node_t *n;
+	int rc = find_node(s, "node down", op->node, &n, res);
+
+	if (rc)
+		return rc;
+	if (n->state == MM_NODE_DOWN)
+		return 0;
+	n->state = MM_NODE_DOWN;
+	mmi_fmt(n->reason, sizeof(n->reason), "%s", why);
+	n->failures++;
+	for (uint32_t i = s->live_lo; i < s->njobs; i++) {
+		struct mm_jobrec *j = s->jobs[i];
+
+		if (!holds_cpus(j->v.state) || !sp_nodeset_has(j->nodes, n->id))
+			continue;
+		mmi_fmt(j->v.reason, sizeof(j->v.reason), "node %s failed: %s",
+			n->name, why);
+		mmi_job_end(s, j, MM_JOB_FAILED);
+	}
+	return 0;
+}
+
+static int op_node_up(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	mm_node_t *n;
+	int rc = find_node(s, "node up", op->node, &n, res);
+
+	if (rc)
+		return rc;
+	n->state = MM_NODE_UP;
+	n->reason[0] = '\0';
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* mm_apply: one handler per opcode                                         */
+/* ------------------------------------------------------------------------ */
+
+typedef int (*op_fn)(mm_state_t *, const mm_op_t *, mm_result_t *);
+
+/* Indexed by mm_opcode_t, which is append-only: add a row, never renumber. */
+static const op_fn op_table[] = {
+	[MM_OP_SUBMIT] = mmi_op_submit,
+	[MM_OP_CANCEL] = op_cancel,
+	[MM_OP_TICK] = mmi_op_tick,
+	[MM_OP_NODE_DOWN] = op_node_down,
+	[MM_OP_NODE_UP] = op_node_up,
+	[MM_OP_JOB_STAGED] = op_job_staged,
+	[MM_OP_JOB_EXITED] = op_job_exited,
+	[MM_OP_JOB_FAILED] = op_job_failed,
+};
+
+int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	mm_result_t scratch;
+
+	if (!res)
+		res = &scratch;
+	memset(res, 0, sizeof(*res));
+	if (!s || !op)
+		return mmi_refuse(res, -EINVAL,
+				  "apply: no state or no operation");
+	if ((unsigned)op->code >= sizeof(op_table) / sizeof(op_table[0]) ||
+	    !op_table[op->code])
+		return mmi_refuse(res, -EINVAL, "apply: unknown operation code "
+				  "%u; this manager is older than the log",
+				  op->code);
+	res->rc = op_table[op->code](s, op, res);
+	return res->rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lookups                                                                  */
+/* ------------------------------------------------------------------------ */
+
+int mm_job_get(const mm_state_t *s, uint32_t id, mm_job_t *out)
+{
+	const struct mm_jobrec *j;
+
+	if (!s || !out)
+		return -EINVAL;
+	j = job_of(s, id);
+	if (!j)
+		return -ENOENT;
+	*out = j->v;
+	return 0;
+}
+
+int mm_job_next(const mm_state_t *s, uint32_t from, mm_job_t *out)
+{
+	if (!s || !out)
+		return -EINVAL;
+	return mm_job_get(s, from ? from : 1, out);
+}
+
+uint32_t mm_node_count(const mm_state_t *s)
+{
+	return s ? s->nnodes : 0;
+}
+
+int mm_node_get(const mm_state_t *s, uint32_t index, mm_node_t *out)
+{
+	if (!s || !out)
+		return -EINVAL;
+	if (index >= s->nnodes)
+		return -ENOENT;
+	*out = s->nodes[index];
+	return 0;
+}
+
+int mm_node_by_id(const mm_state_t *s, uint32_t world_id, mm_node_t *out)
+{
+	if (!s || !out)
+		return -EINVAL;
+	if (world_id >= s->nworld || s->node_at[world_id] < 0)
+		return -ENOENT;
+	*out = s->nodes[s->node_at[world_id]];
+	return 0;
+}
+
+uint64_t mm_slice(const mm_state_t *s)
+{
+	return s ? s->slice : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Digest: FNV-1a 64 over a canonical little-endian encoding               */
+/* ------------------------------------------------------------------------ */
+
+#define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
+#define FNV_PRIME UINT64_C(0x100000001b3)
+
+static void h_bytes(uint64_t *h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		*h ^= b[i];
+		*h *= FNV_PRIME;
+	}
+}
+
+static void h_u64(uint64_t *h, uint64_t v)
+{
+	uint8_t b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	h_bytes(h, b, sizeof(b));
+}
+
+static void h_u32(uint64_t *h, uint32_t v)
+{
+	uint8_t b[4];
+
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	h_bytes(h, b, sizeof(b));
+}
+
+/* Length-prefixed, so ("ab","c") and ("a","bc") differ; NULL is not "". */
+static void h_str(uint64_t *h, const char *str)
+{
+	size_t n;
+
+	if (!str) {
+		h_u32(h, UINT32_MAX);
+		return;
+	}
+	n = strlen(str);
+	h_u32(h, (uint32_t)n);
+	h_bytes(h, str, n);
+}
+
+static void h_strv(uint64_t *h, uint32_t n, const char *const *v)
+{
+	h_u32(h, n);
+	for (uint32_t i = 0; i < n; i++)
+		h_str(h, v[i]);
+}
+
+static void h_job(uint64_t *h, const struct mm_jobrec *j)
+{
+	const mm_job_t *v = &j->v;
+
+	h_u32(h, v->id);
+	h_str(h, v->name);
+	h_u32(h, v->uid);
+	h_u32(h, v->gid);
+	h_u32(h, (uint32_t)v->state);
+	h_str(h, v->reason);
+	h_u32(h, v->ranks);
+	h_str(h, j->nodelist);
+	h_strv(h, v->argc, v->argv);
+	h_strv(h, v->envc, v->env);
+	h_str(h, v->cwd);
+	h_strv(h, v->nfiles, v->files);
+	h_u32(h, (uint32_t)v->batch);
+	h_str(h, v->out_path);
+	h_str(h, v->err_path);
+	h_u64(h, v->time_limit_ms);
+	h_u64(h, v->submit_slice);
+	h_u64(h, v->start_slice);
+	h_u64(h, v->end_slice);
+	h_u64(h, v->submit_ms);
+	h_u64(h, v->start_ms);
+	h_u64(h, v->end_ms);
+	h_u32(h, (uint32_t)v->exit_code);
+	h_u32(h, sp_nodeset_count(j->nodes));
+	for (int64_t id = sp_nodeset_next(j->nodes, 0); id >= 0;
+	     id = sp_nodeset_next(j->nodes, (uint32_t)id + 1))
+		h_u32(h, (uint32_t)id);
+	for (uint32_t r = 0; r < v->ranks; r++)
+		h_u32(h, j->rank_node[r]);
+	h_u32(h, j->rank_status != NULL);
+	for (uint32_t r = 0; j->rank_status && r < v->ranks; r++)
+		h_u32(h, (uint32_t)j->rank_status[r]);
+}
+
+uint64_t mm_digest(const mm_state_t *s)
+{
+	uint64_t h = FNV_OFFSET;
+
+	if (!s)
+		return h;
+	h_u32(&h, s->nworld);
+	h_u64(&h, s->slice);
+	h_u64(&h, s->now_ms);
+	h_u32(&h, s->nnodes);
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const mm_node_t *n = &s->nodes[i];
+
+		h_u32(&h, n->id);
+		h_str(&h, n->name);
+		h_u32(&h, n->cpus);
+		h_u32(&h, (uint32_t)n->state);
+		h_str(&h, n->reason);
+		h_u32(&h, n->used);
+		h_u32(&h, n->failures);
+	}
+	h_u32(&h, s->njobs);
+	for (uint32_t i = 0; i < s->njobs; i++)
+		h_job(&h, s->jobs[i]);
+	return h;
+}

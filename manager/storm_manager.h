@@ -1,0 +1,181 @@
+/*
+ * storm_manager.h — the Machine Manager's state machine: jobs, the queue,
+ * allocations and the node table.  Pure and deterministic: it changes only
+ * by mm_apply() of ordered operations, never reads a clock, a random source
+ * or a file, so every replica that applies the same operations in the same
+ * order holds the same state (issue 4 wraps it in replication).  Time
+ * enters as MM_OP_TICK.  The I/O shell (storm-mm) turns requests and what
+ * the strobe learns from the nodes into operations, and reads the state to
+ * derive the level-triggered commands it multicasts each slice.
+ *
+ * Prefix mm_.  Conventions as in storm_primitives.h.  Not thread-safe: one
+ * caller at a time per state.
+ */
+#ifndef STORM_MANAGER_H
+#define STORM_MANAGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <storm_primitives.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(STORM_BUILDING_MANAGER)
+#define MM_API __attribute__((visibility("default")))
+#else
+#define MM_API
+#endif
+
+#define MM_NAME_MAX 64
+#define MM_REASON_MAX 160
+
+typedef struct mm_state mm_state_t;
+
+/** Job states.  Terminal: COMPLETED, FAILED, CANCELLED. */
+typedef enum mm_job_state {
+	MM_JOB_PENDING = 1, /* waiting for nodes */
+	MM_JOB_STAGING,     /* nodes allocated; files being multicast */
+	MM_JOB_RUNNING,     /* launch command in force on its nodes */
+	MM_JOB_COMPLETED,   /* every rank exited 0 */
+	MM_JOB_FAILED,      /* a rank exited non-zero, or a node failed */
+	MM_JOB_CANCELLED,
+} mm_job_state_t;
+
+typedef enum mm_node_state {
+	MM_NODE_UP = 1,
+	MM_NODE_DOWN,
+} mm_node_state_t;
+
+/** A job request as submitted.  Strings are copied by mm_apply(). */
+typedef struct mm_job_spec {
+	const char *name;      /* for humans; "" allowed */
+	uint32_t uid, gid;     /* who submitted (from the transport) */
+	uint32_t ranks;        /* >= 1 */
+	const char *nodelist;  /* NULL/"": any nodes; else a node-id set text
+				* ("1-3,5") of world ids the job must use */
+	uint32_t argc;         /* >= 1: argv[0] is the program path */
+	const char *const *argv;
+	uint32_t envc;         /* "KEY=VALUE" strings added to the ranks' env */
+	const char *const *env;
+	const char *cwd;       /* directory the ranks start in */
+	uint32_t nfiles;       /* extra files to stage beside the binary */
+	const char *const *files;
+	int batch;             /* 0: interactive (run), 1: batch (submit) */
+	const char *out_path;  /* batch: stdout file pattern ("%j" job id,
+				* "%r" rank); NULL: default */
+	const char *err_path;
+	uint64_t time_limit_ms; /* 0: none */
+} mm_job_spec_t;
+
+/** Operation codes: append-only, never renumbered (replicated). */
+typedef enum mm_opcode {
+	MM_OP_SUBMIT = 1,   /* job spec -> new job id (result.job) */
+	MM_OP_CANCEL = 2,   /* job, uid (0 = root may cancel any) */
+	MM_OP_TICK = 3,     /* slice number, now_ms: schedule pending jobs */
+	MM_OP_NODE_DOWN = 4,/* node, reason: its jobs fail with the reason */
+	MM_OP_NODE_UP = 5,  /* node: back in service */
+	MM_OP_JOB_STAGED = 6, /* job: every file is on every node */
+	MM_OP_JOB_EXITED = 7, /* job, per-rank exit statuses (wait status
+			       * encoding: exited code or killed signal) */
+	MM_OP_JOB_FAILED = 8, /* job, reason (e.g. launch error on a node) */
+} mm_opcode_t;
+
+typedef struct mm_op {
+	mm_opcode_t code;
+	uint32_t job;
+	uint32_t node;
+	uint32_t uid;
+	uint64_t slice, now_ms;
+	const char *reason;
+	const mm_job_spec_t *spec; /* SUBMIT */
+	uint32_t nstatus;          /* JOB_EXITED: one per rank */
+	const int32_t *status;
+} mm_op_t;
+
+/** What an operation did. */
+typedef struct mm_result {
+	int rc;        /* 0 or -errno/-STORM_E*: a refused op changes nothing */
+	uint32_t job;  /* SUBMIT: the new id */
+	char err[256]; /* refused: what, where, what to do */
+} mm_result_t;
+
+/** A read-only view of one job, valid until the next mm_apply(). */
+typedef struct mm_job {
+	uint32_t id;
+	char name[MM_NAME_MAX];
+	uint32_t uid, gid;
+	mm_job_state_t state;
+	char reason[MM_REASON_MAX]; /* why it waits / failed; "" */
+	uint32_t ranks;
+	const sp_nodeset_t *nodes;  /* allocated (empty while PENDING) */
+	const uint32_t *rank_node;  /* world id of each rank (ranks entries) */
+	uint32_t argc;
+	const char *const *argv;
+	uint32_t envc;
+	const char *const *env;
+	const char *cwd;
+	uint32_t nfiles;
+	const char *const *files;
+	int batch;
+	const char *out_path, *err_path;
+	uint64_t time_limit_ms;
+	uint64_t submit_slice, start_slice, end_slice;
+	uint64_t submit_ms, start_ms, end_ms;
+	int32_t exit_code;          /* job's: first non-zero rank's, else 0;
+				     * 128+sig for a signal */
+	const int32_t *rank_status; /* per rank once ended, else NULL */
+} mm_job_t;
+
+typedef struct mm_node {
+	uint32_t id;                /* world id */
+	char name[MM_NAME_MAX];
+	uint32_t cpus;
+	mm_node_state_t state;
+	char reason[MM_REASON_MAX]; /* why DOWN */
+	uint32_t used;              /* ranks placed on it now */
+	uint32_t failures;          /* times it went DOWN */
+} mm_node_t;
+
+/** Create an empty state for a machine of world size nworld whose compute
+ * nodes are node ids/names/cpus (nnodes of them; all start UP).
+ * @return 0, -EINVAL, -ENOMEM. */
+MM_API int mm_state_create(uint32_t nworld, uint32_t nnodes,
+			   const uint32_t *ids, const char *const *names,
+			   const uint32_t *cpus, mm_state_t **out);
+MM_API void mm_state_destroy(mm_state_t *s);
+
+/** Apply one operation.  Deterministic.  Returns res->rc. */
+MM_API int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
+
+/** Lookups and iteration (views valid until the next mm_apply()). */
+MM_API int mm_job_get(const mm_state_t *s, uint32_t id, mm_job_t *out);
+/** Jobs in id order starting at id >= from; returns 0 and fills out, or
+ * -ENOENT when there are no more. */
+MM_API int mm_job_next(const mm_state_t *s, uint32_t from, mm_job_t *out);
+MM_API uint32_t mm_node_count(const mm_state_t *s);
+MM_API int mm_node_get(const mm_state_t *s, uint32_t index, mm_node_t *out);
+MM_API int mm_node_by_id(const mm_state_t *s, uint32_t world_id,
+			 mm_node_t *out);
+MM_API uint64_t mm_slice(const mm_state_t *s);
+/** A digest of the whole state (FNV-1a 64 over a canonical encoding):
+ * replicas compare it. */
+MM_API uint64_t mm_digest(const mm_state_t *s);
+
+MM_API const char *mm_job_state_name(mm_job_state_t st);
+MM_API const char *mm_node_state_name(mm_node_state_t st);
+
+/** Operation wire codec (versioned, bounds-checked; for the replication
+ * log).  encode: bytes written or -ENOSPC.  decode: 0 and a decoded op
+ * whose pointers refer into *arena (malloc'd, caller frees), or
+ * -STORM_EPROTO. */
+MM_API int mm_op_encode(const mm_op_t *op, uint8_t *buf, size_t cap);
+MM_API int mm_op_decode(const uint8_t *buf, size_t len, mm_op_t *op,
+			void **arena);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STORM_MANAGER_H */

@@ -1,0 +1,291 @@
+/*
+ * submit.c — MM_OP_SUBMIT: check a job spec and deep-copy it into a new
+ * PENDING job.  Everything a job will ever need to be placed (its rank
+ * table, its node set) is allocated here, so TICK never allocates and
+ * never fails half-way.
+ *
+ * Invariant: a refused SUBMIT changes nothing and says why in res->err;
+ * an accepted one takes the next id (ids are 1, 2, 3, ...).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm_internal.h"
+
+static int check_strv(const char *what, uint32_t n, const char *const *v,
+		      mm_result_t *res)
+{
+	if (n > MM_ARGS_MAX)
+		return mmi_refuse(res, -EINVAL, "submit: %u %s strings, more "
+				  "than the %u a job may carry; pass fewer", n,
+				  what, MM_ARGS_MAX);
+	if (n && !v)
+		return mmi_refuse(res, -EINVAL, "submit: %s count is %u but "
+				  "the array is NULL; give the strings or a "
+				  "count of 0", what, n);
+	for (uint32_t i = 0; i < n; i++) {
+		if (!v[i])
+			return mmi_refuse(res, -EINVAL, "submit: %s[%u] is "
+					  "NULL; every string must be given",
+					  what, i);
+		if (strlen(v[i]) >= MM_STR_MAX)
+			return mmi_refuse(res, -EINVAL, "submit: %s[%u] is "
+					  "longer than %u bytes; shorten it",
+					  what, i, MM_STR_MAX - 1);
+	}
+	return 0;
+}
+
+static int check_str(const char *what, const char *str, mm_result_t *res)
+{
+	if (str && strlen(str) >= MM_STR_MAX)
+		return mmi_refuse(res, -EINVAL, "submit: %s is longer than %u "
+				  "bytes; shorten it", what, MM_STR_MAX - 1);
+	return 0;
+}
+
+/* Parse the nodelist into *want (NULL for "any") and check every id is a
+ * compute node; *cpus gets the cpus the job may use. */
+static int check_nodelist(mm_state_t *s, const char *text,
+			  sp_nodeset_t **want, uint64_t *cpus,
+			  mm_result_t *res)
+{
+	char perr[128];
+	sp_nodeset_t *set;
+	int rc;
+
+	*want = NULL;
+	*cpus = s->total_cpus;
+	if (!text || !*text)
+		return 0;
+	rc = sp_nodeset_create(s->nworld, &set);
+	if (rc)
+		return mmi_refuse(res, rc, "submit: out of memory for the "
+				  "nodelist");
+	perr[0] = '\0';
+	rc = sp_nodeset_parse(set, text, perr, sizeof(perr));
+	if (rc) {
+		sp_nodeset_destroy(set);
+		return mmi_refuse(res, -EINVAL, "submit: nodelist \"%.64s\" "
+				  "does not parse (%s); give world ids below "
+				  "%u like \"1-3,5\"", text,
+				  perr[0] ? perr : storm_strerror(rc),
+				  s->nworld);
+	}
+	*cpus = 0;
+	for (int64_t id = sp_nodeset_next(set, 0); id >= 0;
+	     id = sp_nodeset_next(set, (uint32_t)id + 1)) {
+		mm_node_t *n = node_of(s, (uint32_t)id);
+
+		if (!n) {
+			sp_nodeset_destroy(set);
+			return mmi_refuse(res, -EINVAL, "submit: nodelist "
+					  "\"%.64s\" names node %u, which is "
+					  "not a compute node; list compute "
+					  "nodes only", text, (uint32_t)id);
+		}
+		*cpus += n->cpus;
+	}
+	if (sp_nodeset_count(set) == 0) { /* text without ids: any node */
+		sp_nodeset_destroy(set);
+		*cpus = s->total_cpus;
+		return 0;
+	}
+	*want = set;
+	return 0;
+}
+
+static int check_spec(mm_state_t *s, const mm_job_spec_t *sp,
+		      sp_nodeset_t **want, mm_result_t *res)
+{
+	uint64_t cpus;
+	int rc;
+
+	if (!sp)
+		return mmi_refuse(res, -EINVAL, "submit: no job spec given");
+	if (sp->ranks == 0)
+		return mmi_refuse(res, -EINVAL, "submit: ranks is 0; a job "
+				  "needs at least one rank");
+	if (sp->argc == 0 || !sp->argv || !sp->argv[0] || !sp->argv[0][0])
+		return mmi_refuse(res, -EINVAL, "submit: no program (argc 0 or "
+				  "argv[0] empty); give the program path as "
+				  "argv[0]");
+	rc = check_strv("argv", sp->argc, sp->argv, res);
+	if (!rc)
+		rc = check_strv("env", sp->envc, sp->env, res);
+	if (!rc)
+		rc = check_strv("files", sp->nfiles, sp->files, res);
+	if (!rc)
+		rc = check_str("name", sp->name, res);
+	if (!rc)
+		rc = check_str("cwd", sp->cwd, res);
+	if (!rc)
+		rc = check_str("out_path", sp->out_path, res);
+	if (!rc)
+		rc = check_str("err_path", sp->err_path, res);
+	if (!rc)
+		rc = check_str("nodelist", sp->nodelist, res);
+	if (rc)
+		return rc;
+	if (sp->ranks > MM_RANKS_MAX)
+		return mmi_refuse(res, -EINVAL, "submit: %u ranks, more than "
+				  "the %u a job may have; ask for fewer",
+				  sp->ranks, MM_RANKS_MAX);
+	rc = check_nodelist(s, sp->nodelist, want, &cpus, res);
+	if (rc)
+		return rc;
+	if (sp->ranks > cpus) {
+		mmi_refuse(res, -EINVAL, "submit: %u ranks requested but %s "
+			   "has only %llu cpus; ask for at most %llu ranks",
+			   sp->ranks, *want ? "the nodelist" : "the machine",
+			   (unsigned long long)cpus, (unsigned long long)cpus);
+		sp_nodeset_destroy(*want);
+		*want = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Deep copies go into one block per job: first the three pointer arrays,
+ * then the strings, so a job frees with one free(). */
+struct copier {
+	char *p;
+	size_t left;
+};
+
+static size_t strv_size(uint32_t n, const char *const *v)
+{
+	size_t sz = (size_t)n * sizeof(char *);
+
+	for (uint32_t i = 0; i < n; i++)
+		sz += strlen(v[i]) + 1;
+	return sz;
+}
+
+static const char *copy_str(struct copier *c, const char *src)
+{
+	size_t n;
+	char *dst;
+
+	if (!src)
+		return NULL;
+	n = strlen(src) + 1;
+	dst = c->p;
+	memcpy(dst, src, n);
+	c->p += n;
+	c->left -= n;
+	return dst;
+}
+
+static int job_build(mm_state_t *s, const mm_job_spec_t *sp,
+		     sp_nodeset_t *want, struct mm_jobrec **out)
+{
+	const char *const *strv[3] = { sp->argv, sp->env, sp->files };
+	uint32_t cnt[3] = { sp->argc, sp->envc, sp->nfiles };
+	const char **arr[3];
+	const char *one[4] = { sp->cwd, sp->out_path, sp->err_path,
+			       want ? sp->nodelist : NULL };
+	struct mm_jobrec *j;
+	struct copier c;
+	size_t sz = 0;
+	int rc = -ENOMEM;
+
+	for (int k = 0; k < 3; k++)
+		sz += strv_size(cnt[k], strv[k]);
+	for (int k = 0; k < 4; k++)
+		sz += one[k] ? strlen(one[k]) + 1 : 0;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->blk = malloc(sz ? sz : 1);
+	j->rank_node = calloc(sp->ranks, sizeof(*j->rank_node));
+	if (!j->blk || !j->rank_node)
+		goto fail;
+	rc = sp_nodeset_create(s->nworld, &j->nodes);
+	if (rc)
+		goto fail;
+	c.p = j->blk;
+	c.left = sz;
+	for (int k = 0; k < 3; k++) {
+		arr[k] = (const char **)(void *)c.p;
+		c.p += (size_t)cnt[k] * sizeof(char *);
+		c.left -= (size_t)cnt[k] * sizeof(char *);
+	}
+	for (int k = 0; k < 3; k++) {
+		for (uint32_t i = 0; i < cnt[k]; i++)
+			arr[k][i] = copy_str(&c, strv[k][i]);
+	}
+	j->v.argc = sp->argc;
+	j->v.argv = arr[0];
+	j->v.envc = sp->envc;
+	j->v.env = sp->envc ? arr[1] : NULL;
+	j->v.nfiles = sp->nfiles;
+	j->v.files = sp->nfiles ? arr[2] : NULL;
+	j->v.cwd = copy_str(&c, sp->cwd);
+	j->v.out_path = copy_str(&c, sp->out_path);
+	j->v.err_path = copy_str(&c, sp->err_path);
+	j->nodelist = copy_str(&c, one[3]);
+	j->want = want;
+	/* A name longer than the view's field is cut: it is only for
+	 * humans, and cutting is as deterministic as refusing. */
+	snprintf(j->v.name, sizeof(j->v.name), "%s", sp->name ? sp->name : "");
+	j->v.uid = sp->uid;
+	j->v.gid = sp->gid;
+	j->v.ranks = sp->ranks;
+	j->v.nodes = j->nodes;
+	j->v.rank_node = j->rank_node;
+	j->v.batch = sp->batch != 0;
+	j->v.time_limit_ms = sp->time_limit_ms;
+	j->v.state = MM_JOB_PENDING;
+	mmi_fmt(j->v.reason, sizeof(j->v.reason),
+		"submitted; considered at the next slice");
+	j->v.submit_slice = s->slice;
+	j->v.submit_ms = s->now_ms;
+	*out = j;
+	return 0;
+fail:
+	mmi_job_free(j);
+	return rc;
+}
+
+int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	struct mm_jobrec *j = NULL;
+	sp_nodeset_t *want = NULL;
+	int rc;
+
+	rc = check_spec(s, op->spec, &want, res);
+	if (rc)
+		return rc;
+	if (s->njobs == UINT32_MAX) {
+		sp_nodeset_destroy(want);
+		return mmi_refuse(res, -ENOSPC,
+				  "submit: job ids are exhausted");
+	}
+	if (s->njobs == s->jobcap) {
+		uint32_t cap = s->jobcap ? s->jobcap * 2 : 64;
+		struct mm_jobrec **v;
+
+		if (cap < s->jobcap) /* wrapped: grow to the last id */
+			cap = UINT32_MAX;
+		v = realloc(s->jobs, (size_t)cap * sizeof(*v));
+		if (!v) {
+			sp_nodeset_destroy(want);
+			return mmi_refuse(res, -ENOMEM, "submit: out of memory "
+					  "for the job table");
+		}
+		s->jobs = v;
+		s->jobcap = cap;
+	}
+	rc = job_build(s, op->spec, want, &j);
+	if (rc) {
+		sp_nodeset_destroy(want);
+		return mmi_refuse(res, rc, "submit: out of memory for the job");
+	}
+	j->v.id = s->njobs + 1;
+	s->jobs[s->njobs++] = j;
+	res->job = j->v.id;
+	return 0;
+}

@@ -1,0 +1,479 @@
+/*
+ * nm.c — storm-nm, the node manager: joins the manager's world, takes the
+ * file chunks multicast into its ring (counting them in gv_consumed, which
+ * the manager's COMPARE-AND-WRITE reads for flow control), and at every
+ * heartbeat — a slice boundary — reconciles its jobs with the block's
+ * level-triggered list (start what must run, kill and forget what is not
+ * listed) and sends its queued output and exit records to the manager.
+ *
+ *   job here | listed RUN        | listed STAGING | not listed
+ *   ---------+-------------------+----------------+-------------------
+ *   staged   | start ranks       | keep           | forget (rm files)
+ *   running  | keep              | keep           | kill, forget
+ *   ended    | report, then done | -              | forget
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <qb/qblog.h>
+
+#include "nm.h"
+
+#define PEND_MAX (8u << 20) /* output waiting for the manager */
+
+void nm_queue_rec(struct nm *nm, uint8_t type, uint32_t job, uint32_t rank,
+		  const void *data, uint32_t len)
+{
+	size_t need = nm->pend_len + ST_REC_HDR + len;
+	uint32_t max = nm->lay.outbox_len - ST_BOX_HDR - ST_REC_HDR;
+
+	while (len > max) { /* one record must fit one box */
+		nm_queue_rec(nm, type, job, rank, data, max);
+		data = (const uint8_t *)data + max;
+		len -= max;
+		need = nm->pend_len + ST_REC_HDR + len;
+	}
+	if (need > PEND_MAX && type <= ST_REC_STDERR) {
+		qb_log(LOG_WARNING, "job %u rank %u: output dropped, the "
+		       "manager is not taking it", job, rank);
+		return;
+	}
+	if (need > nm->pend_cap) {
+		size_t cap = nm->pend_cap ? nm->pend_cap : 65536;
+		uint8_t *p;
+
+		while (cap < need)
+			cap *= 2;
+		p = realloc(nm->pend, cap);
+		if (!p)
+			return;
+		nm->pend = p;
+		nm->pend_cap = cap;
+	}
+	st_box_put_rec(nm->pend + nm->pend_len, type, job, rank, data, len);
+	nm->pend_len += ST_REC_HDR + len;
+}
+
+/* ---- output mailbox ------------------------------------------------------ */
+
+static void box_flush(struct nm *nm)
+{
+	sp_nodeset_t *mm = NULL;
+	size_t off = 0, room = nm->lay.outbox_len - ST_BOX_HDR;
+	st_rec_t rec;
+	int rc;
+
+	if (nm->box_inflight || nm->pend_len == 0)
+		return;
+	/* whole records that fit one box */
+	while (off < nm->pend_len) {
+		size_t at = off;
+
+		if (st_box_next(nm->pend, nm->pend_len, &at, &rec) != 1 ||
+		    at > room)
+			break;
+		off = at;
+	}
+	nm->box_ndone = 0;
+	for (size_t at = 0; at < off;) {
+		st_box_next(nm->pend, off, &at, &rec);
+		if (rec.type == ST_REC_EXIT || rec.type == ST_REC_FAIL)
+			nm->box_done[nm->box_ndone++ % 64] = rec.job;
+	}
+	memcpy(nm->box + ST_BOX_HDR, nm->pend, off);
+	st_box_put_hdr(nm->box, ++nm->box_seq, (uint32_t)off);
+	if (sp_nodeset_create(sp_node_count(nm->w), &mm))
+		return;
+	sp_nodeset_add(mm, 0);
+	rc = sp_xfer_and_signal(nm->w, mm, nm->box, ST_BOX_HDR + off,
+				nm->lay.outbox + (uint64_t)nm->lay.outbox_len *
+							 sp_node_id(nm->w),
+				ST_EV_LOCAL_OUT, ST_EV_OUT, NULL, 0);
+	sp_nodeset_destroy(mm);
+	if (rc) {
+		nm->box_seq--;
+		return; /* the manager is not in our view: try next slice */
+	}
+	memmove(nm->pend, nm->pend + off, nm->pend_len - off);
+	nm->pend_len -= off;
+	nm->box_inflight = 1;
+	nm->box_sent = 0;
+	nm->box_acked = 0;
+}
+
+/* The box is at the manager: the jobs whose last records it carried are
+ * done here (the manager's termination compare reads this). */
+static void box_delivered(struct nm *nm)
+{
+	for (uint32_t i = 0; i < nm->box_ndone && i < 64; i++) {
+		uint32_t job = nm->box_done[i];
+
+		for (struct nm_job *j = nm->jobs; j; j = j->next)
+			if (j->id == job && j->reported && !j->done) {
+				sp_gvar_write_local(nm->w,
+						    st_done_var(&nm->lay, job),
+						    job);
+				j->done = 1;
+			}
+	}
+	nm->box_ndone = 0;
+}
+
+/* ---- jobs ---------------------------------------------------------------- */
+
+static void job_forget(struct nm *nm, struct nm_job *j)
+{
+	struct nm_job **pp;
+
+	nm_job_kill(nm, j);
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		for (int s = 0; s < 2; s++)
+			if (j->ranks[i].fd[s] >= 0) {
+				qb_loop_poll_del(nm->loop, j->ranks[i].fd[s]);
+				close(j->ranks[i].fd[s]);
+			}
+	/* killed ranks are reaped by nm_reap (SIGCHLD) and found no more */
+	nm_job_remove_files(j);
+	for (pp = &nm->jobs; *pp; pp = &(*pp)->next)
+		if (*pp == j) {
+			*pp = j->next;
+			break;
+		}
+	st_manifest_free(j->m);
+	free(j->ranks);
+	free(j);
+}
+
+/* Every local rank reaped and its pipes drained: queue the exits. */
+static void job_check_end(struct nm *nm, struct nm_job *j)
+{
+	if (!j->started || j->reported)
+		return;
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		if (j->ranks[i].pid || j->ranks[i].fd[0] >= 0 ||
+		    j->ranks[i].fd[1] >= 0)
+			return;
+	for (uint32_t i = 0; i < j->nlocal; i++) {
+		int32_t st = j->ranks[i].status;
+		uint8_t b[4] = { (uint8_t)st, (uint8_t)(st >> 8),
+				 (uint8_t)(st >> 16), (uint8_t)(st >> 24) };
+
+		nm_queue_rec(nm, ST_REC_EXIT, j->id, j->ranks[i].rank, b, 4);
+	}
+	if (j->nlocal == 0)
+		nm_queue_rec(nm, ST_REC_EXIT, j->id, UINT32_MAX, NULL, 0);
+	j->reported = 1;
+}
+
+static void job_fail(struct nm *nm, struct nm_job *j, const char *why)
+{
+	qb_log(LOG_ERR, "job %u: %s", j->id, why);
+	nm_queue_rec(nm, ST_REC_FAIL, j->id, 0, why, (uint32_t)strlen(why));
+	j->reported = 1;
+	j->started = 1;
+}
+
+static void on_heartbeat(struct nm *nm)
+{
+	st_hb_job_t *list = malloc(ST_HB_MAX_JOBS * sizeof(*list));
+	uint32_t n = 0;
+	uint64_t slice;
+	struct nm_job *j, *next;
+
+	if (!list)
+		return;
+	if (st_hb_decode(nm->gmem + nm->lay.hb, nm->lay.hb_len, &slice, list,
+			 &n)) {
+		qb_log(LOG_WARNING, "malformed heartbeat block: ignored");
+		free(list);
+		return;
+	}
+	nm->slice = slice;
+	sp_gvar_write_local(nm->w, nm->lay.gv_slice, (int64_t)slice);
+	for (j = nm->jobs; j; j = next) {
+		int state = 0;
+
+		next = j->next;
+		for (uint32_t i = 0; i < n; i++)
+			if (list[i].job == j->id)
+				state = list[i].state;
+		if (!state) {
+			job_forget(nm, j);
+			continue;
+		}
+		if (state == ST_HB_RUN && !j->started) {
+			char err[256];
+
+			if (nm_job_start(nm, j, err, sizeof(err)))
+				job_fail(nm, j, err);
+		}
+		job_check_end(nm, j);
+	}
+	free(list);
+	box_flush(nm);
+}
+
+/* ---- file ring ------------------------------------------------------------ */
+
+static void stream_done(struct nm *nm)
+{
+	struct nm_job *j = calloc(1, sizeof(*j));
+	size_t used;
+	int rc;
+
+	if (!j)
+		return;
+	j->nm = nm;
+	j->id = nm->stg_job;
+	rc = st_manifest_decode(nm->stg, nm->stg_len, &used, &j->m);
+	snprintf(j->dir, sizeof(j->dir), "%s/%s-%s/job-%u", nm->cfg.ramdisk,
+		 nm->cfg.cluster, nm->host->name, j->id);
+	j->next = nm->jobs;
+	nm->jobs = j;
+	if (rc) {
+		job_fail(nm, j, "malformed job manifest");
+		return;
+	}
+	rc = nm_job_write_files(nm, j);
+	if (rc) {
+		char why[1536];
+
+		snprintf(why, sizeof(why), "node %s: cannot write job files "
+			 "under %s: %s", nm->host->name, j->dir,
+			 storm_strerror(rc));
+		job_fail(nm, j, why);
+	}
+}
+
+static void take_chunks(struct nm *nm)
+{
+	for (;;) {
+		uint32_t slot = nm->stg_next % nm->lay.slots;
+		const uint8_t *p = nm->gmem + nm->lay.ring +
+				   (uint64_t)slot * nm->lay.chunk;
+		uint32_t job, idx, total, len;
+
+		if (st_chunk_get_hdr(p, nm->lay.chunk, &job, &idx, &total,
+				     &len))
+			return;
+		if (job != nm->stg_job) {
+			/* a new job's stream starts at chunk 0, slot 0 */
+			p = nm->gmem + nm->lay.ring;
+			if (st_chunk_get_hdr(p, nm->lay.chunk, &job, &idx,
+					     &total, &len) ||
+			    idx != 0 || job == nm->stg_job ||
+			    job <= nm->last_stg_job)
+				return;
+			nm->stg_job = job;
+			nm->stg_next = 0;
+			nm->stg_total = total;
+			nm->stg_len = 0;
+		} else if (idx != nm->stg_next || nm->stg_next >= nm->stg_total) {
+			return;
+		}
+		if (nm->stg_len + len > nm->stg_cap) {
+			size_t cap = nm->stg_cap ? nm->stg_cap : (1u << 20);
+			uint8_t *q;
+
+			while (cap < nm->stg_len + len)
+				cap *= 2;
+			q = realloc(nm->stg, cap);
+			if (!q)
+				return;
+			nm->stg = q;
+			nm->stg_cap = cap;
+		}
+		memcpy(nm->stg + nm->stg_len, p + ST_CHUNK_HDR, len);
+		nm->stg_len += len;
+		nm->stg_next++;
+		if (nm->stg_next == nm->stg_total) {
+			stream_done(nm);
+			nm->last_stg_job = nm->stg_job;
+		}
+		/* after the files are written: "consumed" means on disk */
+		sp_gvar_write_local(nm->w, nm->lay.gv_consumed,
+				    st_consumed(nm->stg_job, nm->stg_next));
+	}
+}
+
+/* ---- main loop -------------------------------------------------------------- */
+
+static int on_notify(int32_t fd, int32_t revents, void *data)
+{
+	struct nm *nm = data;
+	uint64_t v;
+	int hb = 0, rc;
+
+	(void)revents;
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return 0;
+	while (sp_test_event(nm->w, ST_EV_CHUNK, 0) == 0)
+		take_chunks(nm);
+	while (sp_test_event(nm->w, ST_EV_HB, 0) == 0)
+		hb = 1;
+	while ((rc = sp_test_event(nm->w, ST_EV_LOCAL_OUT, 0)) != -EAGAIN) {
+		if (rc == 0) {
+			nm->box_sent = 1;
+			box_delivered(nm);
+		} else if (rc == -STORM_ECLOSED || rc == -STORM_EEXPELLED) {
+			break;
+		} else {
+			/* aborted: the manager never saw it; send again */
+			uint32_t len;
+			uint64_t seq;
+
+			st_box_get_hdr(nm->box, nm->lay.outbox_len, &seq, &len);
+			if (nm->pend_len + len <= PEND_MAX) {
+				uint8_t *keep = malloc(nm->pend_len + len);
+
+				if (keep) {
+					memcpy(keep, nm->box + ST_BOX_HDR, len);
+					memcpy(keep + len, nm->pend,
+					       nm->pend_len);
+					free(nm->pend);
+					nm->pend = keep;
+					nm->pend_len += len;
+					nm->pend_cap = nm->pend_len;
+				}
+			}
+			nm->box_seq--;
+			nm->box_inflight = 0;
+		}
+	}
+	while (sp_test_event(nm->w, ST_EV_OUTACK, 0) == 0)
+		nm->box_acked = 1;
+	if (nm->box_inflight && nm->box_sent && nm->box_acked)
+		nm->box_inflight = 0;
+	if (hb)
+		on_heartbeat(nm);
+	{
+		sp_view_info_t vi;
+		sp_nodeset_t *live = NULL;
+		int out = 0;
+
+		if (!sp_nodeset_create(sp_node_count(nm->w), &live) &&
+		    sp_view(nm->w, &vi, live) == 0)
+			out = !sp_nodeset_has(live, sp_node_id(nm->w));
+		sp_nodeset_destroy(live);
+		if (out) {
+			qb_log(LOG_ERR, "this node was expelled from the "
+			       "view; exiting so that it can be restarted "
+			       "and rejoin");
+			nm->stopping = 1;
+			qb_loop_stop(nm->loop);
+		}
+	}
+	return 0;
+}
+
+static int on_signal(int32_t sig, void *data)
+{
+	struct nm *nm = data;
+
+	if (sig == SIGCHLD) {
+		nm_reap(nm);
+		return 0;
+	}
+	qb_log(LOG_NOTICE, "signal %d: stopping", sig);
+	nm->stopping = 1;
+	qb_loop_stop(nm->loop);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: storm-nm --config FILE --name NODE\n"
+		"  Node manager of one compute node of a Storm cluster.\n"
+		"  Exit status: 0 stopped by a signal, 1 runtime failure,\n"
+		"  2 usage or configuration error.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"name", required_argument, NULL, 'n'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *path = getenv("STORM_CONFIG"), *name = NULL;
+	struct nm nm = { 0 };
+	sp_config_t *sc = NULL;
+	qb_loop_signal_handle sh;
+	char err[1024];
+	size_t size;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "c:n:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': path = optarg; break;
+		case 'n': name = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!path || !name) {
+		fprintf(stderr, "storm-nm: --config FILE and --name NODE are "
+			"required\n");
+		usage(stderr);
+		return 2;
+	}
+	if ((rc = st_config_load(path, &nm.cfg, err, sizeof(err)))) {
+		fprintf(stderr, "storm-nm: %s\n", err);
+		return 2;
+	}
+	nm.host = st_config_host(&nm.cfg, name);
+	if (!nm.host || nm.host->world_id < nm.cfg.nmanagers) {
+		fprintf(stderr, "storm-nm: %s: no [node %s] section\n", path,
+			name);
+		st_config_free(&nm.cfg);
+		return 2;
+	}
+	st_log_setup(&nm.cfg, "storm-nm");
+	st_layout(&nm.cfg, &nm.lay);
+	nm.box = calloc(1, nm.lay.outbox_len);
+	nm.box_done = calloc(64, sizeof(uint32_t));
+	rc = st_config_world(&nm.cfg, nm.host->world_id, 1, 600000, &sc, err,
+			     sizeof(err));
+	if (!rc)
+		rc = sp_open(sc, &nm.w, err, sizeof(err));
+	sp_config_destroy(sc);
+	if (rc || !nm.box || !nm.box_done) {
+		qb_log(LOG_ERR, "cannot join the cluster: %s", err);
+		rc = 1;
+		goto out;
+	}
+	nm.gmem = sp_gmem(nm.w, &size);
+	nm.loop = qb_loop_create();
+	nm.nfd = sp_notify_fd(nm.w);
+	signal(SIGPIPE, SIG_IGN);
+	qb_loop_poll_add(nm.loop, QB_LOOP_HIGH, nm.nfd, POLLIN, &nm, on_notify);
+	qb_loop_signal_add(nm.loop, QB_LOOP_HIGH, SIGCHLD, &nm, on_signal, &sh);
+	qb_loop_signal_add(nm.loop, QB_LOOP_HIGH, SIGTERM, &nm, on_signal, &sh);
+	qb_loop_signal_add(nm.loop, QB_LOOP_HIGH, SIGINT, &nm, on_signal, &sh);
+	qb_log(LOG_INFO, "node %s (world id %u) joined cluster %s",
+	       nm.host->name, nm.host->world_id, nm.cfg.cluster);
+	qb_loop_run(nm.loop);
+	rc = 0;
+out:
+	while (nm.jobs)
+		job_forget(&nm, nm.jobs);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	if (nm.loop)
+		qb_loop_destroy(nm.loop);
+	sp_close(nm.w);
+	free(nm.box);
+	free(nm.box_done);
+	free(nm.pend);
+	free(nm.stg);
+	st_config_free(&nm.cfg);
+	qb_log_fini();
+	return rc;
+}

@@ -1,0 +1,76 @@
+/*
+ * nm.h — storm-nm's context, shared by its files (private to node/).
+ *
+ * One libqb main loop owns everything; the primitives' progress engine
+ * reaches it only through sp_notify_fd().  Things sent to the manager leave
+ * only when a heartbeat arrives: events from nodes happen at slice
+ * boundaries.
+ */
+#ifndef STORM_NM_H
+#define STORM_NM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <qb/qbloop.h>
+
+#include <storm_primitives.h>
+#include <storm_proto.h>
+
+struct nm_rank {
+	uint32_t rank;
+	pid_t pid;         /* 0 once reaped */
+	int fd[2];         /* stdout, stderr read ends; -1 at EOF */
+	int32_t status;    /* wait status once reaped */
+};
+
+struct nm_job {
+	struct nm_job *next;
+	struct nm *nm;
+	uint32_t id;
+	st_manifest_t *m;
+	char dir[1200];
+	int written;       /* files on the ramdisk */
+	int started;
+	int reported;      /* EXIT records queued */
+	int done;          /* done gvar set */
+	uint32_t nlocal;
+	struct nm_rank *ranks;
+};
+
+struct nm {
+	st_config_t cfg;
+	st_layout_t lay;
+	const st_host_t *host;
+	sp_world_t *w;
+	uint8_t *gmem;
+	qb_loop_t *loop;
+	int nfd;
+	int stopping;
+	/* the job whose chunks are arriving */
+	uint32_t stg_job, stg_next, stg_total, last_stg_job;
+	uint8_t *stg;
+	size_t stg_len, stg_cap;
+	struct nm_job *jobs;
+	/* output to the manager: records waiting, and the box in flight */
+	uint8_t *pend;
+	size_t pend_len, pend_cap;
+	uint8_t *box;
+	uint64_t box_seq;
+	int box_inflight, box_acked, box_sent;
+	uint32_t *box_done; /* jobs whose EXIT records are in the box */
+	uint32_t box_ndone;
+	uint64_t slice;
+};
+
+/* launch.c */
+int nm_job_write_files(struct nm *nm, struct nm_job *j);
+int nm_job_start(struct nm *nm, struct nm_job *j, char *err, size_t errlen);
+void nm_job_kill(struct nm *nm, struct nm_job *j);
+void nm_reap(struct nm *nm);
+void nm_job_remove_files(struct nm_job *j);
+/* nm.c */
+void nm_queue_rec(struct nm *nm, uint8_t type, uint32_t job, uint32_t rank,
+		  const void *data, uint32_t len);
+
+#endif

@@ -1,0 +1,386 @@
+/*
+ * config.c — the cluster configuration file (INI) that storm-mm, storm-nm
+ * and stormctl all read: one file describes every head node, compute node
+ * and the cluster's knobs, so the same file can be copied to every host.
+ *
+ * Parsed by libinih through ini_parse_stream() with our own line reader, so
+ * the handler knows the line it is on and every error names "FILE:LINE".
+ * Nothing is kept from a file that fails: st_config_load() frees what it
+ * built and leaves *cfg zeroed.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include <ini.h>
+
+#include "storm_proto.h"
+
+struct parse {
+	st_config_t *cfg;
+	FILE *f;
+	unsigned line;
+	char *err;
+	size_t errlen;
+	int failed;
+	int rc;
+};
+
+static void perr(struct parse *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void perr(struct parse *p, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (p->failed)
+		return; /* the first error is the one to fix */
+	p->failed = 1;
+	p->rc = -STORM_ECONFIG;
+	if (!p->err || !p->errlen)
+		return;
+	n = snprintf(p->err, p->errlen, "%s:%u: ", p->cfg->path, p->line);
+	if (n < 0 || (size_t)n >= p->errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/* Count lines as libinih reads them. */
+static char *reader(char *buf, int size, void *stream)
+{
+	struct parse *p = stream;
+	char *r = fgets(buf, size, p->f);
+
+	if (r)
+		p->line++;
+	return r;
+}
+
+static int parse_u32(struct parse *p, const char *key, const char *v,
+		     uint32_t min, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno || end == v || *end || v[0] == '-' || x < min || x > max) {
+		perr(p, "%s = \"%s\": want a whole number in [%u, %u]", key, v,
+		     min, max);
+		return 0;
+	}
+	*out = (uint32_t)x;
+	return 1;
+}
+
+static int copy_str(struct parse *p, const char *key, const char *v,
+		    char *dst, size_t cap)
+{
+	if (strlen(v) >= cap) {
+		perr(p, "%s: value longer than %zu characters", key, cap - 1);
+		return 0;
+	}
+	strcpy(dst, v);
+	return 1;
+}
+
+static int parse_level(struct parse *p, const char *v, int *out)
+{
+	static const struct { const char *name; int level; } levels[] = {
+		{"error", LOG_ERR}, {"warning", LOG_WARNING},
+		{"notice", LOG_NOTICE}, {"info", LOG_INFO},
+		{"debug", LOG_DEBUG},
+	};
+
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		if (strcmp(v, levels[i].name) == 0) {
+			*out = levels[i].level;
+			return 1;
+		}
+	}
+	perr(p, "log_level = \"%s\": want error, warning, notice, info or "
+	     "debug", v);
+	return 0;
+}
+
+static int cluster_key(struct parse *p, const char *k, const char *v)
+{
+	st_config_t *c = p->cfg;
+
+	if (!strcmp(k, "name"))
+		return copy_str(p, k, v, c->cluster, sizeof(c->cluster));
+	if (!strcmp(k, "provider"))
+		return copy_str(p, k, v, c->provider, sizeof(c->provider));
+	if (!strcmp(k, "slice_us"))
+		return parse_u32(p, k, v, 100, 10000000, &c->slice_us);
+	if (!strcmp(k, "hb_period_ms"))
+		return parse_u32(p, k, v, 1, 60000, &c->hb_period_ms);
+	if (!strcmp(k, "hb_timeout_ms"))
+		return parse_u32(p, k, v, 2, 600000, &c->hb_timeout_ms);
+	if (!strcmp(k, "chunk_kib"))
+		return parse_u32(p, k, v, 4, 65536, &c->chunk_kib);
+	if (!strcmp(k, "slots"))
+		return parse_u32(p, k, v, 1, 64, &c->slots);
+	if (!strcmp(k, "output_kib"))
+		return parse_u32(p, k, v, 4, 4096, &c->output_kib);
+	if (!strcmp(k, "ramdisk"))
+		return copy_str(p, k, v, c->ramdisk, sizeof(c->ramdisk));
+	if (!strcmp(k, "state_dir"))
+		return copy_str(p, k, v, c->state_dir, sizeof(c->state_dir));
+	if (!strcmp(k, "run_dir"))
+		return copy_str(p, k, v, c->run_dir, sizeof(c->run_dir));
+	if (!strcmp(k, "log"))
+		return copy_str(p, k, v, c->log_target, sizeof(c->log_target));
+	if (!strcmp(k, "log_level"))
+		return parse_level(p, v, &c->log_level);
+	perr(p, "[cluster]: unknown key \"%s\" (see docs/config.md)", k);
+	return 0;
+}
+
+/* The host of section "manager NAME" or "node NAME", added on first use. */
+static st_host_t *host_of(struct parse *p, const char *kind, const char *name)
+{
+	st_config_t *c = p->cfg;
+	int mgr = !strcmp(kind, "manager");
+	st_host_t **arr = mgr ? &c->managers : &c->nodes;
+	uint32_t *n = mgr ? &c->nmanagers : &c->nnodes;
+	st_host_t *h;
+
+	for (uint32_t i = 0; i < *n; i++)
+		if (!strcmp((*arr)[i].name, name))
+			return &(*arr)[i];
+	if (!*name || strlen(name) >= ST_NAME_MAX || strpbrk(name, " \t/")) {
+		perr(p, "[%s %s]: a host name is 1 to %d characters without "
+		     "blanks or '/'", kind, name, ST_NAME_MAX - 1);
+		return NULL;
+	}
+	if (st_config_host(c, name)) {
+		perr(p, "[%s %s]: the name is already used by another host",
+		     kind, name);
+		return NULL;
+	}
+	if (c->nmanagers + c->nnodes >= ST_MAX_NODES) {
+		perr(p, "too many hosts (at most %d)", ST_MAX_NODES);
+		return NULL;
+	}
+	h = realloc(*arr, (*n + 1) * sizeof(**arr));
+	if (!h) {
+		p->rc = -ENOMEM;
+		p->failed = 1;
+		return NULL;
+	}
+	*arr = h;
+	h = &h[(*n)++];
+	memset(h, 0, sizeof(*h));
+	strcpy(h->name, name);
+	h->cpus = 1;
+	return h;
+}
+
+static int host_key(struct parse *p, const char *kind, const char *name,
+		    const char *k, const char *v)
+{
+	st_host_t *h = host_of(p, kind, name);
+
+	if (!h)
+		return 0;
+	if (!strcmp(k, "address"))
+		return copy_str(p, k, v, h->address, sizeof(h->address));
+	if (!strcmp(k, "listen") && !strcmp(kind, "manager"))
+		return copy_str(p, k, v, h->listen, sizeof(h->listen));
+	if (!strcmp(k, "cpus") && !strcmp(kind, "node"))
+		return parse_u32(p, k, v, 1, 4096, &h->cpus);
+	perr(p, "[%s %s]: unknown key \"%s\" (see docs/config.md)", kind, name,
+	     k);
+	return 0;
+}
+
+static int handler(void *user, const char *section, const char *k,
+		   const char *v)
+{
+	struct parse *p = user;
+	char kind[16], name[ST_NAME_MAX + 1];
+
+	if (p->failed)
+		return 0;
+	if (!strcmp(section, "cluster"))
+		return cluster_key(p, k, v);
+	if (sscanf(section, "%15s %64s", kind, name) == 2 &&
+	    (!strcmp(kind, "manager") || !strcmp(kind, "node")))
+		return host_key(p, kind, name, k, v);
+	perr(p, "unknown section [%s]: want [cluster], [manager NAME] or "
+	     "[node NAME]", section);
+	return 0;
+}
+
+static void defaults(st_config_t *c)
+{
+	strcpy(c->cluster, "storm");
+	strcpy(c->provider, "tcp");
+	c->slice_us = 10000;
+	c->hb_period_ms = 50;
+	c->hb_timeout_ms = 500;
+	c->chunk_kib = 1024;
+	c->slots = 4;
+	c->output_kib = 64;
+	strcpy(c->ramdisk, "/dev/shm/storm");
+	strcpy(c->state_dir, "/var/lib/storm");
+	strcpy(c->run_dir, "/run/storm");
+	strcpy(c->log_target, "stderr");
+	c->log_level = LOG_INFO;
+}
+
+/* What a file that parsed must still hold together. */
+static int check(struct parse *p)
+{
+	st_config_t *c = p->cfg;
+	const char *path = c->path;
+	uint32_t id = 0;
+
+	if (c->nmanagers == 0 || c->nnodes == 0) {
+		snprintf(p->err ? p->err : (char[1]){0}, p->err ? p->errlen : 1,
+			 "%s: needs at least one [manager NAME] and one "
+			 "[node NAME] section", path);
+		return -STORM_ECONFIG;
+	}
+	for (uint32_t i = 0; i < c->nmanagers + c->nnodes; i++) {
+		int mgr = i < c->nmanagers;
+		st_host_t *h = mgr ? &c->managers[i] :
+				     &c->nodes[i - c->nmanagers];
+
+		if (!h->address[0]) {
+			if (p->err)
+				snprintf(p->err, p->errlen,
+					 "%s: [%s %s] has no address",
+					 path, mgr ? "manager" : "node",
+					 h->name);
+			return -STORM_ECONFIG;
+		}
+		h->world_id = id++;
+	}
+	if (c->hb_timeout_ms <= c->hb_period_ms) {
+		if (p->err)
+			snprintf(p->err, p->errlen,
+				 "%s: [cluster] hb_timeout_ms (%u) must be "
+				 "larger than hb_period_ms (%u)", path,
+				 c->hb_timeout_ms, c->hb_period_ms);
+		return -STORM_ECONFIG;
+	}
+	return 0;
+}
+
+int st_config_load(const char *path, st_config_t *cfg, char *err,
+		   size_t errlen)
+{
+	struct parse p = { .cfg = cfg, .err = err, .errlen = errlen };
+	int rc;
+
+	if (!path || !cfg)
+		return -EINVAL;
+	memset(cfg, 0, sizeof(*cfg));
+	if (strlen(path) >= sizeof(cfg->path)) {
+		if (err)
+			snprintf(err, errlen, "configuration path too long");
+		return -ENAMETOOLONG;
+	}
+	strcpy(cfg->path, path);
+	defaults(cfg);
+	p.f = fopen(path, "r");
+	if (!p.f) {
+		rc = -errno;
+		if (err)
+			snprintf(err, errlen, "%s: cannot open: %s (give "
+				 "--config FILE or set STORM_CONFIG)", path,
+				 strerror(errno));
+		memset(cfg, 0, sizeof(*cfg));
+		return rc;
+	}
+	rc = ini_parse_stream(reader, &p, handler, &p);
+	fclose(p.f);
+	if (rc > 0 && !p.failed) {
+		p.line = (unsigned)rc;
+		perr(&p, "syntax error (want [section] or key = value)");
+	}
+	rc = p.failed ? p.rc : (rc < 0 ? -EIO : 0);
+	if (!rc)
+		rc = check(&p);
+	if (rc) {
+		st_config_free(cfg);
+		return rc;
+	}
+	return 0;
+}
+
+void st_config_free(st_config_t *cfg)
+{
+	if (!cfg)
+		return;
+	free(cfg->managers);
+	free(cfg->nodes);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+const st_host_t *st_config_host(const st_config_t *cfg, const char *name)
+{
+	if (!cfg || !name)
+		return NULL;
+	for (uint32_t i = 0; i < cfg->nmanagers; i++)
+		if (!strcmp(cfg->managers[i].name, name))
+			return &cfg->managers[i];
+	for (uint32_t i = 0; i < cfg->nnodes; i++)
+		if (!strcmp(cfg->nodes[i].name, name))
+			return &cfg->nodes[i];
+	return NULL;
+}
+
+int st_config_world(const st_config_t *cfg, uint32_t world_id, int join,
+		    uint32_t startup_ms, sp_config_t **out, char *err,
+		    size_t errlen)
+{
+	uint32_t n = cfg->nmanagers + cfg->nnodes;
+	sp_config_t *sc = NULL;
+	st_layout_t lay;
+	int rc;
+
+	if (world_id >= n) {
+		if (err)
+			snprintf(err, errlen, "%s: no host with world id %u",
+				 cfg->path, world_id);
+		return -STORM_ECONFIG;
+	}
+	st_layout(cfg, &lay);
+	if ((rc = sp_config_create(&sc)))
+		return rc;
+	rc = sp_config_set_node(sc, world_id, n);
+	if (!rc)
+		rc = sp_config_set_provider(sc, cfg->provider);
+	for (uint32_t i = 0; !rc && i < n; i++) {
+		const st_host_t *h = i < cfg->nmanagers ?
+			&cfg->managers[i] : &cfg->nodes[i - cfg->nmanagers];
+		rc = sp_config_set_address(sc, i, h->address);
+	}
+	if (!rc)
+		rc = sp_config_set_gmem(sc, (size_t)lay.size, ST_EV_COUNT);
+	if (!rc)
+		rc = sp_config_set_liveness(sc, cfg->hb_period_ms,
+					    cfg->hb_timeout_ms, startup_ms);
+	if (!rc)
+		rc = sp_config_set_join(sc, join);
+	if (rc) {
+		if (err)
+			snprintf(err, errlen, "%s: cannot build the machine "
+				 "configuration: %s", cfg->path,
+				 storm_strerror(rc));
+		sp_config_destroy(sc);
+		return rc;
+	}
+	*out = sc;
+	return 0;
+}

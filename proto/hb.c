@@ -1,0 +1,381 @@
+/*
+ * hb.c — the byte formats manager and node managers exchange through
+ * global memory: the heartbeat block, file-ring chunk headers, output
+ * mailboxes and the job manifest.  Little endian, field by field through
+ * bounds-checked helpers; a decoder never trusts a length it has not
+ * checked against what is left.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storm_proto.h"
+
+#define HB_MAGIC 0x31424853u  /* "SHB1" */
+#define MF_MAGIC 0x31464d53u  /* "SMF1" */
+#define MF_MAX_STR (64u << 10)
+#define MF_MAX_ARR 65536u
+
+struct rd {
+	const uint8_t *p;
+	size_t len, off;
+	int bad;
+};
+
+static uint64_t rd_n(struct rd *r, unsigned n)
+{
+	uint64_t v = 0;
+
+	if (r->bad || r->len - r->off < n) {
+		r->bad = 1;
+		return 0;
+	}
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)r->p[r->off + i] << (8 * i);
+	r->off += n;
+	return v;
+}
+
+static void wr_n(uint8_t *p, uint64_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ---- heartbeat ----------------------------------------------------------- */
+
+int st_hb_encode(uint8_t *buf, size_t cap, uint64_t slice,
+		 const st_hb_job_t *jobs, uint32_t njobs)
+{
+	size_t need = 16 + (size_t)njobs * 5;
+
+	if (njobs > ST_HB_MAX_JOBS || need > cap)
+		return -ENOSPC;
+	wr_n(buf, HB_MAGIC, 4);
+	wr_n(buf + 4, slice, 8);
+	wr_n(buf + 12, njobs, 4);
+	for (uint32_t i = 0; i < njobs; i++) {
+		wr_n(buf + 16 + 5 * i, jobs[i].job, 4);
+		buf[16 + 5 * i + 4] = jobs[i].state;
+	}
+	return (int)need;
+}
+
+int st_hb_decode(const uint8_t *buf, size_t len, uint64_t *slice,
+		 st_hb_job_t *jobs, uint32_t *njobs)
+{
+	struct rd r = { buf, len, 0, 0 };
+	uint32_t n;
+
+	if (rd_n(&r, 4) != HB_MAGIC)
+		return -STORM_EPROTO;
+	*slice = rd_n(&r, 8);
+	n = (uint32_t)rd_n(&r, 4);
+	if (r.bad || n > ST_HB_MAX_JOBS)
+		return -STORM_EPROTO;
+	for (uint32_t i = 0; i < n; i++) {
+		jobs[i].job = (uint32_t)rd_n(&r, 4);
+		jobs[i].state = (uint8_t)rd_n(&r, 1);
+		if (jobs[i].state != ST_HB_STAGING && jobs[i].state != ST_HB_RUN)
+			r.bad = 1;
+	}
+	if (r.bad)
+		return -STORM_EPROTO;
+	*njobs = n;
+	return 0;
+}
+
+/* ---- chunks ---------------------------------------------------------------- */
+
+void st_chunk_put_hdr(uint8_t *slot, uint32_t job, uint32_t index,
+		      uint32_t total, uint32_t len)
+{
+	wr_n(slot, 0x4b4843u, 4); /* "CHK" */
+	wr_n(slot + 4, job, 4);
+	wr_n(slot + 8, index, 4);
+	wr_n(slot + 12, total, 4);
+	wr_n(slot + 16, len, 4);
+	wr_n(slot + 20, 0, 4);
+}
+
+int st_chunk_get_hdr(const uint8_t *slot, uint32_t chunk_size, uint32_t *job,
+		     uint32_t *index, uint32_t *total, uint32_t *len)
+{
+	struct rd r = { slot, ST_CHUNK_HDR, 0, 0 };
+
+	if (rd_n(&r, 4) != 0x4b4843u)
+		return -STORM_EPROTO;
+	*job = (uint32_t)rd_n(&r, 4);
+	*index = (uint32_t)rd_n(&r, 4);
+	*total = (uint32_t)rd_n(&r, 4);
+	*len = (uint32_t)rd_n(&r, 4);
+	if (r.bad || *index >= *total || *len > chunk_size - ST_CHUNK_HDR)
+		return -STORM_EPROTO;
+	return 0;
+}
+
+/* ---- output mailboxes -------------------------------------------------- */
+
+void st_box_put_hdr(uint8_t *box, uint64_t seq, uint32_t nbytes)
+{
+	wr_n(box, seq, 8);
+	wr_n(box + 8, nbytes, 4);
+}
+
+int st_box_get_hdr(const uint8_t *box, size_t boxlen, uint64_t *seq,
+		   uint32_t *nbytes)
+{
+	struct rd r = { box, boxlen, 0, 0 };
+
+	*seq = rd_n(&r, 8);
+	*nbytes = (uint32_t)rd_n(&r, 4);
+	if (r.bad || *nbytes > boxlen - ST_BOX_HDR)
+		return -STORM_EPROTO;
+	return 0;
+}
+
+void st_box_put_rec(uint8_t *p, uint8_t type, uint32_t job, uint32_t rank,
+		    const void *data, uint32_t len)
+{
+	p[0] = type;
+	wr_n(p + 1, job, 4);
+	wr_n(p + 5, rank, 4);
+	wr_n(p + 9, len, 4);
+	if (len)
+		memcpy(p + ST_REC_HDR, data, len);
+}
+
+int st_box_next(const uint8_t *box, size_t boxlen, size_t *off,
+		st_rec_t *rec)
+{
+	struct rd r = { box, boxlen, *off, 0 };
+
+	if (*off >= boxlen)
+		return 0;
+	rec->type = (uint8_t)rd_n(&r, 1);
+	rec->job = (uint32_t)rd_n(&r, 4);
+	rec->rank = (uint32_t)rd_n(&r, 4);
+	rec->len = (uint32_t)rd_n(&r, 4);
+	if (r.bad || rec->type < ST_REC_STDOUT || rec->type > ST_REC_FAIL ||
+	    rec->len > boxlen - r.off)
+		return -STORM_EPROTO;
+	rec->data = box + r.off;
+	*off = r.off + rec->len;
+	return 1;
+}
+
+/* ---- manifest ------------------------------------------------------------- */
+
+struct wb {
+	uint8_t *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void wb_put(struct wb *b, const void *d, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		uint8_t *p;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+}
+
+static void wb_u(struct wb *b, uint64_t v, unsigned n)
+{
+	uint8_t t[8];
+
+	wr_n(t, v, n);
+	wb_put(b, t, n);
+}
+
+static void wb_str(struct wb *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	wb_u(b, n, 4);
+	wb_put(b, s, n);
+}
+
+int st_manifest_encode(const st_manifest_t *m, uint8_t **out, size_t *len)
+{
+	struct wb b = { 0 };
+
+	wb_u(&b, MF_MAGIC, 4);
+	wb_u(&b, 0, 4); /* total length, patched below */
+	wb_u(&b, m->job, 4);
+	wb_u(&b, m->ranks, 4);
+	for (uint32_t i = 0; i < m->ranks; i++)
+		wb_u(&b, m->rank_node[i], 4);
+	wb_u(&b, m->argc, 4);
+	for (uint32_t i = 0; i < m->argc; i++)
+		wb_str(&b, m->argv[i]);
+	wb_u(&b, m->envc, 4);
+	for (uint32_t i = 0; i < m->envc; i++)
+		wb_str(&b, m->env[i]);
+	wb_str(&b, m->cwd);
+	wb_u(&b, m->nfiles, 4);
+	for (uint32_t i = 0; i < m->nfiles; i++) {
+		wb_str(&b, m->file_names[i]);
+		wb_u(&b, m->file_sizes[i], 8);
+		wb_u(&b, m->file_modes[i], 4);
+	}
+	if (b.oom) {
+		free(b.p);
+		return -ENOMEM;
+	}
+	wr_n(b.p + 4, b.len, 4);
+	*out = b.p;
+	*len = b.len;
+	return 0;
+}
+
+static char *rd_str(struct rd *r)
+{
+	uint64_t n = rd_n(r, 4);
+	char *s;
+
+	if (r->bad || n > MF_MAX_STR || n > r->len - r->off) {
+		r->bad = 1;
+		return NULL;
+	}
+	s = malloc(n + 1);
+	if (!s) {
+		r->bad = 1;
+		return NULL;
+	}
+	memcpy(s, r->p + r->off, n);
+	s[n] = '\0';
+	r->off += n;
+	/* a name with a NUL inside would mean something else on disk */
+	if (strlen(s) != n)
+		r->bad = 1;
+	return s;
+}
+
+static char **rd_strs(struct rd *r, uint32_t *count)
+{
+	uint64_t n = rd_n(r, 4);
+	char **v;
+
+	if (r->bad || n > MF_MAX_ARR) {
+		r->bad = 1;
+		return NULL;
+	}
+	v = calloc(n + 1, sizeof(*v));
+	if (!v) {
+		r->bad = 1;
+		return NULL;
+	}
+	*count = (uint32_t)n;
+	for (uint64_t i = 0; i < n && !r->bad; i++)
+		v[i] = rd_str(r);
+	return v;
+}
+
+static void free_strs(char **v, uint32_t n)
+{
+	if (!v)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void st_manifest_free(st_manifest_t *m)
+{
+	if (!m)
+		return;
+	free(m->rank_node);
+	free_strs(m->argv, m->argc);
+	free_strs(m->env, m->envc);
+	free(m->cwd);
+	free_strs(m->file_names, m->nfiles);
+	free(m->file_sizes);
+	free(m->file_modes);
+	free(m);
+}
+
+int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
+		       st_manifest_t **out)
+{
+	struct rd r = { p, len, 0, 0 };
+	st_manifest_t *m;
+	uint64_t total, n;
+
+	if (len < 8)
+		return -EAGAIN;
+	if (rd_n(&r, 4) != MF_MAGIC)
+		return -STORM_EPROTO;
+	total = rd_n(&r, 4);
+	if (total < 8)
+		return -STORM_EPROTO;
+	if (total > len)
+		return -EAGAIN;
+	r.len = (size_t)total;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->job = (uint32_t)rd_n(&r, 4);
+	n = rd_n(&r, 4);
+	if (n == 0 || n > MF_MAX_ARR || n * 4 > r.len - r.off)
+		r.bad = 1;
+	if (!r.bad) {
+		m->ranks = (uint32_t)n;
+		m->rank_node = malloc(n * sizeof(*m->rank_node));
+		if (!m->rank_node)
+			r.bad = 1;
+		for (uint64_t i = 0; !r.bad && i < n; i++)
+			m->rank_node[i] = (uint32_t)rd_n(&r, 4);
+	}
+	if (!r.bad)
+		m->argv = rd_strs(&r, &m->argc);
+	if (!r.bad)
+		m->env = rd_strs(&r, &m->envc);
+	if (!r.bad)
+		m->cwd = rd_str(&r);
+	n = r.bad ? 0 : rd_n(&r, 4);
+	if (!r.bad && (n == 0 || n > 1024))
+		r.bad = 1;
+	if (!r.bad) {
+		m->file_names = calloc(n + 1, sizeof(char *));
+		m->file_sizes = calloc(n, sizeof(uint64_t));
+		m->file_modes = calloc(n, sizeof(uint32_t));
+		if (!m->file_names || !m->file_sizes || !m->file_modes)
+			r.bad = 1;
+		else
+			m->nfiles = (uint32_t)n;
+	}
+	for (uint32_t i = 0; !r.bad && i < m->nfiles; i++) {
+		m->file_names[i] = rd_str(&r);
+		m->file_sizes[i] = rd_n(&r, 8);
+		m->file_modes[i] = (uint32_t)rd_n(&r, 4) & 07777;
+		if (!r.bad && (!m->file_names[i][0] ||
+			       strchr(m->file_names[i], '/') ||
+			       !strcmp(m->file_names[i], ".") ||
+			       !strcmp(m->file_names[i], "..")))
+			r.bad = 1; /* a plain name in the job's directory */
+	}
+	if (!r.bad && (m->argc == 0 || r.off != r.len))
+		r.bad = 1;
+	if (r.bad) {
+		st_manifest_free(m);
+		return -STORM_EPROTO;
+	}
+	*used = r.off;
+	*out = m;
+	return 0;
+}

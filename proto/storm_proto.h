@@ -1,0 +1,268 @@
+/*
+ * storm_proto.h — what storm-mm, storm-nm and stormctl share: the cluster
+ * configuration file, the client protocol's frames, and the layout of the
+ * node managers' global memory with the heartbeat block the strobe master
+ * multicasts into it.  The only header of libstorm-proto (prefix st_).
+ *
+ * Conventions as in storm_primitives.h: 0 or a count on success, a negative
+ * errno or -STORM_E* on failure, nothing changed on failure, an optional
+ * error-text buffer last ("what, where, what to do").
+ */
+#ifndef STORM_PROTO_H
+#define STORM_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <storm_primitives.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(STORM_BUILDING_PROTO)
+#define ST_API __attribute__((visibility("default")))
+#else
+#define ST_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Cluster configuration (INI, parsed with libinih; docs/config.md)          */
+/* ------------------------------------------------------------------------ */
+
+#define ST_NAME_MAX 64
+#define ST_ADDR_MAX 128
+#define ST_MAX_NODES 4096
+
+/** One head node (storm-mm) or compute node (storm-nm).  World node ids:
+ * head nodes first, in file order, then compute nodes in file order. */
+typedef struct st_host {
+	char name[ST_NAME_MAX];    /* [manager NAME] / [node NAME] */
+	char address[ST_ADDR_MAX]; /* fabric address (host:port, or shm name) */
+	char listen[ST_ADDR_MAX];  /* manager only: client TCP host:port, or "" */
+	uint32_t cpus;             /* node only: ranks it runs at once (>= 1) */
+	uint32_t world_id;
+} st_host_t;
+
+/** The whole file.  A plain value: st_config_load() fills it, the caller
+ * owns it and frees it with st_config_free(). */
+typedef struct st_config {
+	char path[4096];          /* the file it was read from */
+	char cluster[ST_NAME_MAX];
+	char provider[32];        /* tcp | shm | sockets | verbs | ... */
+	uint32_t slice_us;        /* time slice (strobe period) */
+	uint32_t hb_period_ms;    /* fabric liveness heartbeat */
+	uint32_t hb_timeout_ms;   /* missed for this long: failed */
+	uint32_t chunk_kib;       /* launch: bytes per file chunk */
+	uint32_t slots;           /* launch: ring slots per node */
+	uint32_t output_kib;      /* per-node output mailbox at the manager */
+	char ramdisk[1024];       /* tmpfs directory for binaries on nodes */
+	char state_dir[1024];     /* manager state (issue 4: LMDB) */
+	char run_dir[1024];       /* sockets, pid files, logs */
+	char log_target[1024];    /* stderr | syslog | file path */
+	int log_level;            /* LOG_ERR .. LOG_DEBUG */
+	st_host_t *managers;
+	uint32_t nmanagers;
+	st_host_t *nodes;
+	uint32_t nnodes;
+} st_config_t;
+
+/** Read and check the configuration at path into *cfg (zeroed first).
+ * Unknown sections or keys, bad values and missing required entries are
+ * errors that name the file and line ("FILE:LINE: ...").
+ * @return 0; -ENOENT/-EACCES (cannot open), -STORM_ECONFIG (bad content),
+ * -ENOMEM. */
+ST_API int st_config_load(const char *path, st_config_t *cfg, char *err,
+			  size_t errlen);
+/** Free what st_config_load() allocated; cfg may be half-filled or zeroed. */
+ST_API void st_config_free(st_config_t *cfg);
+/** The host named name among managers and nodes, or NULL. */
+ST_API const st_host_t *st_config_host(const st_config_t *cfg,
+				       const char *name);
+/** Build the primitives configuration for world node id (head nodes and
+ * compute nodes are all members of one world), with the global memory
+ * layout below.  join: open as a joining member (node managers always
+ * join the manager's view); startup_ms: how long sp_open() waits for the
+ * view.  @return 0, -ENOMEM, -STORM_ECONFIG. */
+ST_API int st_config_world(const st_config_t *cfg, uint32_t world_id,
+			   int join, uint32_t startup_ms, sp_config_t **out,
+			   char *err, size_t errlen);
+/** Route libqb logging of this process to cfg's target and level, tagged
+ * ident.  Call once, early. @return 0 or -errno. */
+ST_API int st_log_setup(const st_config_t *cfg, const char *ident);
+
+/* ------------------------------------------------------------------------ */
+/* Client protocol frames (docs/protocol.md)                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A frame: "STRM" | version u8 | type u8 | 0 u16 | length u32 (big endian)
+ * | payload.  Requests, replies and ends carry JSON; output carries a small
+ * binary header and the raw bytes. */
+#define ST_FRAME_MAGIC "STRM"
+#define ST_FRAME_VERSION 1
+#define ST_FRAME_HDR 12
+#define ST_FRAME_MAX (16u << 20)
+
+enum st_frame_type {
+	ST_FRAME_REQUEST = 1, /* client -> manager: JSON {"op": ...} */
+	ST_FRAME_REPLY = 2,   /* manager -> client: JSON {"ok": ...} */
+	ST_FRAME_OUTPUT = 3,  /* manager -> client: job u32, rank u32,
+			       * stream u8 (1 stdout, 2 stderr), bytes */
+	ST_FRAME_END = 4,     /* manager -> client: JSON, the job's end */
+};
+
+/** Parse a frame header (ST_FRAME_HDR bytes).  @return 0 and type and
+ * payload length; -STORM_EPROTO (bad magic, version, type or a length over
+ * ST_FRAME_MAX). */
+ST_API int st_frame_parse_hdr(const uint8_t *hdr, int *type, uint32_t *len);
+/** Write a frame header for (type, len) into hdr (ST_FRAME_HDR bytes). */
+ST_API void st_frame_put_hdr(uint8_t *hdr, int type, uint32_t len);
+/** Blocking helpers on a connected socket.  st_frame_send writes one whole
+ * frame; st_frame_recv reads one (payload malloc'd, NUL-terminated, owned
+ * by the caller).  @return 0; -ECONNRESET (peer closed), -STORM_EPROTO,
+ * -ETIMEDOUT (timeout_ms >= 0 passed), -errno. */
+ST_API int st_frame_send(int fd, int type, const void *payload, uint32_t len);
+ST_API int st_frame_recv(int fd, int timeout_ms, int *type, uint8_t **payload,
+			 uint32_t *len);
+/** Output frame payload codec. @return bytes written / 0, or -STORM_EPROTO
+ * / -ENOSPC. */
+ST_API int st_output_encode(uint8_t *buf, size_t cap, uint32_t job,
+			    uint32_t rank, int stream, const void *data,
+			    size_t len);
+ST_API int st_output_decode(const uint8_t *p, size_t len, uint32_t *job,
+			    uint32_t *rank, int *stream, const uint8_t **data,
+			    size_t *dlen);
+
+/* ------------------------------------------------------------------------ */
+/* Global memory and the heartbeat (docs/launch.md)                          */
+/* ------------------------------------------------------------------------ */
+
+/* Events every world opens with. */
+enum st_event {
+	ST_EV_HB = 0,       /* node: a heartbeat block arrived */
+	ST_EV_CHUNK = 1,    /* node: a file chunk arrived in its slot */
+	ST_EV_OUT = 2,      /* manager: a node's output mailbox was filled */
+	ST_EV_OUTACK = 3,   /* node: the manager emptied our mailbox */
+	ST_EV_LOCAL_HB = 4, /* manager: its heartbeat transfer completed */
+	ST_EV_LOCAL_CHUNK = 5,
+	ST_EV_LOCAL_OUT = 6,
+	ST_EV_LOCAL_ACK = 7,
+	ST_EV_COUNT = 16
+};
+
+/** Where things live in every node's global memory for cfg.  All offsets
+ * 8-byte aligned; gvars are int64. */
+typedef struct st_layout {
+	uint64_t hb;          /* heartbeat block */
+	uint32_t hb_len;
+	uint64_t gv_slice;    /* node: last slice applied */
+	uint64_t gv_consumed; /* node: file chunks written out (count) */
+	uint64_t gv_done;     /* node: ST_DONE_SLOTS gvars; slot job % slots
+			       * holds the job id once its ranks all ended */
+	uint64_t gv_outseq;   /* node: output records the manager has taken */
+	uint64_t outack;      /* node: manager's ack (int64 seq) lands here */
+	uint64_t ring;        /* file ring: slots x chunk bytes */
+	uint32_t chunk, slots;
+	uint64_t outbox;      /* manager: one mailbox per world id */
+	uint32_t outbox_len;
+	uint64_t size;        /* total */
+} st_layout_t;
+
+#define ST_DONE_SLOTS 64
+ST_API void st_layout(const st_config_t *cfg, st_layout_t *out);
+static inline uint64_t st_done_var(const st_layout_t *l, uint32_t job)
+{
+	return l->gv_done + 8u * (job % ST_DONE_SLOTS);
+}
+
+
+/* ---- heartbeat block (manager -> nodes, at layout.hb, every slice) ------ */
+
+/* Level-triggered: the block lists every job that must exist on the nodes
+ * now; a node kills and forgets any job it holds that is not listed. */
+enum st_hb_job_state { ST_HB_STAGING = 1, ST_HB_RUN = 2 };
+
+typedef struct st_hb_job {
+	uint32_t job;
+	uint8_t state; /* st_hb_job_state */
+} st_hb_job_t;
+
+#define ST_HB_MAX_JOBS 4096
+
+/** Encode/decode a heartbeat block.  encode: bytes or -ENOSPC.  decode: 0,
+ * or -STORM_EPROTO for anything malformed (jobs must hold ST_HB_MAX_JOBS). */
+ST_API int st_hb_encode(uint8_t *buf, size_t cap, uint64_t slice,
+			const st_hb_job_t *jobs, uint32_t njobs);
+ST_API int st_hb_decode(const uint8_t *buf, size_t len, uint64_t *slice,
+			st_hb_job_t *jobs, uint32_t *njobs);
+
+/* ---- file ring chunks (manager -> a job's nodes) ------------------------ */
+
+/* Each slot starts with this header; the rest of the slot is data.  The
+ * chunks of one job form one stream: a manifest, then every file. */
+#define ST_CHUNK_HDR 24
+ST_API void st_chunk_put_hdr(uint8_t *slot, uint32_t job, uint32_t index,
+			     uint32_t total, uint32_t len);
+ST_API int st_chunk_get_hdr(const uint8_t *slot, uint32_t chunk_size,
+			    uint32_t *job, uint32_t *index, uint32_t *total,
+			    uint32_t *len);
+/** The gv_consumed value meaning "k chunks of job taken". */
+static inline int64_t st_consumed(uint32_t job, uint32_t k)
+{
+	return (int64_t)((uint64_t)job << 32 | k);
+}
+
+/* ---- output mailbox (node -> manager) ----------------------------------- */
+
+/* A box: seq u64 | nbytes u32 | records.  Records: type u8 | job u32 |
+ * rank u32 | len u32 | bytes.  OUT/ERR carry output, EXIT a wait status
+ * (int32) for the rank, FAIL a reason (text) for the job. */
+enum st_rec_type { ST_REC_STDOUT = 1, ST_REC_STDERR = 2, ST_REC_EXIT = 3,
+		   ST_REC_FAIL = 4 };
+#define ST_BOX_HDR 12
+#define ST_REC_HDR 13
+
+typedef struct st_rec {
+	uint8_t type;
+	uint32_t job, rank;
+	uint32_t len;
+	const uint8_t *data;
+} st_rec_t;
+
+/** Iterate records of a box body: *off starts at ST_BOX_HDR.  @return 1 and
+ * the record, 0 at the end, -STORM_EPROTO if malformed. */
+ST_API int st_box_next(const uint8_t *box, size_t boxlen, size_t *off,
+		       st_rec_t *rec);
+ST_API void st_box_put_rec(uint8_t *p, uint8_t type, uint32_t job,
+			   uint32_t rank, const void *data, uint32_t len);
+ST_API void st_box_put_hdr(uint8_t *box, uint64_t seq, uint32_t nbytes);
+ST_API int st_box_get_hdr(const uint8_t *box, size_t boxlen, uint64_t *seq,
+			  uint32_t *nbytes);
+
+/* ---- job manifest (first bytes of a job's chunk stream) ----------------- */
+
+typedef struct st_manifest {
+	uint32_t job, ranks;
+	uint32_t *rank_node;  /* world id per rank */
+	uint32_t argc, envc, nfiles;
+	char **argv, **env;   /* argv[0]: the program's name on the ramdisk */
+	char *cwd;
+	char **file_names;    /* file 0 is the program */
+	uint64_t *file_sizes;
+	uint32_t *file_modes;
+} st_manifest_t;
+
+/** Encode into a malloc'd buffer (*out, *len). @return 0 or -ENOMEM. */
+ST_API int st_manifest_encode(const st_manifest_t *m, uint8_t **out,
+			      size_t *len);
+/** Decode from the stream's first bytes; *used gets its length.  Fills a
+ * malloc'd manifest freed with st_manifest_free().  @return 0, -EAGAIN (need
+ * more bytes), -STORM_EPROTO, -ENOMEM. */
+ST_API int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
+			      st_manifest_t **out);
+ST_API void st_manifest_free(st_manifest_t *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STORM_PROTO_H */
