@@ -30,7 +30,7 @@
 
 #include "client.h"
 
-/* ---- exit and messages ------------------------------------------------------ */
+/* ---- exit and messages -------------------------------------------------- */
 
 _Noreturn void sc_exit(int code)
 {
@@ -125,7 +125,7 @@ void sc_client_init(sc_ctx_t *ctx)
 	ctx->seq = 0;
 }
 
-/* ---- connecting ------------------------------------------------------------- */
+/* ---- connecting --------------------------------------------------------- */
 
 static const char *const hint =
 	"is the cluster running? start storm-mm, or point stormctl at it "
@@ -154,8 +154,9 @@ static int connect_unix(sc_ctx_t *ctx, const char *path, char *err,
 	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		if (errno == EINTR)
 			continue;
-		snprintf(err, errlen, "cannot connect to the manager at %s: %s; %s",
-			 path, strerror(errno), hint);
+		snprintf(err, errlen,
+			 "cannot connect to the manager at %s: %s; %s", path,
+			 strerror(errno), hint);
 		close(fd);
 		return -SC_EXIT_UNREACH;
 	}
@@ -318,8 +319,9 @@ int sc_connect(sc_ctx_t *ctx, char *err, size_t errlen)
 				st_config_free(&cfg);
 				fd = connect_tcp(ctx, addr, terr, sizeof(terr));
 				if (fd < 0) /* say both places we looked */
-					snprintf(err, errlen, "%s does not exist, "
-						 "and %s", sock, terr);
+					snprintf(err, errlen,
+						 "%s does not exist, and %s",
+						 sock, terr);
 				return fd;
 			}
 		}
@@ -336,7 +338,7 @@ int sc_connect(sc_ctx_t *ctx, char *err, size_t errlen)
 	return connect_unix(ctx, sock, err, errlen);
 }
 
-/* ---- one request, one reply -------------------------------------------------- */
+/* ---- one request, one reply --------------------------------------------- */
 
 int sc_frame_error(const sc_ctx_t *ctx, int rc, char *err, size_t errlen)
 {
@@ -484,7 +486,7 @@ void sc_print_json(const json_t *v)
 	fputc('\n', stdout);
 }
 
-/* ---- reading replies ------------------------------------------------------- */
+/* ---- reading replies ---------------------------------------------------- */
 
 const char *sc_jstr(const json_t *o, const char *key, const char *def)
 {
@@ -623,7 +625,7 @@ char *sc_fmt_rank_status(const json_t *arr)
 	return out;
 }
 
-/* ---- tables ------------------------------------------------------------------ */
+/* ---- tables ------------------------------------------------------------- */
 
 struct sc_table {
 	int ncols;

@@ -97,7 +97,7 @@ int sc_frame_error(const sc_ctx_t *ctx, int rc, char *err, size_t errlen);
 /** Print v as indented JSON on stdout (--json). */
 void sc_print_json(const json_t *v);
 
-/* ---- reading a reply without trusting it ---------------------------------- */
+/* ---- reading a reply without trusting it -------------------------------- */
 
 /** The string at key, or def when absent or not a string. */
 const char *sc_jstr(const json_t *o, const char *key, const char *def);
@@ -119,7 +119,7 @@ int64_t sc_now_ms(void);
 /** Summarise a rank_status array ("0-3:exit 0,4:signal 9"), malloc'd. */
 char *sc_fmt_rank_status(const json_t *arr);
 
-/* ---- aligned tables ----------------------------------------------------------- */
+/* ---- aligned tables ----------------------------------------------------- */
 
 typedef struct sc_table sc_table_t;
 

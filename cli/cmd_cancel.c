@@ -28,7 +28,8 @@ int sc_cmd_cancel(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		if (!req)
 			sc_die(SC_EXIT_FAILED, "out of memory");
 		json_object_set_new(req, "op", json_string("cancel"));
-		json_object_set_new(req, "job", json_integer((json_int_t)ids[i]));
+		json_object_set_new(req, "job",
+				    json_integer((json_int_t)ids[i]));
 		code = sc_call_soft(ctx, req, &reply, err, sizeof(err));
 		json_decref(req);
 		if (code == SC_EXIT_UNREACH || code == SC_EXIT_PROTO ||

@@ -31,7 +31,7 @@ static const char finding[] =
 	"uses RUN_DIR/storm-mm.sock, or, when that socket does not exist, "
 	"the listen address of the first manager that has one.";
 
-/* ---- plain text --------------------------------------------------------------- */
+/* ---- plain text --------------------------------------------------------- */
 
 /* Print text wrapped to WIDTH, every line indented by indent columns; the
  * first line starts at column col (already printed). */
@@ -135,7 +135,8 @@ void sc_print_cmd_help(const struct sc_cmd *cmd)
 	wrap(stdout, 0, 0, cmd->description);
 	printf("\nOptions:\n");
 	print_opts(stdout, cmd->opts, true);
-	printf("\nGlobal options go before the command; see 'stormctl help'.\n");
+	printf("\nGlobal options go before the command; see "
+	       "'stormctl help'.\n");
 }
 
 void sc_print_help(void)
@@ -160,7 +161,7 @@ void sc_print_help(void)
 	       "a command's options.\n");
 }
 
-/* ---- troff ---------------------------------------------------------------------- */
+/* ---- troff -------------------------------------------------------------- */
 
 /* Text into troff: backslashes and hyphen-minus escaped, no line starting
  * with a control character.  Each call starts a new input line. */

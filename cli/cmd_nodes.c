@@ -33,7 +33,8 @@ int sc_cmd_nodes(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		char id[24], cpus[24], used[24], fails[24];
 		const char *cells[7];
 
-		snprintf(id, sizeof(id), "%lld", (long long)sc_jint(n, "id", -1));
+		snprintf(id, sizeof(id), "%lld",
+			 (long long)sc_jint(n, "id", -1));
 		snprintf(cpus, sizeof(cpus), "%lld",
 			 (long long)sc_jint(n, "cpus", 0));
 		snprintf(used, sizeof(used), "%lld",

@@ -39,12 +39,25 @@
 #define MAX_TIME_LIMIT_MS 9007199254740991ull /* 2^53-1: exact in JSON */
 #define LINE_MAX_BUF (64u << 10)
 
-/* ---- the job specification --------------------------------------------------- */
+/* ---- the job specification ---------------------------------------------- */
 
 static json_t *jnew_or_die(json_t *v)
 {
 	if (!v)
 		sc_die(SC_EXIT_FAILED, "out of memory");
+	return v;
+}
+
+/* A JSON string from user input: jansson takes UTF-8 only, and a name in
+ * another encoding deserves a better message than "out of memory". */
+static json_t *jtext(const char *cmd, const char *what, const char *text)
+{
+	json_t *v = json_string(text);
+
+	if (!v)
+		sc_die(SC_EXIT_USAGE,
+		       "%s: %s is not valid UTF-8, which the protocol cannot "
+		       "carry", cmd, what);
 	return v;
 }
 
@@ -173,8 +186,9 @@ static json_t *build_request(const struct sc_cmd *cmd,
 			    (int)sizeof(canon))
 				snprintf(canon, sizeof(canon), "%s", v);
 			sp_nodeset_destroy(set);
-			json_object_set_new(job, "nodes",
-					    jnew_or_die(json_string(canon)));
+			json_object_set_new(
+				job, "nodes",
+				jtext(cmd->name, "option -w", canon));
 			break;
 		}
 		case 'l':
@@ -198,7 +212,8 @@ static json_t *build_request(const struct sc_cmd *cmd,
 				if (!val)
 					sc_die(SC_EXIT_USAGE,
 					       "%s: option --export: %s is not "
-					       "set here; give --export %s=VALUE",
+					       "set here; give --export "
+					       "%s=VALUE",
 					       cmd->name, v, v);
 				n = strlen(v) + strlen(val) + 2;
 				kv = malloc(n);
@@ -207,7 +222,8 @@ static json_t *build_request(const struct sc_cmd *cmd,
 			}
 			if (!kv)
 				sc_die(SC_EXIT_FAILED, "out of memory");
-			json_array_append_new(env, jnew_or_die(json_string(kv)));
+			json_array_append_new(
+				env, jtext(cmd->name, "option --export", kv));
 			free(kv);
 			break;
 		}
@@ -224,7 +240,8 @@ static json_t *build_request(const struct sc_cmd *cmd,
 				       "%s: option --file: empty path",
 				       cmd->name);
 			f = absolute(cwd, v);
-			json_array_append_new(files, jnew_or_die(json_string(f)));
+			json_array_append_new(
+				files, jtext(cmd->name, "option --file", f));
 			free(f);
 			break;
 		}
@@ -237,11 +254,11 @@ static json_t *build_request(const struct sc_cmd *cmd,
 			break;
 		case 'o':
 			json_object_set_new(job, "stdout",
-					    jnew_or_die(json_string(v)));
+					    jtext(cmd->name, "option -o", v));
 			break;
 		case 'e':
 			json_object_set_new(job, "stderr",
-					    jnew_or_die(json_string(v)));
+					    jtext(cmd->name, "option -e", v));
 			break;
 		default: /* the table let through an option we forgot */
 			abort();
@@ -249,26 +266,21 @@ static json_t *build_request(const struct sc_cmd *cmd,
 	}
 
 	prog = resolve_program(cmd->name, cwd, a->operands[0]);
-	json_array_append_new(argv, jnew_or_die(json_string(prog)));
-	for (int i = 1; i < a->noperands; i++) {
-		json_t *s = json_string(a->operands[i]);
-
-		/* jansson takes UTF-8 only; say so instead of crashing. */
-		if (!s)
-			sc_die(SC_EXIT_USAGE,
-			       "%s: argument %d is not valid UTF-8, which the "
-			       "protocol cannot carry", cmd->name, i);
-		json_array_append_new(argv, s);
-	}
+	json_array_append_new(argv, jtext(cmd->name, "the program path", prog));
+	for (int i = 1; i < a->noperands; i++)
+		json_array_append_new(argv, jtext(cmd->name, "an argument",
+						  a->operands[i]));
 	if (!name) {
 		name = strrchr(prog, '/');
 		name = name ? name + 1 : prog;
 	}
-	json_object_set_new(job, "name", jnew_or_die(json_string(name)));
+	json_object_set_new(job, "name",
+			    jtext(cmd->name, "the job name", name));
 	json_object_set_new(job, "argv", argv);
 	json_object_set_new(job, "ranks", json_integer(jo->ranks));
 	json_object_set_new(job, "env", env);
-	json_object_set_new(job, "cwd", jnew_or_die(json_string(cwd)));
+	json_object_set_new(job, "cwd",
+			    jtext(cmd->name, "the current directory", cwd));
 	json_object_set_new(job, "files", files);
 	json_object_set_new(job, "time_limit_ms",
 			    json_integer((json_int_t)time_limit));
@@ -282,7 +294,7 @@ static json_t *build_request(const struct sc_cmd *cmd,
 	return req;
 }
 
-/* ---- submit ---------------------------------------------------------------------- */
+/* ---- submit ------------------------------------------------------------- */
 
 int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		  const struct sc_args *args)
@@ -303,7 +315,7 @@ int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	return SC_EXIT_OK;
 }
 
-/* ---- run: output -------------------------------------------------------------------- */
+/* ---- run: output -------------------------------------------------------- */
 
 /* A rank's partial line on one stream, held until its newline so that with
  * -l lines of different ranks never interleave mid-line. */
@@ -333,7 +345,8 @@ static void put_line(FILE *f, uint32_t rank, bool prefix, const char *p,
 {
 	if (prefix)
 		fprintf(f, "%u: ", rank);
-	fwrite(p, 1, n, f);
+	if (n) /* an empty buffer may still be NULL */
+		fwrite(p, 1, n, f);
 }
 
 static struct linebuf *linebuf_of(struct run_state *rs, uint32_t rank,
@@ -453,7 +466,7 @@ static void on_output(struct run_state *rs, const uint8_t *p, uint32_t len)
 	fflush(stream_file(stream));
 }
 
-/* ---- run: the end ----------------------------------------------------------------- */
+/* ---- run: the end ------------------------------------------------------- */
 
 static int on_end(struct run_state *rs, const uint8_t *p, uint32_t len)
 {
@@ -497,7 +510,7 @@ static int on_end(struct run_state *rs, const uint8_t *p, uint32_t len)
 	return rc;
 }
 
-/* ---- run: the loop ---------------------------------------------------------------- */
+/* ---- run: the loop ------------------------------------------------------ */
 
 /* The only process-wide state in stormctl: a signal handler can reach
  * nothing else.  Read only with the signals blocked. */

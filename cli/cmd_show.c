@@ -62,7 +62,8 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		return SC_EXIT_OK;
 	}
 
-	snprintf(num[0], sizeof(num[0]), "%lld", (long long)sc_jint(job, "id", -1));
+	snprintf(num[0], sizeof(num[0]), "%lld",
+		 (long long)sc_jint(job, "id", -1));
 	snprintf(num[1], sizeof(num[1]), "%lld",
 		 (long long)sc_jint(job, "ranks", 0));
 	snprintf(num[2], sizeof(num[2]), "%lld",

@@ -199,10 +199,10 @@ const struct sc_cmd sc_commands[] = {
 			"exits with the job's exit code.  PROGRAM is made "
 			"absolute here: a name without '/' is looked up in "
 			"PATH, a relative path is taken from the current "
-			"directory, which is also the job's working directory.  "
-			"The first SIGINT or SIGTERM asks the manager to "
-			"cancel the job and keeps waiting for its end; a "
-			"second one stops waiting.",
+			"directory, which is also the job's working "
+			"directory.  The first SIGINT or SIGTERM asks the "
+			"manager to cancel the job and keeps waiting for its "
+			"end; a second one stops waiting.",
 		.opts = run_opts,
 		.min_operands = 1,
 		.max_operands = -1,
@@ -215,8 +215,8 @@ const struct sc_cmd sc_commands[] = {
 		.operands = "[--] PROGRAM [ARGS...]",
 		.description =
 			"Queues the job like run does and prints \"Submitted "
-			"job N\" without waiting.  Its output goes to the files "
-			"named by -o and -e, on the manager's host.",
+			"job N\" without waiting.  Its output goes to the "
+			"files named by -o and -e, on the manager's host.",
 		.opts = submit_opts,
 		.min_operands = 1,
 		.max_operands = -1,

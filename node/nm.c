@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <qb/qblog.h>
@@ -254,29 +255,27 @@ static void stream_done(struct nm *nm)
 static void take_chunks(struct nm *nm)
 {
 	for (;;) {
-		uint32_t slot = nm->stg_next % nm->lay.slots;
-		const uint8_t *p = nm->gmem + nm->lay.ring +
-				   (uint64_t)slot * nm->lay.chunk;
+		const uint8_t *p;
 		uint32_t job, idx, total, len;
 
-		if (st_chunk_get_hdr(p, nm->lay.chunk, &job, &idx, &total,
-				     &len))
-			return;
-		if (job != nm->stg_job) {
-			/* a new job's stream starts at chunk 0, slot 0 */
+		if (nm->stg_next >= nm->stg_total) {
+			/* between streams: a new one starts at chunk 0, slot 0 */
 			p = nm->gmem + nm->lay.ring;
 			if (st_chunk_get_hdr(p, nm->lay.chunk, &job, &idx,
 					     &total, &len) ||
-			    idx != 0 || job == nm->stg_job ||
-			    job <= nm->last_stg_job)
+			    idx != 0 || job <= nm->last_stg_job)
 				return;
 			nm->stg_job = job;
 			nm->stg_next = 0;
 			nm->stg_total = total;
 			nm->stg_len = 0;
-		} else if (idx != nm->stg_next || nm->stg_next >= nm->stg_total) {
-			return;
 		}
+		p = nm->gmem + nm->lay.ring +
+		    (uint64_t)(nm->stg_next % nm->lay.slots) * nm->lay.chunk;
+		if (st_chunk_get_hdr(p, nm->lay.chunk, &job, &idx, &total,
+				     &len) ||
+		    job != nm->stg_job || idx != nm->stg_next)
+			return; /* not arrived yet */
 		if (nm->stg_len + len > nm->stg_cap) {
 			size_t cap = nm->stg_cap ? nm->stg_cap : (1u << 20);
 			uint8_t *q;
@@ -439,6 +438,15 @@ int main(int argc, char **argv)
 	st_layout(&nm.cfg, &nm.lay);
 	nm.box = calloc(1, nm.lay.outbox_len);
 	nm.box_done = calloc(64, sizeof(uint32_t));
+	{
+		struct timespec ts;
+
+		/* boxes are numbered from a base of this incarnation's own,
+		 * so that the manager tells them from the last one's */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		nm.box_seq = (uint64_t)ts.tv_sec * 1000000000u +
+			     (uint64_t)ts.tv_nsec;
+	}
 	rc = st_config_world(&nm.cfg, nm.host->world_id, 1, 600000, &sc, err,
 			     sizeof(err));
 	if (!rc)

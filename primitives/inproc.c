@@ -165,6 +165,10 @@ static void deliver(sp_machine_t *m, struct mev *e)
 	sp_world_t *w;
 
 	if (e->kind == EV_DETECT) {
+		/* a node opened again before its death was noticed is a new
+		 * incarnation that beats: nothing to notice any more */
+		if (!m->nodes[e->src].dead && m->nodes[e->src].w)
+			return;
 		for (uint32_t v = 0; v < m->n; v++) {
 			if (m->nodes[v].dead || !m->nodes[v].w || v == e->src)
 				continue;

@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <qb/qblog.h>
 
@@ -197,7 +198,9 @@ int sp_mship_init(sp_world_t *w, const sp_config_t *cfg)
 	v->parent = calloc(w->n, sizeof(*v->parent));
 	v->kids = calloc(w->n, sizeof(*v->kids));
 	v->last_heard = calloc(w->n, sizeof(*v->last_heard));
-	if (rc || !v->parent || !v->kids || !v->last_heard ||
+	v->joined = calloc(w->n, sizeof(*v->joined));
+	v->inc = calloc(w->n, sizeof(*v->inc));
+	if (rc || !v->parent || !v->kids || !v->last_heard || !v->joined || !v->inc ||
 	    sp_facts_init(&v->facts, w->nwords))
 		return -ENOMEM;
 	return 0;
@@ -213,6 +216,8 @@ void sp_mship_fini(sp_world_t *w)
 	free(v->parent);
 	free(v->kids);
 	free(v->last_heard);
+	free(v->joined);
+	free(v->inc);
 	sp_facts_fini(&v->facts);
 }
 
@@ -278,6 +283,12 @@ static void install(sp_world_t *w, uint64_t epoch, uint32_t root,
 	struct sp_view_state *v = &w->v;
 	uint64_t now = sp_now(w);
 
+	/* a node absent from the last view and present in this one joined
+	 * (a first view is not a join: nobody was there before) */
+	for (uint32_t x = 0; v->installed && x < w->n; x++)
+		if (((live[x / 64] >> (x % 64)) & 1) &&
+		    !sp_nodeset_has(v->live, x))
+			v->joined[x] = epoch;
 	v->epoch = epoch;
 	v->root = root;
 	memcpy(v->live->words, live, w->nwords * sizeof(uint64_t));
@@ -316,7 +327,16 @@ static void install(sp_world_t *w, uint64_t epoch, uint32_t root,
 /* This node, as root, makes a new view from live.  Live nodes it removes
  * get the view too: it is how one that was wrongly suspected (or cut off)
  * learns it was expelled; a dead one's send just fails. */
+static void start_change_to(sp_world_t *w, const uint64_t *live,
+			    int tell_gone);
+
 static void start_change(sp_world_t *w, const uint64_t *live)
+{
+	start_change_to(w, live, 1);
+}
+
+static void start_change_to(sp_world_t *w, const uint64_t *live,
+			    int tell_gone)
 {
 	uint64_t counter = (w->v.epoch >> 16) + 1;
 	uint64_t *gone = malloc(w->nwords * sizeof(uint64_t));
@@ -326,7 +346,7 @@ static void start_change(sp_world_t *w, const uint64_t *live)
 			gone[i] = w->v.live->words[i] & ~live[i];
 	w->v.t_start = sp_now(w);
 	install(w, counter << 16 | w->id, w->id, live, 1);
-	for (uint32_t x = 0; gone && x < w->n; x++)
+	for (uint32_t x = 0; tell_gone && gone && x < w->n; x++)
 		if (x != w->id && ((gone[x / 64] >> (x % 64)) & 1))
 			send_view(w, x);
 	free(gone);
@@ -384,6 +404,18 @@ static void send_u32(sp_world_t *w, uint32_t dst, uint8_t type, uint32_t x)
 	sp_msg_send(w, dst, &b, NULL, 0, NULL);
 }
 
+/* JOIN carries the joiner's incarnation: a knock repeated by the same
+ * incarnation is not a restart. */
+static void send_join(sp_world_t *w, uint32_t dst, uint32_t x, uint64_t inc)
+{
+	struct sp_wbuf b;
+
+	sp_msg_begin(w, &b, SP_MSG_JOIN, w->v.epoch);
+	sp_w_u32(&b, x);
+	sp_w_u64(&b, inc);
+	sp_msg_send(w, dst, &b, NULL, 0, NULL);
+}
+
 /* Every suspicion to the acting root to (which may know none of them). */
 static void send_suspicions(sp_world_t *w, uint32_t to)
 {
@@ -407,7 +439,7 @@ static void join_next_candidate(sp_world_t *w)
 		return;
 	}
 	v->join_next = sp_now(w) + 200000000u;
-	send_u32(w, v->join_target, SP_MSG_JOIN, w->id);
+	send_join(w, v->join_target, w->id, v->my_inc);
 }
 
 void sp_failure_locked(sp_world_t *w, uint32_t x)
@@ -519,13 +551,37 @@ void sp_mship_on_msg(sp_world_t *w, uint32_t src, uint8_t type,
 	}
 	case SP_MSG_JOIN: {
 		uint32_t x = sp_r_u32(r);
+		uint64_t inc = sp_r_u64(r);
 
 		if (r->bad || x >= w->n || !v->installed || v->expelled)
 			return;
-		if (v->root == w->id)
+		if (v->root != w->id) {
+			send_join(w, v->root, x, inc);
+			return;
+		}
+		if (sp_nodeset_has(v->live, x) && v->inc[x] == inc)
+			return; /* a repeated knock: it is in already */
+		v->inc[x] = inc;
+		if (sp_nodeset_has(v->live, x) && x != w->id) {
+			/* A member knocking again is a new incarnation: the
+			 * old one is gone with whatever it held.  Two views —
+			 * without it, then with it — so that every operation
+			 * and every layer above sees it leave and join.  The
+			 * joiner is not told the first (it would think itself
+			 * expelled). */
+			uint64_t *without = malloc(w->nwords * sizeof(uint64_t));
+
+			if (!without)
+				return;
+			memcpy(without, v->live->words,
+			       w->nwords * sizeof(uint64_t));
+			without[x / 64] &= ~(UINT64_C(1) << (x % 64));
+			start_change_to(w, without, 0);
+			free(without);
 			change_with(w, x);
-		else
-			send_u32(w, v->root, SP_MSG_JOIN, x);
+		} else {
+			change_with(w, x);
+		}
 		return;
 	}
 	case SP_MSG_HB:
@@ -538,6 +594,15 @@ void sp_mship_boot(sp_world_t *w, const sp_config_t *cfg)
 {
 	struct sp_view_state *v = &w->v;
 
+	/* distinct for every open of this node: time, process, address */
+	v->my_inc = (sp_now(w) ^ ((uint64_t)getpid() << 40) ^
+		     (uint64_t)(uintptr_t)w) | 1;
+	/* Transfer ids of this incarnation start at a random point, not
+	 * where the last one's did: peers keep tombstones of its decided
+	 * transfers (which the STABLE facts may still need) and would take
+	 * a repeated id for a late chunk of a decided transfer. */
+	if (!cfg->machine)
+		w->xseq = (uint32_t)(v->my_inc >> 8) & 0x7fffffffu;
 	if (cfg->join) {
 		v->joining = 1;
 		v->join_target = w->id == 0 ? 1 % w->n : 0;
@@ -578,7 +643,7 @@ void sp_mship_tick(sp_world_t *w)
 		if (now >= v->join_next) {
 			v->join_next = now + 200000000u;
 			v->join_tried = 0;
-			send_u32(w, v->join_target, SP_MSG_JOIN, w->id);
+			send_join(w, v->join_target, w->id, v->my_inc);
 		}
 		return;
 	}
@@ -650,6 +715,16 @@ int sp_view(sp_world_t *w, sp_view_info_t *info, sp_nodeset_t *live)
 	info->stabilize_ns = w->v.stabilize_ns;
 	if (live && live->capacity == w->n)
 		sp_nodeset_copy(live, w->v.live);
+	pthread_mutex_unlock(&w->lock);
+	return w->closed ? -STORM_ECLOSED : 0;
+}
+
+int sp_view_joined(sp_world_t *w, uint32_t node, uint64_t *epoch)
+{
+	if (!w || !epoch || node >= w->n)
+		return -EINVAL;
+	pthread_mutex_lock(&w->lock);
+	*epoch = w->v.joined[node];
 	pthread_mutex_unlock(&w->lock);
 	return w->closed ? -STORM_ECLOSED : 0;
 }

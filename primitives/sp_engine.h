@@ -93,6 +93,9 @@ struct sp_view_state {
 	/* boot (root) */
 	sp_nodeset_t *hello;
 	uint64_t boot_deadline;
+	uint64_t *joined; /* per node: epoch of the view it last joined in */
+	uint64_t *inc;    /* root: per node, the incarnation it joined with */
+	uint64_t my_inc;  /* this incarnation (sent with JOIN) */
 	/* liveness */
 	uint64_t *last_heard;
 	uint64_t last_hb;

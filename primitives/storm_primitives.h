@@ -290,6 +290,12 @@ SP_API int sp_view(sp_world_t *w, sp_view_info_t *info, sp_nodeset_t *live);
 /** Wait until this node holds a stable view with epoch >= min_epoch.
  * @return 0, -ETIMEDOUT, -STORM_EEXPELLED, -STORM_ECLOSED. */
 SP_API int sp_view_wait(sp_world_t *w, uint64_t min_epoch, int timeout_ms);
+/** The epoch of the view in which node last joined, as this node saw it
+ * (0: it was in this node's first view).  A node that restarts and joins
+ * again while still a member is removed and added back (two views), so a
+ * change of this value is how layers above learn that whatever the old
+ * incarnation held is gone. @return 0, -EINVAL, -STORM_ECLOSED. */
+SP_API int sp_view_joined(sp_world_t *w, uint32_t node, uint64_t *epoch);
 /** Report that node has failed (for failure detectors above this layer,
  * e.g. the heartbeat).  The root removes it and installs a new view.
  * @return 0, -ERANGE, -STORM_ECLOSED. */

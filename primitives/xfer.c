@@ -748,6 +748,7 @@ void sp_xfer_on_view(sp_world_t *w)
 	struct sp_xfer_out *o, *next;
 	uint64_t *live = w->v.live->words;
 
+
 	for (o = w->xout; o; o = next) {
 		int lost = 0;
 

@@ -23,7 +23,7 @@
 
 #define OUTPUT_HDR 9 /* job u32, rank u32, stream u8 */
 
-/* ---- byte order helpers (explicit, never a cast struct) ------------------ */
+/* ---- byte order helpers (explicit, never a cast struct) ----------------- */
 
 static void put_be32(uint8_t *p, uint32_t v)
 {

@@ -33,6 +33,8 @@ struct mmd_client {
 	uint8_t *buf;
 	uint32_t watch_job; /* run: streams this job's output, then END */
 	uint32_t wait_up;   /* wait: reply once this many nodes are UP */
+	uint32_t wait_job;  /* wait: reply once this job has ended */
+	int wait_down;      /* wait_up counts nodes DOWN instead */
 	uint64_t wait_until_ms;
 	int closing;
 };
@@ -79,6 +81,7 @@ struct mmd {
 	struct mmd_out *outs;
 	sp_nodeset_t *live, *tmp;
 	uint8_t *seen;       /* per world id: was in a view once */
+	uint64_t *joined;    /* per world id: sp_view_joined() last seen */
 };
 
 /* mmd_client.c */
@@ -97,6 +100,7 @@ void mmd_job_ended(struct mmd *mm, const mm_job_t *j);
 
 /* mmd_slice.c */
 void mmd_slice(void *data);
+void mmd_check_view(struct mmd *mm);
 int mmd_on_notify(int32_t fd, int32_t revents, void *data);
 void mmd_stage_free(struct mmd *mm);
 uint64_t mmd_now_ms(struct mmd *mm);

@@ -376,16 +376,32 @@ void mmd_client_waits(struct mmd *mm)
 	uint32_t up = nodes_up(mm);
 
 	for (struct mmd_client *c = mm->clients; c; c = c->next) {
+		mm_job_t j;
+
+		if (c->wait_job && !mm_job_get(mm->st, c->wait_job, &j) &&
+		    is_terminal(j.state)) {
+			c->wait_job = 0;
+			send_json(c, ST_FRAME_REPLY,
+				  json_pack("{s:b, s:o}", "ok", 1, "job",
+					    mmd_job_json(mm, &j)));
+			c->closing = 1;
+		} else if (c->wait_job &&
+			   mmd_now_ms(mm) >= c->wait_until_ms) {
+			reply_err(c, ETIMEDOUT, "job %u has not ended yet",
+				  c->wait_job);
+			c->wait_job = 0;
+			c->closing = 1;
+		}
 		if (!c->wait_up)
 			continue;
-		if (up >= c->wait_up) {
+		if (c->wait_down ? mm_node_count(mm->st) - up >= c->wait_up :
+				   up >= c->wait_up) {
 			c->wait_up = 0;
 			op_status(mm, c);
 			c->closing = 1;
 		} else if (mmd_now_ms(mm) >= c->wait_until_ms) {
-			reply_err(c, ETIMEDOUT, "%u of %u nodes up when the "
-				  "wait timed out (see stormctl nodes)", up,
-				  c->wait_up);
+			reply_err(c, ETIMEDOUT, "%u node(s) up when the wait "
+				  "timed out (see stormctl nodes)", up);
 			c->wait_up = 0;
 			c->closing = 1;
 		}
@@ -396,17 +412,39 @@ static void op_wait(struct mmd *mm, struct mmd_client *c, json_t *req)
 {
 	json_t *n = json_object_get(req, "nodes_up"),
 	       *t = json_object_get(req, "timeout_ms");
+	int down = 0;
+	mm_job_t j;
 
+	if (json_object_get(req, "job")) {
+		if (job_arg(c, req, &c->wait_job))
+			return;
+		if (mm_job_get(mm->st, c->wait_job, &j)) {
+			reply_err(c, ENOENT, "no job %u", c->wait_job);
+			c->wait_job = 0;
+			return;
+		}
+		if (t && (!json_is_integer(t) || json_integer_value(t) < 0))
+			t = NULL;
+		c->wait_until_ms = mmd_now_ms(mm) +
+			(t ? (uint64_t)json_integer_value(t) : 3600000u);
+		mmd_client_waits(mm);
+		return;
+	}
+
+	if (!n && (n = json_object_get(req, "nodes_down")))
+		down = 1;
 	if (!json_is_integer(n) || json_integer_value(n) < 1 ||
 	    json_integer_value(n) > mm_node_count(mm->st) ||
 	    (t && (!json_is_integer(t) || json_integer_value(t) < 0 ||
 		   json_integer_value(t) > 3600000))) {
-		reply_err(c, EINVAL, "request: wait needs nodes_up in [1, %u] "
-			  "and timeout_ms in [0, 3600000]",
+		reply_err(c, EINVAL, "request: wait needs job, or nodes_up or "
+			  "nodes_down in [1, %u], and timeout_ms in [0, "
+			  "3600000]",
 			  mm_node_count(mm->st));
 		return;
 	}
 	c->wait_up = (uint32_t)json_integer_value(n);
+	c->wait_down = down;
 	c->wait_until_ms = mmd_now_ms(mm) +
 			   (t ? (uint64_t)json_integer_value(t) : 10000u);
 	mmd_client_waits(mm);
@@ -484,7 +522,8 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 	c->buf[c->need - ST_FRAME_HDR] = '\0';
 	c->got = c->need = 0;
 	request(mm, c, (const char *)c->buf);
-	if (c->closing && !c->watch_job && !c->wait_up)
+	if (c->closing && !c->watch_job && !c->wait_up &&
+		    !c->wait_job)
 		client_drop(mm, c);
 	return 0;
 gone:
@@ -611,7 +650,8 @@ void mmd_client_reap(struct mmd *mm)
 {
 	for (struct mmd_client *c = mm->clients, *next; c; c = next) {
 		next = c->next;
-		if (c->closing && !c->watch_job && !c->wait_up)
+		if (c->closing && !c->watch_job && !c->wait_up &&
+		    !c->wait_job)
 			client_drop(mm, c);
 	}
 }

@@ -125,12 +125,13 @@ int main(int argc, char **argv)
 	mm.box_seq = calloc(mm.nworld, sizeof(*mm.box_seq));
 	mm.ack = calloc(mm.nworld, sizeof(*mm.ack));
 	mm.seen = calloc(mm.nworld, 1);
+	mm.joined = calloc(mm.nworld, sizeof(*mm.joined));
 	mm.status = calloc(ST_DONE_SLOTS, sizeof(*mm.status));
 	mm.status_job = calloc(ST_DONE_SLOTS, sizeof(uint32_t));
 	mm.status_got = calloc(ST_DONE_SLOTS, sizeof(uint32_t));
 	for (uint32_t k = 0; k < MMD_MAX_INFLIGHT; k++)
 		mm.stage.slot[k] = malloc(mm.lay.chunk);
-	if (!mm.hb || !mm.box_seq || !mm.ack || !mm.seen || !mm.status ||
+	if (!mm.hb || !mm.box_seq || !mm.ack || !mm.seen || !mm.joined || !mm.status ||
 	    !mm.status_job || !mm.status_got || !mm.stage.slot[7] ||
 	    sp_nodeset_create(mm.nworld, &mm.live) ||
 	    sp_nodeset_create(mm.nworld, &mm.tmp) || state_init(&mm)) {
@@ -138,6 +139,8 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	/* nodes that have not joined are not offered to jobs */
+	mmd_check_view(&mm);
 	mm.loop = qb_loop_create();
 	if ((rc = mmd_listen(&mm, err, sizeof(err)))) {
 		qb_log(LOG_ERR, "%s", err);
@@ -187,6 +190,7 @@ out:
 	free(mm.box_seq);
 	free(mm.ack);
 	free(mm.seen);
+	free(mm.joined);
 	sp_nodeset_destroy(mm.live);
 	sp_nodeset_destroy(mm.tmp);
 	st_config_free(&mm.cfg);

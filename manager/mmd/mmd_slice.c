@@ -169,8 +169,10 @@ static void take_boxes(struct mmd *mm)
 		size_t off = ST_BOX_HDR;
 		st_rec_t rec;
 
+		/* a new box is one with another number: a restarted node
+		 * numbers its boxes from a new base */
 		if (st_box_get_hdr(box, mm->lay.outbox_len, &seq, &len) ||
-		    seq <= mm->box_seq[n])
+		    seq == 0 || seq == mm->box_seq[n])
 			continue;
 		while (st_box_next(box, ST_BOX_HDR + len, &off, &rec) == 1)
 			take_record(mm, &rec);
@@ -201,7 +203,7 @@ int mmd_on_notify(int32_t fd, int32_t revents, void *data)
 
 /* ---- 2. view ---------------------------------------------------------------- */
 
-static void check_view(struct mmd *mm)
+void mmd_check_view(struct mmd *mm)
 {
 	sp_view_info_t vi;
 	uint32_t n = mm_node_count(mm->st);
@@ -212,11 +214,27 @@ static void check_view(struct mmd *mm)
 		mm_node_t node;
 		mm_op_t op = { 0 };
 		mm_result_t res;
+		uint64_t joined;
 		int in;
 
 		if (mm_node_get(mm->st, i, &node))
 			continue;
 		in = sp_nodeset_has(mm->live, node.id);
+		if (in && sp_view_joined(mm->w, node.id, &joined) == 0 &&
+		    joined != mm->joined[node.id]) {
+			/* it joined again: a new incarnation, whatever ran on
+			 * the old one is gone */
+			if (mm->seen[node.id] && node.state == MM_NODE_UP) {
+				op.code = MM_OP_NODE_DOWN;
+				op.node = node.id;
+				op.reason = "restarted: its processes are gone";
+				qb_log(LOG_WARNING, "node %s restarted",
+				       node.name);
+				mmd_apply(mm, &op, &res);
+				node.state = MM_NODE_DOWN;
+			}
+			mm->joined[node.id] = joined;
+		}
 		if (in)
 			mm->seen[node.id] = 1;
 		if (!in && node.state == MM_NODE_UP) {
@@ -468,8 +486,11 @@ static void stage(struct mmd *mm)
 						  st_consumed(j.id, c -
 							      mm->lay.slots + 1),
 						  SP_NO_WRITE, 0, 1000);
-			if (rc != 1)
+			if (rc != 1) {
+				qb_log(LOG_DEBUG, "job %u: chunk %u waits for "
+				       "its slot (%d)", j.id, c, rc);
 				return; /* not yet, or a node left: retry */
+			}
 		}
 		st_chunk_put_hdr(s->slot[k], j.id, c, s->total, len);
 		memcpy(s->slot[k] + ST_CHUNK_HDR, s->stream + off, len);
@@ -478,8 +499,11 @@ static void stage(struct mmd *mm)
 					(uint64_t)slot * mm->lay.chunk,
 					MMD_SLOT_EV + k, ST_EV_CHUNK, why,
 					sizeof(why));
-		if (rc)
-			return; /* a node left the view: the job fails */
+		if (rc) {
+			/* a node left the view: the view check fails the job */
+			qb_log(LOG_DEBUG, "job %u: chunk %u: %s", j.id, c, why);
+			return;
+		}
 		s->busy[k] = 1;
 		s->next++;
 	}
@@ -547,7 +571,7 @@ void mmd_slice(void *data)
 
 	mm->slice++;
 	mmd_on_notify(mm->nfd, 0, mm);
-	check_view(mm);
+	mmd_check_view(mm);
 	op.slice = mm->slice;
 	op.now_ms = mmd_now_ms(mm);
 	mmd_apply(mm, &op, &res);

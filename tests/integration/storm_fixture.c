@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -144,16 +145,14 @@ static int await_socket(sf_cluster_t *c, int timeout_ms)
 	return rc;
 }
 
-int sf_wait_up(sf_cluster_t *c, uint32_t n, int timeout_ms)
+int sf_request(sf_cluster_t *c, const char *req, int timeout_ms,
+	       char **reply)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char req[160];
-	uint8_t *reply = NULL;
+	uint8_t *p = NULL;
 	uint32_t len;
 	int fd, type, rc;
 
-	snprintf(req, sizeof(req), "{\"op\":\"wait\",\"client\":\"fixture\","
-		 "\"seq\":1,\"nodes_up\":%u,\"timeout_ms\":%d}", n, timeout_ms);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", c->sock);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -165,13 +164,45 @@ int sf_wait_up(sf_cluster_t *c, uint32_t n, int timeout_ms)
 	}
 	rc = st_frame_send(fd, ST_FRAME_REQUEST, req, (uint32_t)strlen(req));
 	if (!rc)
-		rc = st_frame_recv(fd, timeout_ms + 2000, &type, &reply, &len);
+		rc = st_frame_recv(fd, timeout_ms, &type, &p, &len);
 	close(fd);
-	if (!rc && (type != ST_FRAME_REPLY ||
-		    !strstr((char *)reply, "\"ok\":true")))
-		rc = -ETIMEDOUT;
-	free(reply);
+	if (!rc && type != ST_FRAME_REPLY)
+		rc = -EPROTO;
+	if (!rc && !strstr((char *)p, "\"ok\":true"))
+		rc = -ENOENT;
+	if (reply)
+		*reply = (char *)p;
+	else
+		free(p);
 	return rc;
+}
+
+int sf_wait_up(sf_cluster_t *c, uint32_t n, int timeout_ms)
+{
+	char req[160];
+
+	snprintf(req, sizeof(req), "{\"op\":\"wait\",\"client\":\"fixture\","
+		 "\"seq\":1,\"nodes_up\":%u,\"timeout_ms\":%d}", n, timeout_ms);
+	return sf_request(c, req, timeout_ms + 2000, NULL);
+}
+
+int sf_wait_down(sf_cluster_t *c, uint32_t n, int timeout_ms)
+{
+	char req[160];
+
+	snprintf(req, sizeof(req), "{\"op\":\"wait\",\"client\":\"fixture\","
+		 "\"seq\":1,\"nodes_down\":%u,\"timeout_ms\":%d}", n,
+		 timeout_ms);
+	return sf_request(c, req, timeout_ms + 2000, NULL);
+}
+
+int sf_wait_job(sf_cluster_t *c, uint32_t job, int timeout_ms, char **reply)
+{
+	char req[160];
+
+	snprintf(req, sizeof(req), "{\"op\":\"wait\",\"client\":\"fixture\","
+		 "\"seq\":1,\"job\":%u,\"timeout_ms\":%d}", job, timeout_ms);
+	return sf_request(c, req, timeout_ms + 2000, reply);
 }
 
 int sf_start_nm(sf_cluster_t *c, uint32_t i)
@@ -311,6 +342,80 @@ static const char **ctl_argv(sf_cluster_t *c, const char *const args[])
 	return v;
 }
 
+pid_t sf_ctl_pipe(sf_cluster_t *c, const char *const args[], int *out_fd)
+{
+	const char **v = ctl_argv(c, args);
+	pid_t parent = getpid(), pid;
+	int p[2];
+
+	if (!v)
+		return -ENOMEM;
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		free(v);
+		return -errno;
+	}
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		execv(v[0], (char *const *)v);
+		_exit(127);
+	}
+	free(v);
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return -errno;
+	}
+	*out_fd = p[0];
+	return pid;
+}
+
+int sf_read_until(int fd, const char *want, int timeout_ms, char *buf,
+		  size_t cap)
+{
+	size_t len = strlen(buf);
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!strstr(buf, want)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		long ms;
+		ssize_t n;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = (t.tv_sec - t0.tv_sec) * 1000 +
+		     (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (ms >= timeout_ms || len + 1 >= cap)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, (int)(timeout_ms - ms)) <= 0)
+			continue;
+		n = read(fd, buf + len, cap - len - 1);
+		if (n <= 0)
+			return -ECONNRESET;
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+	return 0;
+}
+
+int sf_await_gone(pid_t pid, int timeout_ms)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0), rc;
+	struct pollfd p;
+
+	if (fd < 0)
+		return errno == ESRCH ? 0 : -errno;
+	p.fd = fd;
+	p.events = POLLIN;
+	rc = poll(&p, 1, timeout_ms);
+	close(fd);
+	return rc > 0 ? 0 : -ETIMEDOUT;
+}
+
 pid_t sf_ctl_bg(sf_cluster_t *c, const char *tag, const char *const args[])
 {
 	char o[400], e[400];
@@ -380,7 +485,8 @@ void sf_destroy(sf_cluster_t *c)
 		kill(c->mm, SIGKILL);
 		spc_waitpid(c->mm, -1, &st);
 	}
-	if (c->dir[0])
+	/* STORM_TEST_KEEP=1 keeps the logs of a failed run for a look */
+	if (c->dir[0] && !getenv("STORM_TEST_KEEP"))
 		nftw(c->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(c);
 }

@@ -35,6 +35,23 @@ int sf_kill_nm(sf_cluster_t *c, uint32_t i, int sig);
 /** Wait until at least n nodes are UP (asks the manager, which answers
  * when it is so). @return 0, -ETIMEDOUT, -errno. */
 int sf_wait_up(sf_cluster_t *c, uint32_t n, int timeout_ms);
+/** Send one request (JSON text) to the manager and read its reply
+ * (malloc'd into *reply if not NULL). @return 0 if the reply says ok,
+ * -ENOENT if it refuses, -errno. */
+int sf_request(sf_cluster_t *c, const char *req, int timeout_ms,
+	       char **reply);
+/** Wait until at least n nodes are DOWN (the manager noticed). */
+int sf_wait_down(sf_cluster_t *c, uint32_t n, int timeout_ms);
+/** Wait until job has ended; *reply (if not NULL) gets {"ok":..,"job":..}. */
+int sf_wait_job(sf_cluster_t *c, uint32_t job, int timeout_ms, char **reply);
+/** Start stormctl with stdout+stderr on a pipe (*out_fd). @return pid. */
+pid_t sf_ctl_pipe(sf_cluster_t *c, const char *const args[], int *out_fd);
+/** Read fd, appending to buf (NUL-terminated, capacity cap), until it
+ * holds want. @return 0, -ETIMEDOUT, -ECONNRESET (EOF first). */
+int sf_read_until(int fd, const char *want, int timeout_ms, char *buf,
+		  size_t cap);
+/** Wait until process pid (any, not only a child) has exited. */
+int sf_await_gone(pid_t pid, int timeout_ms);
 /** Run stormctl with the cluster's config and args (NULL-terminated),
  * bounded by timeout_ms; *out and *err (malloc'd, may be NULL) get its
  * output, the return value its exit status (128+sig if killed), or a

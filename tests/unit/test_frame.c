@@ -26,7 +26,7 @@
 
 #include <storm_proto.h>
 
-/* ---- helpers ------------------------------------------------------------- */
+/* ---- helpers ------------------------------------------------------------ */
 
 static void mkpair(int sv[2])
 {
@@ -73,7 +73,7 @@ static uint64_t rnd(void)
 	return rng_state * 0x2545F4914F6CDD1DULL;
 }
 
-/* ---- header -------------------------------------------------------------- */
+/* ---- header ------------------------------------------------------------- */
 
 static void test_frame_hdr_put_then_parse_round_trips(void **state)
 {
@@ -168,12 +168,13 @@ static void test_frame_hdr_rejects_null_arguments(void **state)
 	assert_int_equal(st_frame_parse_hdr(h, &type, NULL), -EINVAL);
 }
 
-/* ---- send / recv ------------------------------------------------------------ */
+/* ---- send / recv -------------------------------------------------------- */
 
 static void test_frame_send_recv_each_type_nul_terminated(void **state)
 {
 	int sv[2];
-	static const char *json = "{\"op\":\"status\",\"client\":\"h:1:ab\",\"seq\":1}";
+	static const char *json =
+		"{\"op\":\"status\",\"client\":\"h:1:ab\",\"seq\":1}";
 
 	(void)state;
 	mkpair(sv);
@@ -477,7 +478,7 @@ static void test_frame_send_to_closed_peer_fails_without_sigpipe(void **state)
 	close(sv[0]);
 }
 
-/* ---- output payload -------------------------------------------------------- */
+/* ---- output payload ----------------------------------------------------- */
 
 static void test_output_encode_decode_round_trips(void **state)
 {
@@ -553,7 +554,7 @@ static void test_output_decode_rejects_short_and_bad_stream(void **state)
 	assert_int_equal(dlen, 1);
 }
 
-/* ---- fuzz -------------------------------------------------------------------- */
+/* ---- fuzz --------------------------------------------------------------- */
 
 #define FUZZ_ROUNDS 20000
 
@@ -651,8 +652,9 @@ static void test_frame_fuzz_decoders_never_crash(void **state)
 			for (size_t i = 0; i < sizeof(body); i++)
 				body[i] = (uint8_t)rnd();
 			if (rnd() % 2) /* sometimes a frame that fits */
-				st_frame_put_hdr(h, (int)(1 + rnd() % 4),
-						 (uint32_t)(rnd() % sizeof(body)));
+				st_frame_put_hdr(
+					h, (int)(1 + rnd() % 4),
+					(uint32_t)(rnd() % sizeof(body)));
 			mkpair(sv);
 			if (cut <= ST_FRAME_HDR) {
 				write_all(sv[0], h, cut);

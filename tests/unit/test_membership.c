@@ -330,6 +330,43 @@ static void test_membership_rejoin_after_kill(void **state)
 	assert_int_equal(parent, 4);
 }
 
+/* A node that restarts and knocks before its death was noticed is a new
+ * incarnation: the root removes it and adds it back (two views), so every
+ * layer sees it leave and join (sp_view_joined changes everywhere), and
+ * the joiner is never told it was expelled.  Regression (issue 3): the
+ * manager kept treating the new node manager as the old one. */
+static void test_membership_restart_before_detection_is_a_new_incarnation(
+	void **state)
+{
+	struct fx_opts o = {.n = 8};
+	struct fx *f;
+	uint64_t e0, e2, j0 = 1, j2 = 0, j6 = 0;
+	sp_view_info_t vi;
+
+	*state = f = fx_new(&o);
+	e0 = fx_epoch(f, 0);
+	assert_int_equal(sp_view_joined(f->w[0], 6, &j0), 0);
+	assert_int_equal(j0, 0); /* in the first view: no join */
+	/* dies, noticed only in a virtual hour; restarts at once */
+	assert_int_equal(sp_machine_kill(f->m, 6, 3600000000000ull), 0);
+	f->dead[6] = 1;
+	fx_close(f, 6);
+	assert_int_equal(fx_open(f, 6, 1), 0);
+	e2 = fx_settle(f, e0 + 1);
+	/* without it, then with it: two views past e0 */
+	assert_int_equal(e2 >> 16, (e0 >> 16) + 2);
+	assert_int_equal(sp_view(f->w[6], &vi, NULL), 0);
+	assert_int_equal(vi.nlive, 8);
+	assert_int_equal(sp_view_joined(f->w[0], 6, &j0), 0);
+	assert_int_equal(sp_view_joined(f->w[2], 6, &j2), 0);
+	assert_int_equal(j0, e2);
+	assert_int_equal(j2, e2);
+	/* the new incarnation saw itself join, never expelled */
+	assert_int_equal(sp_view_joined(f->w[6], 6, &j6), 0);
+	fx_quiesce(f);
+	assert_int_equal(fx_epoch(f, 0), e2);
+}
+
 static void test_membership_rejoin_of_old_root(void **state)
 {
 	struct fx_opts o = {.n = 8};
@@ -596,6 +633,7 @@ int main(void)
 		T(test_membership_interior_failure_relinks_children),
 		T(test_membership_fanout_2_and_16),
 		T(test_membership_rejoin_after_kill),
+		T(test_membership_restart_before_detection_is_a_new_incarnation),
 		T(test_membership_rejoin_of_old_root),
 		T(test_membership_rejoin_when_node_0_is_dead),
 		T(test_membership_open_rejects_attached_node),
