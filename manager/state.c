@@ -170,7 +170,9 @@ int mm_state_create(uint32_t nworld, uint32_t nnodes, const uint32_t *ids,
 		n->id = ids[i];
 		snprintf(n->name, sizeof(n->name), "%s", names[i]);
 		n->cpus = cpus[i];
-		n->state = MM_NODE_UP;
+		/* in service once it has joined (NODE_UP), not before */
+		n->state = MM_NODE_DOWN;
+		snprintf(n->reason, sizeof(n->reason), "has not joined yet");
 		s->total_cpus += cpus[i];
 	}
 	*out = s;

@@ -140,7 +140,8 @@ typedef struct mm_node {
 } mm_node_t;
 
 /** Create an empty state for a machine of world size nworld whose compute
- * nodes are node ids/names/cpus (nnodes of them; all start UP).
+ * nodes are node ids/names/cpus (nnodes of them; all start DOWN, "has not
+ * joined yet", until an MM_OP_NODE_UP puts each in service).
  * @return 0, -EINVAL, -ENOMEM. */
 MM_API int mm_state_create(uint32_t nworld, uint32_t nnodes,
 			   const uint32_t *ids, const char *const *names,

@@ -76,6 +76,8 @@ struct mmd {
 	int64_t *ack;        /* per world id: the seq being acked */
 	int32_t **status;    /* per job slot: rank statuses from EXIT */
 	uint32_t *status_job, *status_got;
+	/* per job slot: launch timing (measurement only, not replicated) */
+	uint64_t *t_stage, *t_staged, *t_end;
 	struct mmd_stage stage;
 	struct mmd_client *clients;
 	struct mmd_out *outs;
@@ -104,5 +106,6 @@ void mmd_check_view(struct mmd *mm);
 int mmd_on_notify(int32_t fd, int32_t revents, void *data);
 void mmd_stage_free(struct mmd *mm);
 uint64_t mmd_now_ms(struct mmd *mm);
+uint64_t mmd_mono_ns(void);
 
 #endif

@@ -134,7 +134,8 @@ void mmd_client_job_ended(struct mmd *mm, const mm_job_t *j)
 json_t *mmd_job_json(struct mmd *mm, const mm_job_t *j)
 {
 	json_t *argv = json_array(), *names = json_array(),
-	       *st = json_array();
+	       *st = json_array(), *o;
+	uint32_t k;
 	char nodes[1024] = "";
 
 	for (uint32_t i = 0; i < j->argc; i++)
@@ -152,7 +153,7 @@ json_t *mmd_job_json(struct mmd *mm, const mm_job_t *j)
 	}
 	for (uint32_t r = 0; j->rank_status && r < j->ranks; r++)
 		json_array_append_new(st, json_integer(j->rank_status[r]));
-	return json_pack("{s:i, s:s, s:i, s:s, s:s, s:i, s:s, s:o, s:o, s:s,"
+	o = json_pack("{s:i, s:s, s:i, s:s, s:s, s:i, s:s, s:o, s:o, s:s,"
 			 " s:b, s:I, s:I, s:I, s:i, s:o}",
 			 "id", j->id, "name", j->name, "uid", j->uid,
 			 "state", mm_job_state_name(j->state),
@@ -163,6 +164,16 @@ json_t *mmd_job_json(struct mmd *mm, const mm_job_t *j)
 			 "start_ms", (json_int_t)j->start_ms,
 			 "end_ms", (json_int_t)j->end_ms,
 			 "exit_code", j->exit_code, "rank_status", st);
+	/* launch timing measured here (benchmarks): files to every node,
+	 * then launch command to every rank ended and reported */
+	k = j->id % ST_DONE_SLOTS;
+	if (o && mm->t_staged[k] && mm->t_stage[k])
+		json_object_set_new(o, "transfer_ms", json_real(
+			(double)(mm->t_staged[k] - mm->t_stage[k]) / 1e6));
+	if (o && mm->t_end[k] && mm->t_staged[k])
+		json_object_set_new(o, "execute_ms", json_real(
+			(double)(mm->t_end[k] - mm->t_staged[k]) / 1e6));
+	return o;
 }
 
 /* Strings of a JSON array, or NULL if it is not one of strings. */

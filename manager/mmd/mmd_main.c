@@ -129,10 +129,14 @@ int main(int argc, char **argv)
 	mm.status = calloc(ST_DONE_SLOTS, sizeof(*mm.status));
 	mm.status_job = calloc(ST_DONE_SLOTS, sizeof(uint32_t));
 	mm.status_got = calloc(ST_DONE_SLOTS, sizeof(uint32_t));
+	mm.t_stage = calloc(ST_DONE_SLOTS, sizeof(uint64_t));
+	mm.t_staged = calloc(ST_DONE_SLOTS, sizeof(uint64_t));
+	mm.t_end = calloc(ST_DONE_SLOTS, sizeof(uint64_t));
 	for (uint32_t k = 0; k < MMD_MAX_INFLIGHT; k++)
 		mm.stage.slot[k] = malloc(mm.lay.chunk);
 	if (!mm.hb || !mm.box_seq || !mm.ack || !mm.seen || !mm.joined || !mm.status ||
-	    !mm.status_job || !mm.status_got || !mm.stage.slot[7] ||
+	    !mm.status_job || !mm.status_got || !mm.t_stage ||
+	    !mm.t_staged || !mm.t_end || !mm.stage.slot[7] ||
 	    sp_nodeset_create(mm.nworld, &mm.live) ||
 	    sp_nodeset_create(mm.nworld, &mm.tmp) || state_init(&mm)) {
 		qb_log(LOG_ERR, "out of memory");
@@ -186,6 +190,9 @@ out:
 	free(mm.status);
 	free(mm.status_job);
 	free(mm.status_got);
+	free(mm.t_stage);
+	free(mm.t_staged);
+	free(mm.t_end);
 	free(mm.hb);
 	free(mm.box_seq);
 	free(mm.ack);

@@ -25,7 +25,7 @@
 
 #define STAGE_BUDGET_NS 50000000u /* launch work per slice, at most */
 
-static uint64_t mono_ns(void)
+uint64_t mmd_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -35,7 +35,7 @@ static uint64_t mono_ns(void)
 
 uint64_t mmd_now_ms(struct mmd *mm)
 {
-	return (mono_ns() - mm->t0_ns) / 1000000u;
+	return (mmd_mono_ns() - mm->t0_ns) / 1000000u;
 }
 
 /* ---- 1. mailboxes ---------------------------------------------------------- */
@@ -279,6 +279,7 @@ static void check_ends(struct mmd *mm)
 			continue;
 		op.nstatus = j.ranks;
 		op.status = mm->status[k];
+		mm->t_end[k] = mmd_mono_ns();
 		mmd_apply(mm, &op, &res);
 	}
 }
@@ -429,7 +430,7 @@ static void stage(struct mmd *mm)
 {
 	struct mmd_stage *s = &mm->stage;
 	uint32_t data_len = mm->lay.chunk - ST_CHUNK_HDR;
-	uint64_t until = mono_ns() + STAGE_BUDGET_NS;
+	uint64_t until = mmd_mono_ns() + STAGE_BUDGET_NS;
 	mm_job_t j;
 	char why[512];
 
@@ -455,11 +456,14 @@ static void stage(struct mmd *mm)
 			return;
 		}
 		s->job = j.id;
+		mm->t_stage[j.id % ST_DONE_SLOTS] = mmd_mono_ns();
+		mm->t_staged[j.id % ST_DONE_SLOTS] = 0;
+		mm->t_end[j.id % ST_DONE_SLOTS] = 0;
 		s->next = 0;
 		s->total = (uint32_t)((s->len + data_len - 1) / data_len);
-		s->started_ns = mono_ns();
+		s->started_ns = mmd_mono_ns();
 	}
-	while (s->next < s->total && mono_ns() < until) {
+	while (s->next < s->total && mmd_mono_ns() < until) {
 		uint32_t c = s->next, k = c % inflight_max(mm);
 		uint32_t slot = c % mm->lay.slots;
 		size_t off = (size_t)c * data_len;
@@ -521,7 +525,8 @@ static void stage(struct mmd *mm)
 				s->busy[k] = 0;
 		qb_log(LOG_INFO, "job %u: %zu bytes on %u node(s) in %.1f ms",
 		       j.id, s->len, sp_nodeset_count(j.nodes),
-		       (double)(mono_ns() - s->started_ns) / 1e6);
+		       (double)(mmd_mono_ns() - s->started_ns) / 1e6);
+		mm->t_staged[j.id % ST_DONE_SLOTS] = mmd_mono_ns();
 		mmd_apply(mm, &op, &res);
 		mmd_stage_free(mm);
 	}

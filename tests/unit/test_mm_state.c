@@ -36,6 +36,12 @@ static mm_state_t *mkstate(void)
 
 	assert_int_equal(mm_state_create(8, 4, ids, names, cpus, &s), 0);
 	assert_non_null(s);
+	/* nodes are in service once they have joined */
+	for (uint32_t i = 0; i < 4; i++) {
+		mm_op_t up = { .code = MM_OP_NODE_UP, .node = ids[i] };
+
+		assert_int_equal(mm_apply(s, &up, NULL), 0);
+	}
 	return s;
 }
 
@@ -702,6 +708,37 @@ static void test_node_down_twice_is_a_noop_and_unknown_is_enoent(void **state)
 	mm_state_destroy(s);
 }
 
+/* A node is in service only once it has joined: before NODE_UP it is
+ * DOWN, says why, and no job is placed on it. */
+static void test_nodes_start_down_until_they_join(void **state)
+{
+	static const uint32_t ids[] = { 1, 2 };
+	static const char *const names[] = { "a", "b" };
+	static const uint32_t cpus[] = { 1, 1 };
+	mm_op_t up = { .code = MM_OP_NODE_UP, .node = 2 };
+	mm_state_t *s = NULL;
+	mm_node_t n;
+	mm_job_t j;
+	uint32_t id;
+
+	(void)state;
+	assert_int_equal(mm_state_create(4, 2, ids, names, cpus, &s), 0);
+	assert_int_equal(mm_node_by_id(s, 1, &n), 0);
+	assert_int_equal(n.state, MM_NODE_DOWN);
+	assert_string_equal(n.reason, "has not joined yet");
+	assert_int_equal(n.failures, 0);
+	id = submit(s, 1, 7, NULL);
+	tick(s, 1, 10);
+	assert_int_equal(mm_job_get(s, id, &j), 0);
+	assert_int_equal(j.state, MM_JOB_PENDING);
+	assert_int_equal(mm_apply(s, &up, NULL), 0);
+	tick(s, 2, 20);
+	assert_int_equal(mm_job_get(s, id, &j), 0);
+	assert_int_equal(j.state, MM_JOB_STAGING);
+	assert_int_equal(j.rank_node[0], 2);
+	mm_state_destroy(s);
+}
+
 static void test_node_up_returns_node_to_service(void **state)
 {
 	mm_state_t *s = mkstate();
@@ -980,6 +1017,7 @@ int main(void)
 		cmocka_unit_test(test_node_down_fails_its_jobs_and_frees_cpus),
 		cmocka_unit_test(
 			test_node_down_twice_is_a_noop_and_unknown_is_enoent),
+		cmocka_unit_test(test_nodes_start_down_until_they_join),
 		cmocka_unit_test(test_node_up_returns_node_to_service),
 		cmocka_unit_test(test_time_limit_fails_job_at_tick),
 		cmocka_unit_test(test_tick_refuses_an_older_slice),
