@@ -56,10 +56,14 @@ static int read_all(const char *path, char **buf_out, size_t *len_out)
 
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || st.st_size <= 0) {
-		int e = st.st_size <= 0 ? -EINVAL : -errno;
+	if (fstat(fd, &st) < 0) {
+		int e = -errno;
 		close(fd);
 		return e;
+	}
+	if (st.st_size <= 0) {
+		close(fd);
+		return -EINVAL;
 	}
 	buf = malloc((size_t)st.st_size);
 	if (!buf) {
@@ -128,7 +132,7 @@ int main(int argc, char **argv)
 	char *end, *buf = NULL;
 	char (*paths)[PATH_MAX];
 	pid_t *pids;
-	size_t len;
+	size_t len = 0;
 	long n;
 	int rc, failed = 0;
 	double t0, t1;

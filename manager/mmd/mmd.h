@@ -51,9 +51,11 @@ struct mmd_stage {
 };
 
 /* Batch output files of one job. */
+/* Batch output files of one job: one pair, or one pair per rank when a
+ * pattern names the rank (%r). */
 struct mmd_out {
 	struct mmd_out *next;
-	uint32_t job;
+	uint32_t job, rank; /* rank UINT32_MAX: the job's shared files */
 	int fd[2];
 };
 

@@ -40,10 +40,16 @@ int mmd_apply(struct mmd *mm, mm_op_t *op, mm_result_t *res)
 		if (c->watch_job && !mm_job_get(mm->st, c->watch_job, &j) &&
 		    is_terminal(j.state))
 			mmd_job_ended(mm, &j);
-	for (struct mmd_out *o = mm->outs, *next; o; o = next) {
-		next = o->next;
-		if (!mm_job_get(mm->st, o->job, &j) && is_terminal(j.state))
-			mmd_job_ended(mm, &j);
+	/* ending a job closes (frees) all its output files: look again */
+	for (int again = 1; again;) {
+		again = 0;
+		for (struct mmd_out *o = mm->outs; o; o = o->next)
+			if (!mm_job_get(mm->st, o->job, &j) &&
+			    is_terminal(j.state)) {
+				mmd_job_ended(mm, &j);
+				again = 1;
+				break;
+			}
 	}
 	return rc;
 }

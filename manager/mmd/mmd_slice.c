@@ -55,48 +55,55 @@ static int32_t *status_of(struct mmd *mm, uint32_t job, uint32_t ranks)
 	return mm->status[k];
 }
 
-static void batch_write(struct mmd *mm, const mm_job_t *j, int stream,
-			const uint8_t *data, uint32_t len)
+/* pat with %j (job id) and %r (rank) expanded, relative to cwd. */
+static void expand(char *out, size_t cap, const char *pat, const char *cwd,
+		   uint32_t job, uint32_t rank)
 {
-	struct mmd_out *o;
+	size_t n = 0;
 
-	for (o = mm->outs; o && o->job != j->id; o = o->next)
+	if (pat[0] != '/' && cwd && cwd[0])
+		n = (size_t)snprintf(out, cap, "%s/", cwd);
+	for (const char *s = pat; *s && n + 12 < cap; s++) {
+		if (s[0] == '%' && (s[1] == 'j' || s[1] == 'r')) {
+			n += (size_t)snprintf(out + n, cap - n, "%u",
+					      s[1] == 'j' ? job : rank);
+			s++;
+		} else {
+			out[n++] = *s;
+		}
+	}
+	out[n < cap ? n : cap - 1] = '\0';
+}
+
+static void batch_write(struct mmd *mm, const mm_job_t *j, uint32_t rank,
+			int stream, const uint8_t *data, uint32_t len)
+{
+	const char *pat = stream ? j->err_path : j->out_path;
+	struct mmd_out *o;
+	uint32_t key;
+
+	if (!pat || !pat[0])
+		pat = stream ? "storm-%j.err" : "storm-%j.out";
+	key = strstr(pat, "%r") ? rank : UINT32_MAX;
+	for (o = mm->outs; o && !(o->job == j->id && o->rank == key);
+	     o = o->next)
 		;
 	if (!o) {
 		o = calloc(1, sizeof(*o));
 		if (!o)
 			return;
 		o->job = j->id;
+		o->rank = key;
 		o->fd[0] = o->fd[1] = -1;
 		o->next = mm->outs;
 		mm->outs = o;
 	}
 	if (o->fd[stream] < 0) {
-		const char *pat = stream ? j->err_path : j->out_path;
-		char path[2048], *p = path;
+		char path[4096];
 
-		if (!pat || !pat[0])
-			pat = stream ? "storm-%j.err" : "storm-%j.out";
-		for (const char *s = pat; *s && p < path + sizeof(path) - 16;
-		     s++) {
-			if (s[0] == '%' && s[1] == 'j') {
-				p += sprintf(p, "%u", j->id);
-				s++;
-			} else {
-				*p++ = *s;
-			}
-		}
-		*p = '\0';
-		if (path[0] != '/' && j->cwd) {
-			char full[4096];
-
-			snprintf(full, sizeof(full), "%s/%s", j->cwd, path);
-			o->fd[stream] = open(full, O_WRONLY | O_CREAT |
-					     O_APPEND | O_CLOEXEC, 0644);
-		} else {
-			o->fd[stream] = open(path, O_WRONLY | O_CREAT |
-					     O_APPEND | O_CLOEXEC, 0644);
-		}
+		expand(path, sizeof(path), pat, j->cwd, j->id, rank);
+		o->fd[stream] = open(path, O_WRONLY | O_CREAT | O_APPEND |
+				     O_CLOEXEC, 0644);
 		if (o->fd[stream] < 0) {
 			qb_log(LOG_WARNING, "job %u: cannot open its output "
 			       "file %s: %s", j->id, path, strerror(errno));
@@ -110,17 +117,18 @@ static void batch_write(struct mmd *mm, const mm_job_t *j, int stream,
 
 static void outs_close(struct mmd *mm, uint32_t job)
 {
-	for (struct mmd_out **pp = &mm->outs; *pp; pp = &(*pp)->next) {
+	for (struct mmd_out **pp = &mm->outs; *pp;) {
 		struct mmd_out *o = *pp;
 
-		if (o->job != job)
+		if (o->job != job) {
+			pp = &o->next;
 			continue;
+		}
 		for (int s = 0; s < 2; s++)
 			if (o->fd[s] >= 0)
 				close(o->fd[s]);
 		*pp = o->next;
 		free(o);
-		return;
 	}
 }
 
@@ -134,7 +142,8 @@ static void take_record(struct mmd *mm, const st_rec_t *rec)
 		int stream = rec->type == ST_REC_STDERR;
 
 		if (j.batch)
-			batch_write(mm, &j, stream, rec->data, rec->len);
+			batch_write(mm, &j, rec->rank, stream, rec->data,
+				    rec->len);
 		else
 			mmd_client_output(mm, rec->job, rec->rank, stream + 1,
 					  rec->data, rec->len);

@@ -13,7 +13,8 @@
  *   two_jobs_run_at_once              each waits for the other's file
  *   cancel_ends_the_job_and_its_ranks the rank's process is gone
  *   missing_program_fails_cleanly     a clear reason, exit 1, nothing left
- *   submit_writes_output_files        batch output lands in -o files
+ *   submit_writes_output_files        batch output lands in -o files,
+ *                                     one per rank with %r
  *   node_killed_mid_job_fails_it      kill -9 an NM: the job fails naming
  *                                     the node, its rank dies with it, and
  *                                     the other nodes keep working
@@ -238,7 +239,7 @@ static void test_submit_writes_output_files(void **state)
 				  NULL };
 	uint32_t job;
 
-	snprintf(pat, sizeof(pat), "%s/out-%%j.txt", c->dir);
+	snprintf(pat, sizeof(pat), "%s/out-%%j-%%r.txt", c->dir);
 	out = ctl(c, 0, a);
 	assert_non_null(strstr(out, "Submitted job "));
 	job = (uint32_t)atoi(strstr(out, "Submitted job ") + 14);
@@ -246,12 +247,16 @@ static void test_submit_writes_output_files(void **state)
 	assert_int_equal(sf_wait_job(c, job, RUN_MS, &reply), 0);
 	assert_non_null(strstr(reply, "COMPLETED"));
 	free(reply);
-	snprintf(path, sizeof(path), "out-%u.txt", job);
-	data = sf_read(c, path);
-	assert_non_null(data);
-	assert_non_null(strstr(data, "batch 0"));
-	assert_non_null(strstr(data, "batch 1"));
-	free(data);
+	for (int r = 0; r < 2; r++) {
+		char want[32];
+
+		snprintf(path, sizeof(path), "out-%u-%d.txt", job, r);
+		snprintf(want, sizeof(want), "batch %d\n", r);
+		data = sf_read(c, path);
+		assert_non_null(data);
+		assert_string_equal(data, want);
+		free(data);
+	}
 }
 
 static void test_node_killed_mid_job_fails_it(void **state)
