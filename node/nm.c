@@ -379,6 +379,14 @@ static int on_signal(int32_t sig, void *data)
 		nm_reap(nm);
 		return 0;
 	}
+	if (sig == SIGUSR2) {
+		/* test control (STORM_TEST_CONTROLS=1): the main loop stops
+		 * responding while the process and its fabric live on — a
+		 * hang only the strobe's heartbeat check can see */
+		qb_log(LOG_NOTICE, "test control: main loop hangs");
+		for (;;)
+			pause();
+	}
 	qb_log(LOG_NOTICE, "signal %d: stopping", sig);
 	nm->stopping = 1;
 	qb_loop_stop(nm->loop);
@@ -465,6 +473,10 @@ int main(int argc, char **argv)
 	qb_loop_signal_add(nm.loop, QB_LOOP_HIGH, SIGCHLD, &nm, on_signal, &sh);
 	qb_loop_signal_add(nm.loop, QB_LOOP_HIGH, SIGTERM, &nm, on_signal, &sh);
 	qb_loop_signal_add(nm.loop, QB_LOOP_HIGH, SIGINT, &nm, on_signal, &sh);
+	if (getenv("STORM_TEST_CONTROLS") &&
+	    !strcmp(getenv("STORM_TEST_CONTROLS"), "1"))
+		qb_loop_signal_add(nm.loop, QB_LOOP_HIGH, SIGUSR2, &nm,
+				   on_signal, &sh);
 	qb_log(LOG_INFO, "node %s (world id %u) joined cluster %s",
 	       nm.host->name, nm.host->world_id, nm.cfg.cluster);
 	qb_loop_run(nm.loop);

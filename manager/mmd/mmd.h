@@ -73,6 +73,7 @@ struct mmd {
 	uint32_t nworld;
 	uint64_t slice, t0_ns, hb_late;
 	int hb_inflight;
+	uint64_t hb_sent_slice, hb_done_slice; /* last heartbeat everyone got */
 	uint8_t *hb;
 	uint64_t *box_seq;   /* per world id: last box taken */
 	int64_t *ack;        /* per world id: the seq being acked */
@@ -86,6 +87,7 @@ struct mmd {
 	sp_nodeset_t *live, *tmp;
 	uint8_t *seen;       /* per world id: was in a view once */
 	uint64_t *joined;    /* per world id: sp_view_joined() last seen */
+	uint64_t *joined_slice; /* per world id: slice it came UP */
 };
 
 /* mmd_client.c */

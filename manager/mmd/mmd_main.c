@@ -126,6 +126,7 @@ int main(int argc, char **argv)
 	mm.ack = calloc(mm.nworld, sizeof(*mm.ack));
 	mm.seen = calloc(mm.nworld, 1);
 	mm.joined = calloc(mm.nworld, sizeof(*mm.joined));
+	mm.joined_slice = calloc(mm.nworld, sizeof(uint64_t));
 	mm.status = calloc(ST_DONE_SLOTS, sizeof(*mm.status));
 	mm.status_job = calloc(ST_DONE_SLOTS, sizeof(uint32_t));
 	mm.status_got = calloc(ST_DONE_SLOTS, sizeof(uint32_t));
@@ -134,7 +135,7 @@ int main(int argc, char **argv)
 	mm.t_end = calloc(ST_DONE_SLOTS, sizeof(uint64_t));
 	for (uint32_t k = 0; k < MMD_MAX_INFLIGHT; k++)
 		mm.stage.slot[k] = malloc(mm.lay.chunk);
-	if (!mm.hb || !mm.box_seq || !mm.ack || !mm.seen || !mm.joined || !mm.status ||
+	if (!mm.hb || !mm.box_seq || !mm.ack || !mm.seen || !mm.joined || !mm.joined_slice || !mm.status ||
 	    !mm.status_job || !mm.status_got || !mm.t_stage ||
 	    !mm.t_staged || !mm.t_end || !mm.stage.slot[7] ||
 	    sp_nodeset_create(mm.nworld, &mm.live) ||
@@ -198,6 +199,7 @@ out:
 	free(mm.ack);
 	free(mm.seen);
 	free(mm.joined);
+	free(mm.joined_slice);
 	sp_nodeset_destroy(mm.live);
 	sp_nodeset_destroy(mm.tmp);
 	st_config_free(&mm.cfg);

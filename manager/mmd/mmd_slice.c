@@ -199,14 +199,18 @@ int mmd_on_notify(int32_t fd, int32_t revents, void *data)
 {
 	struct mmd *mm = data;
 	uint64_t v;
+	int rc;
 
 	(void)revents;
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return 0;
 	while (sp_test_event(mm->w, ST_EV_OUT, 0) == 0)
 		take_boxes(mm);
-	while (sp_test_event(mm->w, ST_EV_LOCAL_HB, 0) != -EAGAIN)
+	while ((rc = sp_test_event(mm->w, ST_EV_LOCAL_HB, 0)) != -EAGAIN) {
+		if (rc == 0 && mm->hb_inflight)
+			mm->hb_done_slice = mm->hb_sent_slice;
 		mm->hb_inflight = 0;
+	}
 	return 0;
 }
 
@@ -257,12 +261,84 @@ void mmd_check_view(struct mmd *mm)
 				       "heartbeats", node.name);
 			mmd_apply(mm, &op, &res);
 		} else if (in && node.state == MM_NODE_DOWN) {
+			mm->joined_slice[node.id] = mm->slice;
 			op.code = MM_OP_NODE_UP;
 			op.node = node.id;
 			qb_log(LOG_NOTICE, "node %s is back", node.name);
 			mmd_apply(mm, &op, &res);
 		}
 	}
+}
+
+/* ---- 2b. missed heartbeats ---------------------------------------------- */
+
+/* Nodes of set whose node manager has not applied heartbeat `want`:
+ * halve the set with COMPARE-AND-WRITE until each culprit stands alone
+ * (STORM's binary search: log2(N) compares for one culprit). */
+static void locate(struct mmd *mm, sp_nodeset_t *set, int64_t want)
+{
+	sp_nodeset_t *half = NULL;
+	uint32_t n = sp_nodeset_count(set), k = 0;
+	int rc;
+
+	if (n == 0)
+		return;
+	rc = sp_compare_and_write(mm->w, set, mm->lay.gv_slice, SP_CMP_GE,
+				  want, SP_NO_WRITE, 0, 1000);
+	if (rc != 0)
+		return; /* all applied it, or the view changed: not now */
+	if (n == 1) {
+		uint32_t x = (uint32_t)sp_nodeset_next(set, 0);
+		mm_op_t op = { .code = MM_OP_NODE_DOWN, .node = x,
+			       .reason = "missed heartbeats: its node manager "
+					 "is not responding" };
+		mm_result_t res;
+		mm_node_t node;
+
+		if (mm_node_by_id(mm->st, x, &node) == 0)
+			qb_log(LOG_WARNING, "node %s missed heartbeats: taken "
+			       "out of the view", node.name);
+		mmd_apply(mm, &op, &res);
+		/* out of the view too: a node manager that wakes up finds
+		 * itself expelled, exits, and is restarted to rejoin */
+		sp_report_failure(mm->w, x);
+		return;
+	}
+	if (sp_nodeset_create(mm->nworld, &half))
+		return;
+	for (int64_t x = sp_nodeset_next(set, 0); x >= 0;
+	     x = sp_nodeset_next(set, (uint32_t)x + 1))
+		if (k++ < n / 2) {
+			sp_nodeset_add(half, (uint32_t)x);
+			sp_nodeset_del(set, (uint32_t)x);
+		}
+	locate(mm, half, want);
+	locate(mm, set, want);
+	sp_nodeset_destroy(half);
+}
+
+static void check_strobe(struct mmd *mm)
+{
+	uint64_t lag = mm->cfg.hb_timeout_ms * 1000ull / mm->cfg.slice_us;
+	sp_nodeset_t *set = NULL;
+	uint32_t n = mm_node_count(mm->st);
+
+	lag = lag < 10 ? 10 : lag;
+	/* every lag/2 slices; only heartbeats every node received count */
+	if (mm->slice % (lag / 2) || mm->hb_done_slice <= lag ||
+	    sp_nodeset_create(mm->nworld, &set))
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		mm_node_t node;
+
+		if (mm_node_get(mm->st, i, &node) == 0 &&
+		    node.state == MM_NODE_UP &&
+		    sp_nodeset_has(mm->live, node.id) &&
+		    mm->joined_slice[node.id] + lag < mm->slice)
+			sp_nodeset_add(set, node.id);
+	}
+	locate(mm, set, (int64_t)(mm->hb_done_slice - lag));
+	sp_nodeset_destroy(set);
 }
 
 /* ---- 4. termination ------------------------------------------------------------ */
@@ -573,8 +649,10 @@ static void heartbeat(struct mmd *mm)
 		return;
 	if (sp_xfer_and_signal(mm->w, mm->tmp, mm->hb, (size_t)len,
 			       mm->lay.hb, ST_EV_LOCAL_HB, ST_EV_HB, NULL,
-			       0) == 0)
+			       0) == 0) {
 		mm->hb_inflight = 1;
+		mm->hb_sent_slice = mm->slice;
+	}
 }
 
 void mmd_slice(void *data)
@@ -586,6 +664,7 @@ void mmd_slice(void *data)
 	mm->slice++;
 	mmd_on_notify(mm->nfd, 0, mm);
 	mmd_check_view(mm);
+	check_strobe(mm);
 	op.slice = mm->slice;
 	op.now_ms = mmd_now_ms(mm);
 	mmd_apply(mm, &op, &res);

@@ -214,6 +214,7 @@ int sf_start_nm(sf_cluster_t *c, uint32_t i)
 
 	snprintf(name, sizeof(name), "nm%u", i);
 	snprintf(out, sizeof(out), "%s/%s.out", c->dir, name);
+	setenv("STORM_TEST_CONTROLS", "1", 1); /* SIGUSR2 hangs its loop */
 	pid = spawn(argv, out, NULL);
 	if (pid < 0)
 		return (int)pid;

@@ -18,6 +18,10 @@
  *   node_killed_mid_job_fails_it      kill -9 an NM: the job fails naming
  *                                     the node, its rank dies with it, and
  *                                     the other nodes keep working
+ *   hung_node_manager_is_located      an NM whose main loop hangs (its
+ *                                     process and fabric alive) is found
+ *                                     by the strobe's binary search of
+ *                                     COMPARE-AND-WRITEs and taken out
  *   node_rejoins                      the restarted NM is UP and runs jobs
  *
  * Usage: test_cluster STORM-MM STORM-NM STORMCTL PADDED [PATTERN]
@@ -290,6 +294,26 @@ static void test_node_killed_mid_job_fails_it(void **state)
 	assert_int_equal(sf_wait_up(c, NODES, RUN_MS), 0);
 }
 
+static void test_hung_node_manager_is_located(void **state)
+{
+	sf_cluster_t *c = *state;
+	const char *const a[] = { "--json", "nodes", NULL };
+	char *out, *p;
+
+	/* its process and fabric live on: only the strobe check sees it */
+	assert_int_equal(sf_kill_nm(c, 3, SIGUSR2), 0);
+	assert_int_equal(sf_wait_down(c, 1, RUN_MS), 0);
+	out = ctl(c, 0, a);
+	p = strstr(out, "\"nm3\"");
+	assert_non_null(p);
+	assert_non_null(strstr(p, "not responding"));
+	free(out);
+	/* leave the cluster whole for the next test */
+	assert_int_equal(sf_kill_nm(c, 3, SIGKILL), 0);
+	assert_int_equal(sf_start_nm(c, 3), 0);
+	assert_int_equal(sf_wait_up(c, NODES, RUN_MS), 0);
+}
+
 static void test_node_rejoins(void **state)
 {
 	sf_cluster_t *c = *state;
@@ -320,6 +344,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_missing_program_fails_cleanly),
 		cmocka_unit_test(test_submit_writes_output_files),
 		cmocka_unit_test(test_node_killed_mid_job_fails_it),
+		cmocka_unit_test(test_hung_node_manager_is_located),
 		cmocka_unit_test(test_node_rejoins),
 	};
 
