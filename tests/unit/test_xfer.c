@@ -411,18 +411,8 @@ static void test_xfer_stale_decision_does_not_take_over(void **state)
 	*state = f = fx_new(&o);
 	all = fx_set(f, "0-7");
 	data = payload(9000, 5);
-	fx_fill(f);
-	e0 = fx_epoch(f, 0);
-	/* stage everywhere, park the XSTAGED answers at the source */
-	assert_int_equal(sp_machine_hold(f->m, 1, 1), 0);
-	assert_int_equal(sp_xfer_and_signal(f->w[1], all, data, 9000, 300, LEV,
-					    REV, NULL, 0),
-			 0);
-	fx_quiesce(f);
 	/* generation 1 reaches 0, 2, 3 and is parked at 4 */
-	assert_int_equal(sp_machine_hold(f->m, 4, 1), 0);
-	assert_int_equal(sp_machine_hold(f->m, 1, 0), 0);
-	fx_quiesce(f);
+	e0 = decide_but_stall_at_4(f, all, data, 9000, 300);
 	/* generation 2 over the survivors of 2; 5's XDONE from 6 parked */
 	assert_int_equal(sp_machine_hold(f->m, 6, 1), 0);
 	fx_kill(f, 2);
