@@ -31,6 +31,8 @@ struct mmd_client {
 	uint8_t hdr[ST_FRAME_HDR];
 	uint32_t got, need; /* bytes of header+payload read / expected */
 	uint8_t *buf;
+	uint8_t *out;       /* frames not yet taken by the socket */
+	size_t out_len, out_cap;
 	uint32_t watch_job; /* run: streams this job's output, then END */
 	uint32_t wait_up;   /* wait: reply once this many nodes are UP */
 	uint32_t wait_job;  /* wait: reply once this job has ended */

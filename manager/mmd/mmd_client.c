@@ -66,14 +66,83 @@ static void client_drop(struct mmd *mm, struct mmd_client *c)
 	qb_loop_poll_del(mm->loop, c->fd);
 	close(c->fd);
 	free(c->buf);
+	free(c->out);
 	free(c);
+}
+
+#define OUT_MAX (16u << 20) /* a client this far behind is dropped */
+
+static int on_client(int32_t fd, int32_t revents, void *data);
+
+/* Write what the socket takes now; wait for POLLOUT for the rest.  The
+ * main loop never blocks on a client: a slow `stormctl run` (a paused
+ * pager) must not stall the strobe. */
+static void client_flush(struct mmd_client *c)
+{
+	size_t done = 0;
+
+	while (done < c->out_len) {
+		ssize_t n = send(c->fd, c->out + done, c->out_len - done,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0) {
+			c->out_len = 0;
+			c->closing = 1;
+			c->watch_job = 0;
+			c->wait_up = 0;
+			c->wait_job = 0;
+			return;
+		}
+		done += (size_t)n;
+	}
+	memmove(c->out, c->out + done, c->out_len - done);
+	c->out_len -= done;
+	qb_loop_poll_mod(c->mm->loop, QB_LOOP_MED, c->fd,
+			 POLLIN | (c->out_len ? POLLOUT : 0), c, on_client);
+}
+
+static int client_send(struct mmd_client *c, int type, const void *p,
+		       uint32_t len)
+{
+	size_t need = c->out_len + ST_FRAME_HDR + len;
+
+	if (c->closing && !c->watch_job)
+		return -ECONNRESET;
+	if (need > OUT_MAX) {
+		qb_log(LOG_WARNING, "a client is %zu bytes behind: dropped "
+		       "(its job goes on)", c->out_len);
+		c->out_len = 0;
+		c->closing = 1;
+		c->watch_job = 0;
+		return -ENOBUFS;
+	}
+	if (need > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		uint8_t *q;
+
+		while (cap < need)
+			cap *= 2;
+		q = realloc(c->out, cap);
+		if (!q)
+			return -ENOMEM;
+		c->out = q;
+		c->out_cap = cap;
+	}
+	st_frame_put_hdr(c->out + c->out_len, type, len);
+	memcpy(c->out + c->out_len + ST_FRAME_HDR, p, len);
+	c->out_len = need;
+	client_flush(c);
+	return 0;
 }
 
 static int send_json(struct mmd_client *c, int type, json_t *o)
 {
 	char *s = json_dumps(o, JSON_COMPACT);
-	int rc = s ? st_frame_send(c->fd, type, s, (uint32_t)strlen(s)) :
-		     -ENOMEM;
+	int rc = s ? client_send(c, type, s, (uint32_t)strlen(s)) : -ENOMEM;
 
 	free(s);
 	json_decref(o);
@@ -108,9 +177,8 @@ void mmd_client_output(struct mmd *mm, uint32_t job, uint32_t rank,
 		return;
 	n = st_output_encode(buf, 9 + len, job, rank, stream, data, len);
 	for (struct mmd_client *c = mm->clients; n > 0 && c; c = c->next)
-		if (c->watch_job == job && !c->closing &&
-		    st_frame_send(c->fd, ST_FRAME_OUTPUT, buf, (uint32_t)n))
-			c->closing = 1;
+		if (c->watch_job == job)
+			client_send(c, ST_FRAME_OUTPUT, buf, (uint32_t)n);
 	free(buf);
 }
 
@@ -504,7 +572,11 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 	struct mmd *mm = c->mm;
 	ssize_t n;
 
-	(void)revents;
+	if (revents & POLLOUT) {
+		client_flush(c);
+		if (!(revents & POLLIN))
+			return 0;
+	}
 	if (c->got < ST_FRAME_HDR) {
 		n = read(fd, c->hdr + c->got, ST_FRAME_HDR - c->got);
 		if (n <= 0)
@@ -540,7 +612,7 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 	c->got = c->need = 0;
 	request(mm, c, (const char *)c->buf);
 	if (c->closing && !c->watch_job && !c->wait_up &&
-		    !c->wait_job)
+		    !c->wait_job && !c->out_len)
 		client_drop(mm, c);
 	return 0;
 gone:
@@ -668,7 +740,7 @@ void mmd_client_reap(struct mmd *mm)
 	for (struct mmd_client *c = mm->clients, *next; c; c = next) {
 		next = c->next;
 		if (c->closing && !c->watch_job && !c->wait_up &&
-		    !c->wait_job)
+		    !c->wait_job && !c->out_len)
 			client_drop(mm, c);
 	}
 }
