@@ -228,6 +228,7 @@ static int on_output(int32_t fd, int32_t revents, void *data)
 			qb_loop_poll_del(j->nm->loop, fd);
 			close(fd);
 			x->fd[s] = -1;
+			nm_jobs_changed(j->nm);
 			return 0;
 		}
 	}

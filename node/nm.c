@@ -121,6 +121,7 @@ static void box_delivered(struct nm *nm)
 						    st_done_var(&nm->lay, job),
 						    job);
 				j->done = 1;
+				qb_log(LOG_DEBUG, "job %u: done", job);
 			}
 	}
 	nm->box_ndone = 0;
@@ -170,6 +171,7 @@ static void job_check_end(struct nm *nm, struct nm_job *j)
 	if (j->nlocal == 0)
 		nm_queue_rec(nm, ST_REC_EXIT, j->id, UINT32_MAX, NULL, 0);
 	j->reported = 1;
+	qb_log(LOG_DEBUG, "job %u: ended here, reporting", j->id);
 }
 
 static void job_fail(struct nm *nm, struct nm_job *j, const char *why)
@@ -178,6 +180,16 @@ static void job_fail(struct nm *nm, struct nm_job *j, const char *why)
 	nm_queue_rec(nm, ST_REC_FAIL, j->id, 0, why, (uint32_t)strlen(why));
 	j->reported = 1;
 	j->started = 1;
+}
+
+/* A rank was reaped or a pipe closed: a job that has ended reports now,
+ * not at the next heartbeat — the manager still reads it only at a slice
+ * boundary, one slice sooner. */
+void nm_jobs_changed(struct nm *nm)
+{
+	for (struct nm_job *j = nm->jobs; j; j = j->next)
+		job_check_end(nm, j);
+	box_flush(nm);
 }
 
 static void on_heartbeat(struct nm *nm)
@@ -211,6 +223,8 @@ static void on_heartbeat(struct nm *nm)
 		if (state == ST_HB_RUN && !j->started) {
 			char err[256];
 
+			qb_log(LOG_DEBUG, "job %u: RUN at slice %llu", j->id,
+			       (unsigned long long)slice);
 			if (nm_job_start(nm, j, err, sizeof(err)))
 				job_fail(nm, j, err);
 		}
@@ -347,8 +361,16 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 	}
 	while (sp_test_event(nm->w, ST_EV_OUTACK, 0) == 0)
 		nm->box_acked = 1;
-	if (nm->box_inflight && nm->box_sent && nm->box_acked)
+	if (nm->box_inflight && nm->box_sent && nm->box_acked) {
 		nm->box_inflight = 0;
+		/* exits waiting behind the last box go now; output waits
+		 * for the heartbeat (one box per slice) */
+		for (struct nm_job *j = nm->jobs; j; j = j->next)
+			if (j->reported && !j->done) {
+				box_flush(nm);
+				break;
+			}
+	}
 	if (hb)
 		on_heartbeat(nm);
 	{
@@ -377,6 +399,7 @@ static int on_signal(int32_t sig, void *data)
 
 	if (sig == SIGCHLD) {
 		nm_reap(nm);
+		nm_jobs_changed(nm);
 		return 0;
 	}
 	if (sig == SIGUSR2) {

@@ -72,5 +72,6 @@ void nm_job_remove_files(struct nm_job *j);
 /* nm.c */
 void nm_queue_rec(struct nm *nm, uint8_t type, uint32_t job, uint32_t rank,
 		  const void *data, uint32_t len);
+void nm_jobs_changed(struct nm *nm);
 
 #endif

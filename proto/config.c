@@ -27,7 +27,10 @@ struct parse {
 	char *err;
 	size_t errlen;
 	int failed;
+	unsigned failed_line;
 	int rc;
+	char *raw;      /* the whole line, as getline() read it */
+	size_t rawcap;
 };
 
 static void perr(struct parse *p, const char *fmt, ...)
@@ -41,6 +44,7 @@ static void perr(struct parse *p, const char *fmt, ...)
 	if (p->failed)
 		return; /* the first error is the one to fix */
 	p->failed = 1;
+	p->failed_line = p->line;
 	p->rc = -STORM_ECONFIG;
 	if (!p->err || !p->errlen)
 		return;
@@ -52,15 +56,52 @@ static void perr(struct parse *p, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Count lines as libinih reads them. */
+static st_host_t *host_of(struct parse *p, const char *kind,
+			  const char *name);
+
+/* Hand libinih one line at a time, counting them, so that every error
+ * names its line.  Seeing the raw lines also lets us check what libinih
+ * would silently cut (lines over its buffer, section names over its
+ * limit) and register a host at its section header, so that a host
+ * section without keys is not lost. */
 static char *reader(char *buf, int size, void *stream)
 {
 	struct parse *p = stream;
-	char *r = fgets(buf, size, p->f);
+	ssize_t n = getline(&p->raw, &p->rawcap, p->f);
+	char *t, *end;
 
-	if (r)
-		p->line++;
-	return r;
+	if (n < 0)
+		return NULL;
+	p->line++;
+	if (p->failed) {
+		buf[0] = '\0'; /* read on for the line count, change nothing */
+		return buf;
+	}
+	if (n >= size - 1) {
+		perr(p, "line of %zd characters: at most %d per line", n,
+		     size - 2);
+		buf[0] = '\0';
+		return buf;
+	}
+	memcpy(buf, p->raw, (size_t)n + 1);
+	for (t = p->raw; *t == ' ' || *t == '\t'; t++)
+		;
+	if (*t == '[' && (end = strchr(t, ']'))) {
+		char kind[16], *name;
+
+		*end = '\0';
+		t++;
+		name = strchr(t, ' ');
+		if (name && (size_t)(name - t) < sizeof(kind)) {
+			memcpy(kind, t, (size_t)(name - t));
+			kind[name - t] = '\0';
+			while (*name == ' ')
+				name++;
+			if (!strcmp(kind, "manager") || !strcmp(kind, "node"))
+				host_of(p, kind, name);
+		}
+	}
+	return buf;
 }
 
 static int parse_u32(struct parse *p, const char *key, const char *v,
@@ -156,9 +197,11 @@ static st_host_t *host_of(struct parse *p, const char *kind, const char *name)
 	for (uint32_t i = 0; i < *n; i++)
 		if (!strcmp((*arr)[i].name, name))
 			return &(*arr)[i];
-	if (!*name || strlen(name) >= ST_NAME_MAX || strpbrk(name, " \t/")) {
+	/* libinih keeps 49 characters of a section name ("node " + name) */
+	if (!*name || strlen(name) > ST_HOST_NAME_MAX ||
+	    strpbrk(name, " \t/")) {
 		perr(p, "[%s %s]: a host name is 1 to %d characters without "
-		     "blanks or '/'", kind, name, ST_NAME_MAX - 1);
+		     "blanks or '/'", kind, name, ST_HOST_NAME_MAX);
 		return NULL;
 	}
 	if (st_config_host(c, name)) {
@@ -206,15 +249,21 @@ static int handler(void *user, const char *section, const char *k,
 		   const char *v)
 {
 	struct parse *p = user;
-	char kind[16], name[ST_NAME_MAX + 1];
+	const char *name = strchr(section, ' ');
+	char kind[16];
 
 	if (p->failed)
 		return 0;
 	if (!strcmp(section, "cluster"))
 		return cluster_key(p, k, v);
-	if (sscanf(section, "%15s %64s", kind, name) == 2 &&
-	    (!strcmp(kind, "manager") || !strcmp(kind, "node")))
-		return host_key(p, kind, name, k, v);
+	if (name && (size_t)(name - section) < sizeof(kind)) {
+		memcpy(kind, section, (size_t)(name - section));
+		kind[name - section] = '\0';
+		while (*name == ' ')
+			name++;
+		if (!strcmp(kind, "manager") || !strcmp(kind, "node"))
+			return host_key(p, kind, name, k, v);
+	}
 	perr(p, "unknown section [%s]: want [cluster], [manager NAME] or "
 	     "[node NAME]", section);
 	return 0;
@@ -304,7 +353,10 @@ int st_config_load(const char *path, st_config_t *cfg, char *err,
 	}
 	rc = ini_parse_stream(reader, &p, handler, &p);
 	fclose(p.f);
-	if (rc > 0 && !p.failed) {
+	free(p.raw);
+	if (rc > 0 && (!p.failed || (unsigned)rc < p.failed_line)) {
+		/* a syntax error before the first error we saw comes first */
+		p.failed = 0;
 		p.line = (unsigned)rc;
 		perr(&p, "syntax error (want [section] or key = value)");
 	}
@@ -338,49 +390,4 @@ const st_host_t *st_config_host(const st_config_t *cfg, const char *name)
 		if (!strcmp(cfg->nodes[i].name, name))
 			return &cfg->nodes[i];
 	return NULL;
-}
-
-int st_config_world(const st_config_t *cfg, uint32_t world_id, int join,
-		    uint32_t startup_ms, sp_config_t **out, char *err,
-		    size_t errlen)
-{
-	uint32_t n = cfg->nmanagers + cfg->nnodes;
-	sp_config_t *sc = NULL;
-	st_layout_t lay;
-	int rc;
-
-	if (world_id >= n) {
-		if (err)
-			snprintf(err, errlen, "%s: no host with world id %u",
-				 cfg->path, world_id);
-		return -STORM_ECONFIG;
-	}
-	st_layout(cfg, &lay);
-	if ((rc = sp_config_create(&sc)))
-		return rc;
-	rc = sp_config_set_node(sc, world_id, n);
-	if (!rc)
-		rc = sp_config_set_provider(sc, cfg->provider);
-	for (uint32_t i = 0; !rc && i < n; i++) {
-		const st_host_t *h = i < cfg->nmanagers ?
-			&cfg->managers[i] : &cfg->nodes[i - cfg->nmanagers];
-		rc = sp_config_set_address(sc, i, h->address);
-	}
-	if (!rc)
-		rc = sp_config_set_gmem(sc, (size_t)lay.size, ST_EV_COUNT);
-	if (!rc)
-		rc = sp_config_set_liveness(sc, cfg->hb_period_ms,
-					    cfg->hb_timeout_ms, startup_ms);
-	if (!rc)
-		rc = sp_config_set_join(sc, join);
-	if (rc) {
-		if (err)
-			snprintf(err, errlen, "%s: cannot build the machine "
-				 "configuration: %s", cfg->path,
-				 storm_strerror(rc));
-		sp_config_destroy(sc);
-		return rc;
-	}
-	*out = sc;
-	return 0;
 }

@@ -103,7 +103,7 @@ int st_chunk_get_hdr(const uint8_t *slot, uint32_t chunk_size, uint32_t *job,
 {
 	struct rd r = { slot, ST_CHUNK_HDR, 0, 0 };
 
-	if (rd_n(&r, 4) != 0x4b4843u)
+	if (chunk_size < ST_CHUNK_HDR || rd_n(&r, 4) != 0x4b4843u)
 		return -STORM_EPROTO;
 	*job = (uint32_t)rd_n(&r, 4);
 	*index = (uint32_t)rd_n(&r, 4);
@@ -174,7 +174,7 @@ struct wb {
 
 static void wb_put(struct wb *b, const void *d, size_t n)
 {
-	if (b->oom)
+	if (b->oom || n == 0)
 		return;
 	if (b->len + n > b->cap) {
 		size_t cap = b->cap ? b->cap : 256;

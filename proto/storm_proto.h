@@ -31,6 +31,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define ST_NAME_MAX 64
+#define ST_HOST_NAME_MAX 40 /* libinih keeps 49 characters of a section */
 #define ST_ADDR_MAX 128
 #define ST_MAX_NODES 4096
 

@@ -362,6 +362,8 @@ static void check_ends(struct mmd *mm)
 		if (rc != 1 || mm->status_job[k] != j.id ||
 		    mm->status_got[k] < j.ranks)
 			continue;
+		qb_log(LOG_DEBUG, "job %u: ended everywhere (slice %llu)",
+		       j.id, (unsigned long long)mm->slice);
 		op.nstatus = j.ranks;
 		op.status = mm->status[k];
 		mm->t_end[k] = mmd_mono_ns();
@@ -629,6 +631,8 @@ static void heartbeat(struct mmd *mm)
 	if (!list)
 		return;
 	if (mm->hb_inflight) {
+		qb_log(LOG_DEBUG, "slice %llu: heartbeat late",
+		       (unsigned long long)mm->slice);
 		mm->hb_late++;
 		free(list);
 		return;
