@@ -1,8 +1,8 @@
 /*
- * launch.c — the node manager's process launcher: write a job's files to
- * the RAM disk, fork its local ranks with their STORM_* environment and
- * their stdout/stderr on pipes, reap them, kill them.  Each rank leads its
- * own process group so a kill reaches everything it started.
+ * launch.c — the node manager's process launcher: fork a job's local ranks
+ * with their STORM_* environment and their stdout/stderr on pipes, reap
+ * them, kill them, remove their files.  Each rank leads its own process
+ * group so a kill reaches everything it started.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,69 +18,6 @@
 #include <qb/qblog.h>
 
 #include "nm.h"
-
-static int mkdirs(const char *path)
-{
-	char tmp[1024];
-
-	if (strlen(path) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	strcpy(tmp, path);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/* The stream (manifest, then each file) is complete in nm->stg. */
-int nm_job_write_files(struct nm *nm, struct nm_job *j)
-{
-	const st_manifest_t *m = j->m;
-	size_t off = 0;
-	int rc;
-
-	/* the manifest's length is its first field after the magic */
-	off = (size_t)nm->stg[4] | (size_t)nm->stg[5] << 8 |
-	      (size_t)nm->stg[6] << 16 | (size_t)nm->stg[7] << 24;
-	if ((rc = mkdirs(j->dir)))
-		return rc;
-	for (uint32_t i = 0; i < m->nfiles; i++) {
-		char path[2048];
-		int fd;
-
-		if (m->file_sizes[i] > nm->stg_len - off)
-			return -STORM_EPROTO;
-		snprintf(path, sizeof(path), "%s/%s", j->dir,
-			 m->file_names[i]);
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			  m->file_modes[i] & 0777);
-		if (fd < 0)
-			return -errno;
-		for (size_t done = 0; done < m->file_sizes[i];) {
-			ssize_t n = write(fd, nm->stg + off + done,
-					  m->file_sizes[i] - done);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				rc = n < 0 ? -errno : -EIO;
-				close(fd);
-				return rc;
-			}
-			done += (size_t)n;
-		}
-		close(fd);
-		off += m->file_sizes[i];
-	}
-	j->written = 1;
-	return 0;
-}
 
 void nm_job_remove_files(struct nm_job *j)
 {

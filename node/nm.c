@@ -141,6 +141,7 @@ static void job_forget(struct nm *nm, struct nm_job *j)
 				close(j->ranks[i].fd[s]);
 			}
 	/* killed ranks are reaped by nm_reap (SIGCHLD) and found no more */
+	nm_stage_forget(nm, j);
 	nm_job_remove_files(j);
 	for (pp = &nm->jobs; *pp; pp = &(*pp)->next)
 		if (*pp == j) {
@@ -150,6 +151,22 @@ static void job_forget(struct nm *nm, struct nm_job *j)
 	st_manifest_free(j->m);
 	free(j->ranks);
 	free(j);
+}
+
+struct nm_job *nm_job_new(struct nm *nm, uint32_t id, st_manifest_t *m)
+{
+	struct nm_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->nm = nm;
+	j->id = id;
+	j->m = m;
+	snprintf(j->dir, sizeof(j->dir), "%s/%s-%s/job-%u", nm->cfg.ramdisk,
+		 nm->cfg.cluster, nm->host->name, id);
+	j->next = nm->jobs;
+	nm->jobs = j;
+	return j;
 }
 
 /* Every local rank reaped and its pipes drained: queue the exits. */
@@ -174,7 +191,7 @@ static void job_check_end(struct nm *nm, struct nm_job *j)
 	qb_log(LOG_DEBUG, "job %u: ended here, reporting", j->id);
 }
 
-static void job_fail(struct nm *nm, struct nm_job *j, const char *why)
+void nm_job_fail(struct nm *nm, struct nm_job *j, const char *why)
 {
 	qb_log(LOG_ERR, "job %u: %s", j->id, why);
 	nm_queue_rec(nm, ST_REC_FAIL, j->id, 0, why, (uint32_t)strlen(why));
@@ -220,99 +237,18 @@ static void on_heartbeat(struct nm *nm)
 			job_forget(nm, j);
 			continue;
 		}
-		if (state == ST_HB_RUN && !j->started) {
+		if (state == ST_HB_RUN && !j->started && j->written) {
 			char err[256];
 
 			qb_log(LOG_DEBUG, "job %u: RUN at slice %llu", j->id,
 			       (unsigned long long)slice);
 			if (nm_job_start(nm, j, err, sizeof(err)))
-				job_fail(nm, j, err);
+				nm_job_fail(nm, j, err);
 		}
 		job_check_end(nm, j);
 	}
 	free(list);
 	box_flush(nm);
-}
-
-/* ---- file ring ------------------------------------------------------------ */
-
-static void stream_done(struct nm *nm)
-{
-	struct nm_job *j = calloc(1, sizeof(*j));
-	size_t used;
-	int rc;
-
-	if (!j)
-		return;
-	j->nm = nm;
-	j->id = nm->stg_job;
-	rc = st_manifest_decode(nm->stg, nm->stg_len, &used, &j->m);
-	snprintf(j->dir, sizeof(j->dir), "%s/%s-%s/job-%u", nm->cfg.ramdisk,
-		 nm->cfg.cluster, nm->host->name, j->id);
-	j->next = nm->jobs;
-	nm->jobs = j;
-	if (rc) {
-		job_fail(nm, j, "malformed job manifest");
-		return;
-	}
-	rc = nm_job_write_files(nm, j);
-	if (rc) {
-		char why[1536];
-
-		snprintf(why, sizeof(why), "node %s: cannot write job files "
-			 "under %s: %s", nm->host->name, j->dir,
-			 storm_strerror(rc));
-		job_fail(nm, j, why);
-	}
-}
-
-static void take_chunks(struct nm *nm)
-{
-	for (;;) {
-		const uint8_t *p;
-		uint32_t job, idx, total, len;
-
-		if (nm->stg_next >= nm->stg_total) {
-			/* between streams: a new one starts at chunk 0, slot 0 */
-			p = nm->gmem + nm->lay.ring;
-			if (st_chunk_get_hdr(p, nm->lay.chunk, &job, &idx,
-					     &total, &len) ||
-			    idx != 0 || job <= nm->last_stg_job)
-				return;
-			nm->stg_job = job;
-			nm->stg_next = 0;
-			nm->stg_total = total;
-			nm->stg_len = 0;
-		}
-		p = nm->gmem + nm->lay.ring +
-		    (uint64_t)(nm->stg_next % nm->lay.slots) * nm->lay.chunk;
-		if (st_chunk_get_hdr(p, nm->lay.chunk, &job, &idx, &total,
-				     &len) ||
-		    job != nm->stg_job || idx != nm->stg_next)
-			return; /* not arrived yet */
-		if (nm->stg_len + len > nm->stg_cap) {
-			size_t cap = nm->stg_cap ? nm->stg_cap : (1u << 20);
-			uint8_t *q;
-
-			while (cap < nm->stg_len + len)
-				cap *= 2;
-			q = realloc(nm->stg, cap);
-			if (!q)
-				return;
-			nm->stg = q;
-			nm->stg_cap = cap;
-		}
-		memcpy(nm->stg + nm->stg_len, p + ST_CHUNK_HDR, len);
-		nm->stg_len += len;
-		nm->stg_next++;
-		if (nm->stg_next == nm->stg_total) {
-			stream_done(nm);
-			nm->last_stg_job = nm->stg_job;
-		}
-		/* after the files are written: "consumed" means on disk */
-		sp_gvar_write_local(nm->w, nm->lay.gv_consumed,
-				    st_consumed(nm->stg_job, nm->stg_next));
-	}
 }
 
 /* ---- main loop -------------------------------------------------------------- */
@@ -327,7 +263,7 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return 0;
 	while (sp_test_event(nm->w, ST_EV_CHUNK, 0) == 0)
-		take_chunks(nm);
+		nm_take_chunks(nm);
 	while (sp_test_event(nm->w, ST_EV_HB, 0) == 0)
 		hb = 1;
 	while ((rc = sp_test_event(nm->w, ST_EV_LOCAL_OUT, 0)) != -EAGAIN) {
@@ -469,6 +405,7 @@ int main(int argc, char **argv)
 	st_layout(&nm.cfg, &nm.lay);
 	nm.box = calloc(1, nm.lay.outbox_len);
 	nm.box_done = calloc(64, sizeof(uint32_t));
+	nm.stg_fd = -1;
 	{
 		struct timespec ts;
 

@@ -49,8 +49,12 @@ struct nm {
 	int stopping;
 	/* the job whose chunks are arriving */
 	uint32_t stg_job, stg_next, stg_total, last_stg_job;
-	uint8_t *stg;
+	uint8_t *stg;          /* the manifest, until it decodes */
 	size_t stg_len, stg_cap;
+	struct nm_job *stg_j;  /* its job, once the manifest decoded */
+	uint32_t stg_file;     /* the file being written, at stg_foff */
+	uint64_t stg_foff;
+	int stg_fd, stg_failed;
 	struct nm_job *jobs;
 	/* output to the manager: records waiting, and the box in flight */
 	uint8_t *pend;
@@ -63,8 +67,10 @@ struct nm {
 	uint64_t slice;
 };
 
+/* ring.c */
+void nm_take_chunks(struct nm *nm);
+void nm_stage_forget(struct nm *nm, struct nm_job *j);
 /* launch.c */
-int nm_job_write_files(struct nm *nm, struct nm_job *j);
 int nm_job_start(struct nm *nm, struct nm_job *j, char *err, size_t errlen);
 void nm_job_kill(struct nm *nm, struct nm_job *j);
 void nm_reap(struct nm *nm);
@@ -73,5 +79,7 @@ void nm_job_remove_files(struct nm_job *j);
 void nm_queue_rec(struct nm *nm, uint8_t type, uint32_t job, uint32_t rank,
 		  const void *data, uint32_t len);
 void nm_jobs_changed(struct nm *nm);
+struct nm_job *nm_job_new(struct nm *nm, uint32_t id, st_manifest_t *m);
+void nm_job_fail(struct nm *nm, struct nm_job *j, const char *why);
 
 #endif
