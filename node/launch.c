@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,48 +35,115 @@ void nm_job_remove_files(struct nm_job *j)
 	j->written = 0;
 }
 
-static void child(struct nm *nm, struct nm_job *j, uint32_t rank, int out[2],
-		  int err[2], pid_t parent)
+/* The environment of one rank, built before the fork: the user's
+ * --export's and STORM_*, then this daemon's own variables not set by
+ * those.  Returns a malloc'd NULL-terminated array of malloc'd strings. */
+static char **rank_env(struct nm *nm, const struct nm_job *j, uint32_t rank)
 {
+	extern char **environ;
 	const st_manifest_t *m = j->m;
-	char prog[2048], v[64];
-	char **argv = calloc(m->argc + 1, sizeof(char *));
+	size_t n = 0, k = 0;
+	char **e;
 
-	setpgid(0, 0);
-	/* a rank never outlives its node manager, even a killed one */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127);
-	dup2(out[1], 1);
-	dup2(err[1], 2);
-	signal(SIGPIPE, SIG_DFL);
-	snprintf(prog, sizeof(prog), "%s/%s", j->dir, m->file_names[0]);
+	while (environ[n])
+		n++;
+	e = calloc(n + m->envc + 8, sizeof(char *));
+	if (!e)
+		return NULL;
 	for (uint32_t i = 0; i < m->envc; i++)
-		putenv(m->env[i]);
-	snprintf(v, sizeof(v), "%u", j->id);
-	setenv("STORM_JOB_ID", v, 1);
-	snprintf(v, sizeof(v), "%u", rank);
-	setenv("STORM_RANK", v, 1);
-	snprintf(v, sizeof(v), "%u", m->ranks);
-	setenv("STORM_SIZE", v, 1);
-	snprintf(v, sizeof(v), "%u", sp_node_id(nm->w));
-	setenv("STORM_NODEID", v, 1);
-	setenv("STORM_NODENAME", nm->host->name, 1);
-	setenv("STORM_JOB_DIR", j->dir, 1);
-	if (m->cwd && m->cwd[0] && chdir(m->cwd) < 0) {
-		dprintf(2, "storm-nm %s: rank %u: cannot enter %s: %s\n",
-			nm->host->name, rank, m->cwd, strerror(errno));
-		_exit(127);
+		e[k++] = strdup(m->env[i]);
+	if (asprintf(&e[k++], "STORM_JOB_ID=%u", j->id) < 0 ||
+	    asprintf(&e[k++], "STORM_RANK=%u", rank) < 0 ||
+	    asprintf(&e[k++], "STORM_SIZE=%u", m->ranks) < 0 ||
+	    asprintf(&e[k++], "STORM_NODEID=%u", sp_node_id(nm->w)) < 0 ||
+	    asprintf(&e[k++], "STORM_NODENAME=%s", nm->host->name) < 0 ||
+	    asprintf(&e[k++], "STORM_JOB_DIR=%s", j->dir) < 0)
+		e[k - 1] = NULL;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strcspn(environ[i], "=");
+		int set = 0;
+
+		for (size_t x = 0; x < k && !set; x++)
+			set = e[x] && !strncmp(e[x], environ[i], len) &&
+			      e[x][len] == '=';
+		if (!set)
+			e[k++] = strdup(environ[i]);
 	}
-	if (!argv)
+	for (size_t x = 0; x < k; x++)
+		if (!e[x]) { /* out of memory somewhere */
+			for (size_t y = 0; y < k; y++)
+				free(e[y]);
+			free(e);
+			return NULL;
+		}
+	return e;
+}
+
+static void free_env(char **e)
+{
+	for (size_t i = 0; e && e[i]; i++)
+		free(e[i]);
+	free(e);
+}
+
+static void child_fail(const char *what, const char *path)
+{
+	const char *why = strerror(errno);
+
+	/* async-signal-safe: the parent's memory is shared until exec */
+	if (write(2, "storm-nm: ", 10) < 0 || write(2, what, strlen(what)) < 0 ||
+	    write(2, path, strlen(path)) < 0 || write(2, ": ", 2) < 0 ||
+	    write(2, why, strlen(why)) < 0 || write(2, "\n", 1) < 0)
 		_exit(127);
-	argv[0] = m->argv[0];
-	for (uint32_t i = 1; i < m->argc; i++)
-		argv[i] = m->argv[i];
-	execv(prog, argv);
-	dprintf(2, "storm-nm %s: rank %u: cannot run %s: %s\n", nm->host->name,
-		rank, m->argv[0], strerror(errno));
 	_exit(127);
+}
+
+/* One rank by vfork(): the node manager's large address space is not
+ * copied (a fork of it cost more than the rank's whole run), and the
+ * child only makes system calls on data prepared here until it execs. */
+static pid_t spawn_rank(struct nm *nm, struct nm_job *j, uint32_t rank,
+			int out, int err)
+{
+	static const int handled[] = { SIGCHLD, SIGTERM, SIGINT, SIGUSR2,
+				       SIGPIPE };
+	const st_manifest_t *m = j->m;
+	char prog[2048], **envp = rank_env(nm, j, rank);
+	char **argv = calloc(m->argc + 1, sizeof(char *));
+	sigset_t all, old;
+	pid_t parent = getpid(), pid;
+
+	if (!envp || !argv) {
+		free_env(envp);
+		free(argv);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (uint32_t i = 0; i < m->argc; i++)
+		argv[i] = m->argv[i];
+	snprintf(prog, sizeof(prog), "%s/%s", j->dir, m->file_names[0]);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = vfork();
+	if (pid == 0) {
+		setpgid(0, 0);
+		/* a rank never outlives its node manager, even a killed one */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		dup2(out, 1);
+		dup2(err, 2);
+		for (size_t i = 0; i < sizeof(handled) / sizeof(*handled); i++)
+			signal(handled[i], SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (m->cwd && m->cwd[0] && chdir(m->cwd) < 0)
+			child_fail("cannot enter ", m->cwd);
+		execve(prog, argv, envp);
+		child_fail("cannot run ", m->argv[0]);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	free_env(envp);
+	free(argv);
+	return pid;
 }
 
 static int on_output(int32_t fd, int32_t revents, void *data);
@@ -83,7 +151,6 @@ static int on_output(int32_t fd, int32_t revents, void *data);
 int nm_job_start(struct nm *nm, struct nm_job *j, char *err, size_t errlen)
 {
 	uint32_t self = sp_node_id(nm->w), k = 0;
-	pid_t self_pid = getpid();
 
 	for (uint32_t r = 0; r < j->m->ranks; r++)
 		j->nlocal += j->m->rank_node[r] == self;
@@ -110,9 +177,7 @@ int nm_job_start(struct nm *nm, struct nm_job *j, char *err, size_t errlen)
 			close(out[1]);
 			goto fail;
 		}
-		pid = fork();
-		if (pid == 0)
-			child(nm, j, r, out, er, self_pid);
+		pid = spawn_rank(nm, j, r, out[1], er[1]);
 		close(out[1]);
 		close(er[1]);
 		if (pid < 0) {

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <glob.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -222,6 +223,21 @@ int sf_start_nm(sf_cluster_t *c, uint32_t i)
 	return 0;
 }
 
+/* A killed libqb daemon leaves its crash blackbox in /dev/shm: worth
+ * keeping after a real crash, not after a test's kill. */
+static void rm_blackbox(pid_t pid)
+{
+	char pat[96];
+	glob_t g;
+
+	snprintf(pat, sizeof(pat), "/dev/shm/qb-storm-*-%d-blackbox-*",
+		 (int)pid);
+	if (glob(pat, 0, NULL, &g) == 0)
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			unlink(g.gl_pathv[i]);
+	globfree(&g);
+}
+
 int sf_kill_nm(sf_cluster_t *c, uint32_t i, int sig)
 {
 	int st;
@@ -235,6 +251,7 @@ int sf_kill_nm(sf_cluster_t *c, uint32_t i, int sig)
 
 		if (rc)
 			return rc;
+		rm_blackbox(c->nm[i]);
 		c->nm[i] = 0;
 	}
 	return 0;
@@ -471,21 +488,29 @@ static int rm_one(const char *path, const struct stat *st, int flag,
 	return 0;
 }
 
-void sf_destroy(sf_cluster_t *c)
+/* Stop a daemon: SIGTERM, a bounded wait for its clean exit, then
+ * SIGKILL. */
+static void stop(pid_t pid)
 {
 	int st;
 
+	kill(pid, SIGTERM);
+	if (spc_waitpid(pid, 5000, &st)) {
+		kill(pid, SIGKILL);
+		spc_waitpid(pid, -1, &st);
+	}
+	rm_blackbox(pid);
+}
+
+void sf_destroy(sf_cluster_t *c)
+{
 	if (!c)
 		return;
 	for (uint32_t i = 1; i <= c->nodes; i++)
-		if (c->nm[i] > 0) {
-			kill(c->nm[i], SIGKILL);
-			spc_waitpid(c->nm[i], -1, &st);
-		}
-	if (c->mm > 0) {
-		kill(c->mm, SIGKILL);
-		spc_waitpid(c->mm, -1, &st);
-	}
+		if (c->nm[i] > 0)
+			stop(c->nm[i]);
+	if (c->mm > 0)
+		stop(c->mm);
 	/* STORM_TEST_KEEP=1 keeps the logs of a failed run for a look */
 	if (c->dir[0] && !getenv("STORM_TEST_KEEP"))
 		nftw(c->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
