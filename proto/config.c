@@ -161,6 +161,8 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		return copy_str(p, k, v, c->provider, sizeof(c->provider));
 	if (!strcmp(k, "slice_us"))
 		return parse_u32(p, k, v, 100, 10000000, &c->slice_us);
+	if (!strcmp(k, "micro_slices"))
+		return parse_u32(p, k, v, 1, 64, &c->micro_slices);
 	if (!strcmp(k, "hb_period_ms"))
 		return parse_u32(p, k, v, 1, 60000, &c->hb_period_ms);
 	if (!strcmp(k, "hb_timeout_ms"))
@@ -274,6 +276,7 @@ static void defaults(st_config_t *c)
 	strcpy(c->cluster, "storm");
 	strcpy(c->provider, "tcp");
 	c->slice_us = 10000;
+	c->micro_slices = 4;
 	c->hb_period_ms = 50;
 	c->hb_timeout_ms = 500;
 	c->chunk_kib = 1024;

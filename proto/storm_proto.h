@@ -52,6 +52,7 @@ typedef struct st_config {
 	char cluster[ST_NAME_MAX];
 	char provider[32];        /* tcp | shm | sockets | verbs | ... */
 	uint32_t slice_us;        /* time slice (strobe period) */
+	uint32_t micro_slices;    /* event-collection boundaries per slice */
 	uint32_t hb_period_ms;    /* fabric liveness heartbeat */
 	uint32_t hb_timeout_ms;   /* missed for this long: failed */
 	uint32_t chunk_kib;       /* launch: bytes per file chunk */

@@ -69,11 +69,12 @@ struct mmd {
 	uint8_t *gmem;
 	mm_state_t *st;
 	qb_loop_t *loop;
-	qb_loop_timer_handle timer;
 	int nfd, unix_fd, tcp_fd;
 	char sock_path[1100];
 	uint32_t nworld;
 	uint64_t slice, t0_ns, hb_late;
+	uint64_t micro, micro_late; /* micro-slices so far, and missed */
+	int timer_fd;             /* the strobe: a periodic timerfd */
 	int hb_inflight;
 	uint64_t hb_sent_slice, hb_done_slice; /* last heartbeat everyone got */
 	uint8_t *hb;
@@ -107,7 +108,7 @@ void mmd_client_waits(struct mmd *mm);
 void mmd_job_ended(struct mmd *mm, const mm_job_t *j);
 
 /* mmd_slice.c */
-void mmd_slice(void *data);
+int mmd_on_timer(int32_t fd, int32_t revents, void *data);
 void mmd_check_view(struct mmd *mm);
 int mmd_on_notify(int32_t fd, int32_t revents, void *data);
 void mmd_stage_free(struct mmd *mm);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,7 +66,7 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *path = getenv("STORM_CONFIG"), *name = NULL;
-	struct mmd mm = { .unix_fd = -1, .tcp_fd = -1 };
+	struct mmd mm = { .unix_fd = -1, .tcp_fd = -1, .timer_fd = -1 };
 	qb_loop_signal_handle sh;
 	sp_config_t *sc = NULL;
 	struct timespec ts;
@@ -158,9 +159,28 @@ int main(int argc, char **argv)
 			 mmd_on_notify);
 	qb_loop_signal_add(mm.loop, QB_LOOP_HIGH, SIGTERM, &mm, on_signal, &sh);
 	qb_loop_signal_add(mm.loop, QB_LOOP_HIGH, SIGINT, &mm, on_signal, &sh);
-	qb_loop_timer_add(mm.loop, QB_LOOP_HIGH,
-			  (uint64_t)mm.cfg.slice_us * 1000u, &mm, mmd_slice,
-			  &mm.timer);
+	{
+		uint64_t ns = (uint64_t)mm.cfg.slice_us * 1000u /
+			      mm.cfg.micro_slices;
+		struct itimerspec its = {
+			.it_interval = { (time_t)(ns / 1000000000u),
+					 (long)(ns % 1000000000u) },
+			.it_value = { (time_t)(ns / 1000000000u),
+				      (long)(ns % 1000000000u) },
+		};
+
+		mm.timer_fd = timerfd_create(CLOCK_MONOTONIC,
+					     TFD_NONBLOCK | TFD_CLOEXEC);
+		if (mm.timer_fd < 0 ||
+		    timerfd_settime(mm.timer_fd, 0, &its, NULL) < 0) {
+			qb_log(LOG_ERR, "cannot start the strobe timer: %s",
+			       strerror(errno));
+			rc = 1;
+			goto out;
+		}
+		qb_loop_poll_add(mm.loop, QB_LOOP_HIGH, mm.timer_fd, POLLIN,
+				 &mm, mmd_on_timer);
+	}
 	qb_log(LOG_INFO, "manager %s of cluster %s: %u node(s), slice %u us, "
 	       "clients on %s%s%s", mm.host->name, mm.cfg.cluster,
 	       mm.cfg.nnodes, mm.cfg.slice_us, mm.sock_path,
@@ -173,6 +193,8 @@ out:
 	if (mm.loop)
 		qb_loop_destroy(mm.loop);
 	mmd_stage_free(&mm);
+	if (mm.timer_fd >= 0)
+		close(mm.timer_fd);
 	sp_close(mm.w);
 	mm_state_destroy(mm.st);
 	for (uint32_t k = 0; k < MMD_MAX_INFLIGHT; k++)
