@@ -44,10 +44,9 @@ struct mmd_client {
 /* The job whose files are being multicast (one at a time). */
 struct mmd_stage {
 	uint32_t job;         /* 0: none */
-	uint8_t *stream;      /* manifest + every file */
-	size_t len;
+	uint8_t *stream;      /* manifest + every file, as chunk images */
+	size_t len;           /* stream bytes (without the headers) */
 	uint32_t total, next; /* chunks */
-	uint8_t *slot[MMD_MAX_INFLIGHT];
 	int busy[MMD_MAX_INFLIGHT];
 	uint64_t started_ns;
 };

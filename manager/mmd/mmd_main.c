@@ -134,11 +134,9 @@ int main(int argc, char **argv)
 	mm.t_stage = calloc(ST_DONE_SLOTS, sizeof(uint64_t));
 	mm.t_staged = calloc(ST_DONE_SLOTS, sizeof(uint64_t));
 	mm.t_end = calloc(ST_DONE_SLOTS, sizeof(uint64_t));
-	for (uint32_t k = 0; k < MMD_MAX_INFLIGHT; k++)
-		mm.stage.slot[k] = malloc(mm.lay.chunk);
 	if (!mm.hb || !mm.box_seq || !mm.ack || !mm.seen || !mm.joined || !mm.joined_slice || !mm.status ||
 	    !mm.status_job || !mm.status_got || !mm.t_stage ||
-	    !mm.t_staged || !mm.t_end || !mm.stage.slot[7] ||
+	    !mm.t_staged || !mm.t_end ||
 	    sp_nodeset_create(mm.nworld, &mm.live) ||
 	    sp_nodeset_create(mm.nworld, &mm.tmp) || state_init(&mm)) {
 		qb_log(LOG_ERR, "out of memory");
@@ -197,8 +195,6 @@ out:
 		close(mm.timer_fd);
 	sp_close(mm.w);
 	mm_state_destroy(mm.st);
-	for (uint32_t k = 0; k < MMD_MAX_INFLIGHT; k++)
-		free(mm.stage.slot[k]);
 	for (uint32_t k = 0; mm.status && k < ST_DONE_SLOTS; k++)
 		free(mm.status[k]);
 	while (mm.outs) {

@@ -377,41 +377,6 @@ static void check_ends(struct mmd *mm)
 
 /* ---- 5. launch ---------------------------------------------------------------- */
 
-static int read_file(const char *path, uint8_t **out, size_t *len,
-		     uint32_t *mode)
-{
-	struct stat st;
-	uint8_t *p;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	p = malloc(st.st_size ? (size_t)st.st_size : 1);
-	if (!p) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (size_t got = 0; got < (size_t)st.st_size;) {
-		ssize_t n = read(fd, p + got, (size_t)st.st_size - got);
-
-		if (n <= 0) {
-			free(p);
-			close(fd);
-			return n < 0 ? -errno : -EIO;
-		}
-		got += (size_t)n;
-	}
-	close(fd);
-	*out = p;
-	*len = (size_t)st.st_size;
-	*mode = st.st_mode & 0777;
-	return 0;
-}
-
 static const char *base(const char *p)
 {
 	const char *s = strrchr(p, '/');
@@ -419,7 +384,56 @@ static const char *base(const char *p)
 	return s ? s + 1 : p;
 }
 
-/* Manifest + files, as one stream. */
+/* The stream (manifest, then every file) laid out as the slot images it
+ * is sent in — a chunk header, then up to chunk - header bytes — so that
+ * each chunk goes out from where the file was read into, without a copy. */
+struct chunked {
+	uint8_t *img;
+	uint32_t chunk, data;
+	size_t off; /* stream bytes placed */
+};
+
+static uint8_t *at(struct chunked *c, size_t *room)
+{
+	size_t k = c->off / c->data, pos = c->off % c->data;
+
+	*room = c->data - pos;
+	return c->img + k * c->chunk + ST_CHUNK_HDR + pos;
+}
+
+static void put(struct chunked *c, const uint8_t *p, size_t n)
+{
+	while (n) {
+		size_t room, m;
+		uint8_t *dst = at(c, &room);
+
+		m = n < room ? n : room;
+		memcpy(dst, p, m);
+		p += m;
+		n -= m;
+		c->off += m;
+	}
+}
+
+/* Read n bytes of fd straight into the stream. */
+static int put_file(struct chunked *c, int fd, size_t n)
+{
+	while (n) {
+		size_t room;
+		uint8_t *dst = at(c, &room);
+		ssize_t r = read(fd, dst, n < room ? n : room);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO; /* it shrank under us */
+		c->off += (size_t)r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* Manifest + files, as chunk images in mm->stage. */
 static int build_stream(struct mmd *mm, const mm_job_t *j, char *why,
 			size_t whylen)
 {
@@ -429,31 +443,40 @@ static int build_stream(struct mmd *mm, const mm_job_t *j, char *why,
 			    .argc = j->argc, .argv = (char **)j->argv,
 			    .envc = j->envc, .env = (char **)j->env,
 			    .cwd = (char *)j->cwd, .nfiles = nf };
-	uint8_t **data = calloc(nf, sizeof(*data)), *mf = NULL;
-	size_t *lens = calloc(nf, sizeof(*lens)), mflen = 0, total;
+	struct chunked c = { .chunk = mm->lay.chunk,
+			     .data = mm->lay.chunk - ST_CHUNK_HDR };
+	int *fds = malloc(nf * sizeof(int));
+	uint8_t *mf = NULL;
+	size_t mflen = 0, total;
+	uint32_t chunks = 0;
 	int rc = 0;
 
 	m.file_names = calloc(nf, sizeof(char *));
 	m.file_sizes = calloc(nf, sizeof(uint64_t));
 	m.file_modes = calloc(nf, sizeof(uint32_t));
-	if (!data || !lens || !m.file_names || !m.file_sizes ||
-	    !m.file_modes) {
+	for (uint32_t i = 0; fds && i < nf; i++)
+		fds[i] = -1;
+	if (!fds || !m.file_names || !m.file_sizes || !m.file_modes) {
 		rc = -ENOMEM;
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
 	for (uint32_t i = 0; i < nf; i++) {
 		const char *path = i ? j->files[i - 1] : j->argv[0];
+		struct stat st;
 
-		rc = read_file(path, &data[i], &lens[i], &m.file_modes[i]);
-		if (rc) {
+		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (fds[i] < 0 || fstat(fds[i], &st) < 0 ||
+		    !S_ISREG(st.st_mode)) {
+			rc = fds[i] < 0 ? -errno : -EINVAL;
 			snprintf(why, whylen, "cannot read %s on the manager: "
 				 "%s", path, rc == -EINVAL ?
 				 "not a regular file" : storm_strerror(rc));
 			goto out;
 		}
 		m.file_names[i] = (char *)base(path);
-		m.file_sizes[i] = lens[i];
+		m.file_sizes[i] = (uint64_t)st.st_size;
+		m.file_modes[i] = st.st_mode & 0777;
 		for (uint32_t k = 0; k < i; k++)
 			if (!strcmp(m.file_names[k], m.file_names[i])) {
 				rc = -EINVAL;
@@ -469,24 +492,37 @@ static int build_stream(struct mmd *mm, const mm_job_t *j, char *why,
 	}
 	total = mflen;
 	for (uint32_t i = 0; i < nf; i++)
-		total += lens[i];
-	mm->stage.stream = malloc(total);
-	if (!mm->stage.stream) {
+		total += m.file_sizes[i];
+	chunks = (uint32_t)((total + c.data - 1) / c.data);
+	c.img = malloc((size_t)chunks * c.chunk);
+	if (!c.img) {
 		rc = -ENOMEM;
-		snprintf(why, whylen, "out of memory");
+		snprintf(why, whylen, "out of memory for %zu bytes", total);
 		goto out;
 	}
-	memcpy(mm->stage.stream, mf, mflen);
-	mm->stage.len = mflen;
+	put(&c, mf, mflen);
 	for (uint32_t i = 0; i < nf; i++) {
-		memcpy(mm->stage.stream + mm->stage.len, data[i], lens[i]);
-		mm->stage.len += lens[i];
+		rc = put_file(&c, fds[i], m.file_sizes[i]);
+		if (rc) {
+			snprintf(why, whylen, "cannot read %s on the manager: "
+				 "%s", i ? j->files[i - 1] : j->argv[0],
+				 storm_strerror(rc));
+			free(c.img);
+			goto out;
+		}
 	}
+	for (uint32_t k = 0; k < chunks; k++)
+		st_chunk_put_hdr(c.img + (size_t)k * c.chunk, j->id, k, chunks,
+				 (uint32_t)(k + 1 < chunks ? c.data :
+					    total - (size_t)k * c.data));
+	mm->stage.stream = c.img;
+	mm->stage.len = total;
+	mm->stage.total = chunks;
 out:
-	for (uint32_t i = 0; data && i < nf; i++)
-		free(data[i]);
-	free(data);
-	free(lens);
+	for (uint32_t i = 0; fds && i < nf; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
 	free(mf);
 	free(m.file_names);
 	free(m.file_sizes);
@@ -542,16 +578,15 @@ static void stage(struct mmd *mm)
 				break;
 		if (mm_job_get(mm->st, id, &j) || j.state != MM_JOB_STAGING)
 			return;
+		mm->t_stage[j.id % ST_DONE_SLOTS] = mmd_mono_ns();
 		if (build_stream(mm, &j, why, sizeof(why))) {
 			stage_fail(mm, j.id, why);
 			return;
 		}
 		s->job = j.id;
-		mm->t_stage[j.id % ST_DONE_SLOTS] = mmd_mono_ns();
 		mm->t_staged[j.id % ST_DONE_SLOTS] = 0;
 		mm->t_end[j.id % ST_DONE_SLOTS] = 0;
 		s->next = 0;
-		s->total = (uint32_t)((s->len + data_len - 1) / data_len);
 		s->started_ns = mmd_mono_ns();
 	}
 	while (s->next < s->total && mmd_mono_ns() < until) {
@@ -560,6 +595,7 @@ static void stage(struct mmd *mm)
 		size_t off = (size_t)c * data_len;
 		uint32_t len = (uint32_t)(s->len - off < data_len ?
 					  s->len - off : data_len);
+		const uint8_t *img = s->stream + (size_t)c * mm->lay.chunk;
 		int rc;
 
 		if (s->busy[k]) {
@@ -587,9 +623,7 @@ static void stage(struct mmd *mm)
 				return; /* not yet, or a node left: retry */
 			}
 		}
-		st_chunk_put_hdr(s->slot[k], j.id, c, s->total, len);
-		memcpy(s->slot[k] + ST_CHUNK_HDR, s->stream + off, len);
-		rc = sp_xfer_and_signal(mm->w, j.nodes, s->slot[k],
+		rc = sp_xfer_and_signal(mm->w, j.nodes, img,
 					ST_CHUNK_HDR + len, mm->lay.ring +
 					(uint64_t)slot * mm->lay.chunk,
 					MMD_SLOT_EV + k, ST_EV_CHUNK, why,
