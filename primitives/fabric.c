@@ -128,6 +128,7 @@ static void down_locked(struct fab *f, struct peer *p)
 	p->stall_since = 0;
 	qb_log(LOG_NOTICE, "fabric: node %u: node %u is unreachable", f->self,
 	       id);
+	fab_watch_poke(f); /* if it died holding a lock, release it soon */
 	l_add_before(&f->downs, &p->dn);
 	while (!l_empty(&p->q)) {
 		struct fsend *s = SEND_OF(p->q.next);
@@ -174,8 +175,10 @@ static int post_locked(struct fab *f, struct peer *p, struct fsend *s)
 	    (!f->shm || fab_shm_resolve_locked(f, p, s->dst)))
 		return -FI_EAGAIN;
 	if (f->shm && !(s->rd && f->cma) &&
-	    !fab_region_wait_free(p->region, REGION_WAIT_NS))
+	    !fab_region_wait_free(p->region, REGION_WAIT_NS)) {
+		fab_watch_poke(f); /* its holder may be dead */
 		return -FI_EAGAIN; /* its holder is not running: retry later */
+	}
 	if (s->rd && f->cma) {
 		if ((rc = fab_shm_read_locked(f, p, s)) == 0)
 			return 0;

@@ -10,8 +10,10 @@
  *       fab_died() check just before it died spin on it;
  *   (b) a dead node holds a live node's lock (it died sending there): the
  *       owner's progress and every sender to it spin.
- * A watchdog thread per shm endpoint, which never takes f->mu, samples the
- * lock words every WATCH_NS and releases (a) once a dead peer's lock stays
+ * A watchdog thread per shm endpoint, which never takes f->mu, samples
+ * the lock words every IDLE_NS, and every WATCH_NS for AWAKE_NS once poked
+ * (a peer went down, a sender found a region lock held: fab_watch_poke)
+ * or once it sees a peer dead itself; it releases (a) once a dead peer's lock stays
  * held for DEAD_SAMPLES samples, and (b) once our own lock stays held for
  * OWN_SAMPLES samples spanning a peer's death — a live holder keeps it for
  * microseconds.  The region header layout (fab_region_map) is checked
@@ -40,7 +42,9 @@
 
 #include "sp_fabric.h"
 
-#define WATCH_NS 20000000u /* sampling period */
+#define WATCH_NS 20000000u     /* sampling period while awake */
+#define IDLE_NS 500000000u     /* ... and otherwise */
+#define AWAKE_NS 3000000000ull /* awake this long after a poke or a death */
 #define DEAD_SAMPLES 3     /* a dead peer's lock held this many samples */
 #define OWN_SAMPLES 5      /* our lock held this many samples, across a death */
 
@@ -59,6 +63,7 @@ struct fab_watch {
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	int stop;
+	uint64_t awake_until; /* mono ns: sample fast until then (w->mu) */
 	uint8_t *own;
 	uint32_t own_held;
 	uint64_t own_since, last_death;
@@ -104,6 +109,9 @@ static void peer_watch(struct fab_watch *w, uint32_t n, uint64_t now)
 	if (!p->dead) {
 		p->dead = 1;
 		w->last_death = now;
+		pthread_mutex_lock(&w->mu);
+		w->awake_until = now + AWAKE_NS;
+		pthread_mutex_unlock(&w->mu);
 	}
 	if (!p->region) {
 		memcpy(name, p->bell->region, sizeof(name));
@@ -159,8 +167,12 @@ static void *watch_main(void *arg)
 				peer_watch(w, n, now);
 		own_watch(w, now);
 		pthread_mutex_lock(&w->mu);
+		/* quiet: a slow look (our own region's lock can be stuck by
+		 * a dead sender while our progress thread, which would have
+		 * poked us, spins on it) */
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += WATCH_NS;
+		ts.tv_nsec += (long)(mono_ns() < w->awake_until ? WATCH_NS :
+							      IDLE_NS);
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
@@ -218,6 +230,18 @@ int fab_watch_start(struct fab *f)
 	}
 	f->watch = w;
 	return 0;
+}
+
+void fab_watch_poke(struct fab *f)
+{
+	struct fab_watch *w = f->watch;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->awake_until = mono_ns() + AWAKE_NS;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->mu);
 }
 
 void fab_watch_stop(struct fab *f)

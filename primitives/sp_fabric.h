@@ -234,6 +234,8 @@ int fab_region_wait_free(uint8_t *r, uint64_t ns);
 /* fabric_shm_watch.c: release shm region locks a killed node holds */
 int fab_watch_start(struct fab *f);
 void fab_watch_stop(struct fab *f);
+/* Wake the watchdog for a while: a peer went down, or a lock stays held. */
+void fab_watch_poke(struct fab *f);
 void fab_shm_unshare_gmem(struct fab *f);
 int fab_shm_peek_locked(struct fab *f, struct peer *p, uint64_t gaddr,
 			int64_t *value);
