@@ -12,6 +12,9 @@
  *   run_on_a_subset_of_nodes          -w 2-3: only nm2 and nm3 run it
  *   two_jobs_run_at_once              each waits for the other's file
  *   cancel_ends_the_job_and_its_ranks the rank's process is gone
+ *   time_limit_ends_the_job_and_its_ranks
+ *                                     --time-limit: FAILED with the reason,
+ *                                     its rank killed
  *   missing_program_fails_cleanly     a clear reason, exit 1, nothing left
  *   submit_writes_output_files        batch output lands in -o files,
  *                                     one per rank with %r
@@ -224,6 +227,30 @@ static void test_cancel_ends_the_job_and_its_ranks(void **state)
 	close(fd);
 }
 
+static void test_time_limit_ends_the_job_and_its_ranks(void **state)
+{
+	sf_cluster_t *c = *state;
+	const char *const a[] = { "run", "-n", "1", "-w", "1", "--time-limit",
+				  "300", "--", "/bin/sh", "-c",
+				  "echo ready $$; exec sleep 300", NULL };
+	char buf[4096] = "", *p;
+	pid_t client, rank;
+	int fd, st;
+
+	client = sf_ctl_pipe(c, a, &fd);
+	assert_true(client > 0);
+	assert_int_equal(sf_read_until(fd, "\n", RUN_MS, buf, sizeof(buf)), 0);
+	p = strstr(buf, "ready ");
+	assert_non_null(p);
+	rank = (pid_t)atoi(p + 6);
+	assert_int_equal(sf_read_until(fd, "time limit", RUN_MS, buf,
+				       sizeof(buf)), 0);
+	assert_int_equal(spc_waitpid(client, RUN_MS, &st), 0);
+	assert_int_not_equal(st, 0);
+	close(fd);
+	assert_int_equal(sf_await_gone(rank, RUN_MS), 0);
+}
+
 static void test_missing_program_fails_cleanly(void **state)
 {
 	const char *const a[] = { "run", "-n", "1", "--",
@@ -341,6 +368,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_run_on_a_subset_of_nodes),
 		cmocka_unit_test(test_two_jobs_run_at_once),
 		cmocka_unit_test(test_cancel_ends_the_job_and_its_ranks),
+		cmocka_unit_test(test_time_limit_ends_the_job_and_its_ranks),
 		cmocka_unit_test(test_missing_program_fails_cleanly),
 		cmocka_unit_test(test_submit_writes_output_files),
 		cmocka_unit_test(test_node_killed_mid_job_fails_it),
