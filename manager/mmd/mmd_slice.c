@@ -37,6 +37,18 @@ uint64_t mmd_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The time TICK carries into the state: wall-clock milliseconds, since
+ * clients show submit/start/end times as dates (the state machine never
+ * lets it go backwards). */
+static uint64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* For the shell's own deadlines: monotonic. */
 uint64_t mmd_now_ms(struct mmd *mm)
 {
 	return (mmd_mono_ns() - mm->t0_ns) / 1000000u;
@@ -737,7 +749,7 @@ int mmd_on_timer(int32_t fd, int32_t revents, void *data)
 	mmd_check_view(mm);
 	check_strobe(mm);
 	op.slice = mm->slice;
-	op.now_ms = mmd_now_ms(mm);
+	op.now_ms = wall_ms();
 	mmd_apply(mm, &op, &res);
 	check_ends(mm);
 	stage(mm);
