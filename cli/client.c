@@ -723,3 +723,4 @@ void sc_table_print(sc_table_t *t)
 	free(w);
 	free(t);
 }
+

@@ -112,6 +112,8 @@ json_t *sc_jarray(const json_t *o, const char *key);
 void sc_fmt_time(int64_t ms, char *buf, size_t len);
 /** Format a duration in ms as [D-]HH:MM:SS, "-" when negative. */
 void sc_fmt_elapsed(int64_t ms, char *buf, size_t len);
+/** Host names (a JSON array of strings) folded like nm[1-3,7]. */
+void sc_fmt_hostlist(const json_t *names, char *buf, size_t len);
 /** The user name of uid, or the number when it has none; "-" when < 0. */
 void sc_fmt_user(int64_t uid, char *buf, size_t len);
 /** Wall-clock now in epoch milliseconds (the manager's *_ms fields). */

@@ -9,10 +9,10 @@
 
 static void job_row(sc_table_t *t, const json_t *job, int64_t now)
 {
-	char id[24], user[64], ranks[24], elapsed[32];
+	char id[24], user[64], ranks[24], elapsed[32], hosts[256];
 	int64_t start = sc_jint(job, "start_ms", 0);
 	int64_t end = sc_jint(job, "end_ms", 0);
-	const char *nodes = sc_jstr(job, "nodes", "");
+	const json_t *names = json_object_get(job, "node_names");
 	const char *cells[8];
 
 	snprintf(id, sizeof(id), "%lld", (long long)sc_jint(job, "id", -1));
@@ -29,7 +29,8 @@ static void job_row(sc_table_t *t, const json_t *job, int64_t now)
 	cells[2] = user;
 	cells[3] = sc_jstr(job, "state", "?");
 	cells[4] = ranks;
-	cells[5] = nodes[0] ? nodes : "-";
+	sc_fmt_hostlist(names, hosts, sizeof(hosts));
+	cells[5] = hosts[0] ? hosts : "-";
 	cells[6] = elapsed;
 	cells[7] = sc_jstr(job, "reason", "");
 	sc_table_row(t, cells);
