@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include "fuzz_rng.h"
+
 #include <storm_proto.h>
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -60,17 +62,6 @@ static void raw_hdr(uint8_t *h, const char *magic, int version, int type,
 	h[9] = (uint8_t)(len >> 16);
 	h[10] = (uint8_t)(len >> 8);
 	h[11] = (uint8_t)len;
-}
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	/* xorshift64*: reproducible from the seed, good enough to fuzz. */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
 }
 
 /* ---- header ------------------------------------------------------------- */
@@ -583,12 +574,10 @@ static void fuzz_hdr(uint8_t *h)
 
 static void test_frame_fuzz_decoders_never_crash(void **state)
 {
-	const char *env = getenv("STORM_FUZZ_SEED");
-	uint64_t seed = env ? strtoull(env, NULL, 0) : 0x5eed5707ULL;
 	unsigned ok = 0, bad = 0, wire = 0;
 
 	(void)state;
-	rng_state = seed ? seed : 1;
+	fuzz_seed_begin(0x5eed5707ULL);
 	for (int round = 0; round < FUZZ_ROUNDS; round++) {
 		uint8_t h[ST_FRAME_HDR], h2[ST_FRAME_HDR];
 		int type = -1, rc;

@@ -19,20 +19,11 @@
 
 #include <cmocka.h>
 
+#include "fuzz_rng.h"
+
 #include <storm_proto.h>
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	/* xorshift64*: reproducible from the seed */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
-}
 
 /* A heap copy of exactly n bytes, so ASan sees any read past it. */
 static uint8_t *exact_copy(const uint8_t *p, size_t n)
@@ -1045,16 +1036,11 @@ static int fuzz_manifest(const uint8_t *p, size_t n)
 static void test_codecs_fuzz_decoders_never_crash(void **state)
 {
 	static const char *const magics[] = { "SHB1", "CHK", "SMF1" };
-	const char *env = getenv("STORM_FUZZ_SEED");
 	static uint8_t buf[FUZZ_MAX + 64];
 	unsigned hb_ok = 0, mf_ok = 0;
 
 	(void)state;
-	fuzz_seed = env ? strtoull(env, NULL, 0) : 0xc0dec5ULL;
-	print_message("fuzz seed %#llx (STORM_FUZZ_SEED replays)\n",
-		      (unsigned long long)fuzz_seed);
-	fflush(stdout);
-	rng_state = fuzz_seed ? fuzz_seed : 1;
+	fuzz_seed = fuzz_seed_begin(0xc0dec5ULL);
 	for (fuzz_round = 0; fuzz_round < FUZZ_ROUNDS; fuzz_round++) {
 		size_t n;
 		uint8_t *p;

@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include "fuzz_rng.h"
+
 #include <storm_proto.h>
 
 /* ---- fixture: a temporary directory ------------------------------------ */
@@ -711,17 +713,6 @@ static void test_config_load_without_err_buffer_still_fails(void **state)
 
 #define FUZZ_ROUNDS 3000
 
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	/* xorshift64*: reproducible from the seed */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
-}
-
 static uint8_t interesting_byte(void)
 {
 	static const char set[] = "[]=:;# \t\n/-0123456789axz";
@@ -790,17 +781,13 @@ static size_t mutate(uint8_t *buf, size_t n, size_t cap)
 static void test_config_fuzz_mutated_files_load_or_fail_cleanly(
 	void **state)
 {
-	const char *env = getenv("STORM_FUZZ_SEED");
-	uint64_t seed = env ? strtoull(env, NULL, 0) : 0xc0f16ULL;
+	uint64_t seed;
 	uint8_t buf[4096];
 	char path[4096], err[512];
 	unsigned loaded = 0, failed = 0;
 
 	(void)state;
-	print_message("fuzz seed %#llx (STORM_FUZZ_SEED replays)\n",
-		      (unsigned long long)seed);
-	fflush(stdout);
-	rng_state = seed ? seed : 1;
+	seed = fuzz_seed_begin(0xc0f16ULL);
 	for (int round = 0; round < FUZZ_ROUNDS; round++) {
 		size_t n = sizeof(good_file) - 1;
 		st_config_t cfg;
