@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -29,6 +30,7 @@ struct spc_cluster {
 	uint32_t n;
 	pid_t *pid;
 	int *status; /* -1 while running */
+	int ino;     /* inotify on dir: the nodes' output files grow */
 };
 
 /* A free loopback port, held by *fd until the caller closes it: ports are
@@ -154,6 +156,7 @@ int spc_start(const char *exe, const char *provider, uint32_t n,
 	if (!c)
 		return -ENOMEM;
 	c->n = n;
+	c->ino = -1;
 	c->exe = strdup(exe);
 	c->provider = strdup(provider);
 	c->pid = calloc(n, sizeof(pid_t));
@@ -162,6 +165,12 @@ int spc_start(const char *exe, const char *provider, uint32_t n,
 	if (!c->exe || !c->provider || !c->pid || !c->status || !c->dir) {
 		spc_destroy(c);
 		return -ENOMEM;
+	}
+	c->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (c->ino < 0 || inotify_add_watch(c->ino, c->dir, IN_MODIFY) < 0) {
+		rc = -errno;
+		spc_destroy(c);
+		return rc;
 	}
 	rc = make_addrs(c);
 	if (rc) {
@@ -342,10 +351,38 @@ static void remove_shm_leftovers(const spc_cluster_t *c)
 	}
 }
 
+int spc_wait_activity(spc_cluster_t *c, int timeout_ms)
+{
+	struct pollfd p[1 + 64];
+	nfds_t k = 0;
+	char buf[4096];
+	int rc;
+
+	p[k++] = (struct pollfd){ .fd = c->ino, .events = POLLIN };
+	for (uint32_t i = 0; i < c->n && k < sizeof(p) / sizeof(*p); i++) {
+		int fd;
+
+		if (c->pid[i] <= 0 || c->status[i] >= 0)
+			continue;
+		fd = (int)syscall(SYS_pidfd_open, c->pid[i], 0);
+		if (fd >= 0)
+			p[k++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	}
+	rc = poll(p, k, timeout_ms);
+	/* drained: the next wait sleeps until something new happens */
+	while (read(c->ino, buf, sizeof(buf)) > 0)
+		;
+	for (nfds_t j = 1; j < k; j++)
+		close(p[j].fd);
+	return rc > 0 ? 0 : rc == 0 ? -ETIMEDOUT : -errno;
+}
+
 void spc_destroy(spc_cluster_t *c)
 {
 	if (!c)
 		return;
+	if (c->ino >= 0)
+		close(c->ino);
 	for (uint32_t i = 0; c->pid && i < c->n; i++) {
 		if (c->pid[i] > 0 && c->status[i] < 0) {
 			kill(c->pid[i], SIGKILL);

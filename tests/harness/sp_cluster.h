@@ -33,6 +33,10 @@ int spc_wait(spc_cluster_t *c, uint32_t i, int timeout_ms, int *status);
  * it (*st: waitpid status).  Waits on a pidfd, not by polling.
  * @return 0; -ETIMEDOUT (still running, not reaped); -errno. */
 int spc_waitpid(pid_t pid, int timeout_ms, int *st);
+/** Wait until a node's output file grows or a running node exits, at
+ * most timeout_ms (inotify and pidfds: an event, not a poll).
+ * @return 0; -ETIMEDOUT; -errno. */
+int spc_wait_activity(spc_cluster_t *c, int timeout_ms);
 /** Send sig to node i. @return 0, -errno. */
 int spc_kill(spc_cluster_t *c, uint32_t i, int sig);
 /** Wait up to timeout_ms until node i is stopped (after a SIGSTOP).

@@ -165,7 +165,6 @@ void fd_run(void **state, const char *node_exe, const char *provider,
 	    const char *scenario, uint32_t nodes, int flags)
 {
 	char *extra[] = {"--scenario", (char *)scenario, NULL};
-	const struct timespec tick = {0, 1000 * 1000}; /* 1 ms */
 	int killed[FD_MAX_NODES] = {0}, exited[FD_MAX_NODES] = {0};
 	int status[FD_MAX_NODES] = {0}, stopped[FD_MAX_NODES] = {0};
 	spc_cluster_t *c = NULL;
@@ -211,11 +210,10 @@ void fd_run(void **state, const char *node_exe, const char *provider,
 			fail_msg("%s/%s: nodes still running after %d ms",
 				 provider, scenario, FD_RUN_MS);
 		}
-		/* waiting on several things at once (node 0's commands in
-		 * its output file, any node's exit): poll at the tick,
-		 * bounded by FD_RUN_MS */
+		/* until node 0 writes a command, a node exits, or the
+		 * grace or run limit needs checking */
 		if (left)
-			nanosleep(&tick, NULL);
+			spc_wait_activity(c, 50);
 	}
 	judge(c, provider, scenario, nodes, flags, killed, status);
 	print_outcomes(c, provider, scenario);

@@ -59,12 +59,11 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Wait until every node printed READY (its world is open).  The nodes'
- * output is a file, so this polls it, bounded by START_MS. */
+/* Wait until every node printed READY (its world is open), woken by
+ * their output files growing, bounded by START_MS. */
 static void wait_ready(spc_cluster_t *c)
 {
 	struct timespec t0;
-	const struct timespec tick = {0, 10 * 1000 * 1000};
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (uint32_t i = 0; i < NODES; i++) {
@@ -80,9 +79,7 @@ static void wait_ready(spc_cluster_t *c)
 				fd_dump(c, NODES);
 				fail_msg("node %u never became ready", i);
 			}
-			/* a line in a node's output file has no fd to
-			 * wait on: poll at 2 ms, bounded by START_MS */
-			nanosleep(&tick, NULL);
+			spc_wait_activity(c, 100);
 		}
 	}
 }

@@ -305,6 +305,8 @@ static void *trickle_writer(void *arg)
 		size_t n = t->len - off < t->step ? t->len - off : t->step;
 
 		write_all(t->fd, t->buf + off, n);
+		/* the pause is what is under test: the reader must see the
+		 * frame arrive in separate pieces, not synchronisation */
 		nanosleep(&ts, NULL);
 	}
 	if (t->close_after)
