@@ -211,17 +211,14 @@ void nm_jobs_changed(struct nm *nm)
 
 static void on_heartbeat(struct nm *nm)
 {
-	st_hb_job_t *list = malloc(ST_HB_MAX_JOBS * sizeof(*list));
+	st_hb_job_t *list = nm->hb_list;
 	uint32_t n = 0;
 	uint64_t slice;
 	struct nm_job *j, *next;
 
-	if (!list)
-		return;
 	if (st_hb_decode(nm->gmem + nm->lay.hb, nm->lay.hb_len, &slice, list,
 			 &n)) {
 		qb_log(LOG_WARNING, "malformed heartbeat block: ignored");
-		free(list);
 		return;
 	}
 	nm->slice = slice;
@@ -247,7 +244,6 @@ static void on_heartbeat(struct nm *nm)
 		}
 		job_check_end(nm, j);
 	}
-	free(list);
 	box_flush(nm);
 }
 
@@ -256,6 +252,7 @@ static void on_heartbeat(struct nm *nm)
 static int on_notify(int32_t fd, int32_t revents, void *data)
 {
 	struct nm *nm = data;
+	sp_view_info_t vi;
 	uint64_t v;
 	int hb = 0, rc;
 
@@ -309,16 +306,12 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 	}
 	if (hb)
 		on_heartbeat(nm);
-	{
-		sp_view_info_t vi;
-		sp_nodeset_t *live = NULL;
-		int out = 0;
-
-		if (!sp_nodeset_create(sp_node_count(nm->w), &live) &&
-		    sp_view(nm->w, &vi, live) == 0)
-			out = !sp_nodeset_has(live, sp_node_id(nm->w));
-		sp_nodeset_destroy(live);
-		if (out) {
+	/* a new view may have left us out: we exit, to be restarted and
+	 * rejoin (looked at only when the view changed) */
+	if (sp_view(nm->w, &vi, NULL) == 0 && vi.epoch != nm->view_epoch &&
+	    sp_view(nm->w, &vi, nm->live) == 0) {
+		nm->view_epoch = vi.epoch;
+		if (!sp_nodeset_has(nm->live, sp_node_id(nm->w))) {
 			qb_log(LOG_ERR, "this node was expelled from the "
 			       "view; exiting so that it can be restarted "
 			       "and rejoin");
@@ -405,6 +398,7 @@ int main(int argc, char **argv)
 	st_layout(&nm.cfg, &nm.lay);
 	nm.box = calloc(1, nm.lay.outbox_len);
 	nm.box_done = calloc(64, sizeof(uint32_t));
+	nm.hb_list = calloc(ST_HB_MAX_JOBS, sizeof(*nm.hb_list));
 	nm.stg_fd = -1;
 	{
 		struct timespec ts;
@@ -420,8 +414,14 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = sp_open(sc, &nm.w, err, sizeof(err));
 	sp_config_destroy(sc);
-	if (rc || !nm.box || !nm.box_done) {
+	if (rc) {
 		qb_log(LOG_ERR, "cannot join the cluster: %s", err);
+		rc = 1;
+		goto out;
+	}
+	if (!nm.box || !nm.box_done || !nm.hb_list ||
+	    sp_nodeset_create(sp_node_count(nm.w), &nm.live)) {
+		qb_log(LOG_ERR, "out of memory");
 		rc = 1;
 		goto out;
 	}
@@ -451,6 +451,8 @@ out:
 	sp_close(nm.w);
 	free(nm.box);
 	free(nm.box_done);
+	free(nm.hb_list);
+	sp_nodeset_destroy(nm.live);
 	free(nm.pend);
 	free(nm.stg);
 	st_config_free(&nm.cfg);

@@ -65,6 +65,9 @@ struct nm {
 	uint32_t *box_done; /* jobs whose EXIT records are in the box */
 	uint32_t box_ndone;
 	uint64_t slice;
+	st_hb_job_t *hb_list; /* ST_HB_MAX_JOBS, decoded every heartbeat */
+	sp_nodeset_t *live;   /* the view, when it changed */
+	uint64_t view_epoch;
 };
 
 /* ring.c */

@@ -77,6 +77,7 @@ struct mmd {
 	int hb_inflight;
 	uint64_t hb_sent_slice, hb_done_slice; /* last heartbeat everyone got */
 	uint8_t *hb;
+	st_hb_job_t *hb_list; /* ST_HB_MAX_JOBS, built every slice */
 	uint64_t *box_seq;   /* per world id: last box taken */
 	int64_t *ack;        /* per world id: the seq being acked */
 	int32_t **status;    /* per job slot: rank statuses from EXIT */

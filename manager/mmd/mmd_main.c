@@ -123,6 +123,7 @@ int main(int argc, char **argv)
 	}
 	mm.gmem = sp_gmem(mm.w, &size);
 	mm.hb = calloc(1, mm.lay.hb_len);
+	mm.hb_list = calloc(ST_HB_MAX_JOBS, sizeof(*mm.hb_list));
 	mm.box_seq = calloc(mm.nworld, sizeof(*mm.box_seq));
 	mm.ack = calloc(mm.nworld, sizeof(*mm.ack));
 	mm.seen = calloc(mm.nworld, 1);
@@ -134,7 +135,7 @@ int main(int argc, char **argv)
 	mm.t_stage = calloc(ST_DONE_SLOTS, sizeof(uint64_t));
 	mm.t_staged = calloc(ST_DONE_SLOTS, sizeof(uint64_t));
 	mm.t_end = calloc(ST_DONE_SLOTS, sizeof(uint64_t));
-	if (!mm.hb || !mm.box_seq || !mm.ack || !mm.seen || !mm.joined || !mm.joined_slice || !mm.status ||
+	if (!mm.hb || !mm.hb_list || !mm.box_seq || !mm.ack || !mm.seen || !mm.joined || !mm.joined_slice || !mm.status ||
 	    !mm.status_job || !mm.status_got || !mm.t_stage ||
 	    !mm.t_staged || !mm.t_end ||
 	    sp_nodeset_create(mm.nworld, &mm.live) ||
@@ -213,6 +214,7 @@ out:
 	free(mm.t_staged);
 	free(mm.t_end);
 	free(mm.hb);
+	free(mm.hb_list);
 	free(mm.box_seq);
 	free(mm.ack);
 	free(mm.seen);

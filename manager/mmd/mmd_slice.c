@@ -673,18 +673,15 @@ static void stage(struct mmd *mm)
 
 static void heartbeat(struct mmd *mm)
 {
-	st_hb_job_t *list = malloc(ST_HB_MAX_JOBS * sizeof(*list));
+	st_hb_job_t *list = mm->hb_list;
 	uint32_t n = 0;
 	mm_job_t j;
 	int len;
 
-	if (!list)
-		return;
 	if (mm->hb_inflight) {
 		qb_log(LOG_DEBUG, "slice %llu: heartbeat late",
 		       (unsigned long long)mm->slice);
 		mm->hb_late++;
-		free(list);
 		return;
 	}
 	for (uint32_t id = 1; n < ST_HB_MAX_JOBS &&
@@ -695,7 +692,6 @@ static void heartbeat(struct mmd *mm)
 			list[n++] = (st_hb_job_t){ j.id, ST_HB_RUN };
 	}
 	len = st_hb_encode(mm->hb, mm->lay.hb_len, mm->slice, list, n);
-	free(list);
 	sp_nodeset_copy(mm->tmp, mm->live);
 	for (uint32_t i = 0; i < mm->cfg.nmanagers; i++)
 		sp_nodeset_del(mm->tmp, i);
