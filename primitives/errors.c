@@ -23,6 +23,17 @@ static const char *const storm_msgs[] = {
 	[STORM_EPROTO - STORM_ERRNO_OFFSET] =
 		"malformed or incompatible protocol message",
 	[STORM_ECONFIG - STORM_ERRNO_OFFSET] = "invalid configuration",
+	[STORM_ENOQUORUM - STORM_ERRNO_OFFSET] =
+		"this manager replica has no quorum; try another replica",
+	[STORM_ENOTSYNCED - STORM_ERRNO_OFFSET] =
+		"this manager replica is catching up; try another replica",
+	[STORM_EUNKNOWN - STORM_ERRNO_OFFSET] =
+		"the replica lost its group before ordering the request; "
+		"retry it (same sequence) on another replica",
+	[STORM_EREPLAY - STORM_ERRNO_OFFSET] =
+		"request sequence number older than the last applied one",
+	[STORM_ESTATE - STORM_ERRNO_OFFSET] =
+		"durable state belongs to another cluster or version",
 };
 
 const char *storm_strerror(int err)

@@ -62,6 +62,13 @@ enum storm_errno {
 	STORM_EEXPELLED,  /* this node was removed from the view; rejoin */
 	STORM_EPROTO,     /* malformed or incompatible message */
 	STORM_ECONFIG,    /* invalid configuration */
+	STORM_ENOQUORUM,  /* this replica has no quorum: writes go elsewhere */
+	STORM_ENOTSYNCED, /* this replica is catching up (state transfer) */
+	STORM_EUNKNOWN,   /* outcome unknown (replica lost its group before the
+			   * request was ordered): retry with the same sequence */
+	STORM_EREPLAY,    /* a request's sequence number is older than the last
+			   * one applied for its client */
+	STORM_ESTATE,     /* durable state unusable (other cluster, version) */
 	STORM_ERRNO_MAX
 };
 
