@@ -1,10 +1,12 @@
 /*
  * mm_internal.h — private to libstorm-manager: the state's structures,
- * shared by state.c (lifecycle, job and node events, lookups, digest),
- * submit.c (SUBMIT) and sched.c (TICK), and the limits shared with the
- * operation codec (opcodec.c).  mm_apply() refuses a job spec beyond the
- * limits, so every operation a replica accepted can also be written to the
- * replication log and read back.
+ * shared by state.c (lifecycle, job and node events, lookups), submit.c
+ * (SUBMIT) and sched.c (TICK); the limits shared with the operation codec
+ * (opcodec.c); and the bounds-checked writer and reader that opcodec.c
+ * defines and the state snapshot (snapshot.c, which also makes the
+ * digest) uses too.  mm_apply() refuses a job spec beyond the limits, so
+ * every operation a replica accepted can also be written to the
+ * replication log and read back, and every state can be snapshotted.
  */
 #ifndef MM_INTERNAL_H
 #define MM_INTERNAL_H
@@ -73,8 +75,84 @@ void mmi_fmt(char *dst, size_t len, const char *f, ...);
 void mmi_job_end(mm_state_t *s, struct mm_jobrec *j, mm_job_state_t st);
 void mmi_job_free(struct mm_jobrec *j);
 
+/* Check a job spec exactly as SUBMIT does and build its PENDING record
+ * (id 0, not yet in the table: the caller puts it there or frees it with
+ * mmi_job_free()).  A refusal is SUBMIT's, in res; returns res->rc. */
+int mmi_job_new(mm_state_t *s, const mm_job_spec_t *sp,
+		struct mm_jobrec **out, mm_result_t *res);
+
 /* Operation handlers that live outside state.c. */
 int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 int mmi_op_tick(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
+
+/* ------------------------------------------------------------------------ */
+/* Wire helpers (opcodec.c), shared with snapshot.c                         */
+/* ------------------------------------------------------------------------ */
+
+/* Little-endian integers; str = u32 length (MMI_STR_NULL: NULL) + bytes,
+ * no NUL inside, at most MM_STR_MAX; strv = u32 count (at most
+ * MM_ARGS_MAX) + count x str. */
+#define MMI_STR_NULL UINT32_MAX
+
+/* A writer into buf[0 .. cap).  A failed put records the first error
+ * (-ENOSPC: no room; -EINVAL: a string or count beyond the limits) and
+ * later puts do nothing, so an encoder checks err once at the end.
+ * buf NULL with cap SIZE_MAX only counts (n); fnv non-NULL also folds
+ * every byte put into *fnv (FNV-1a 64, started at MMI_FNV_OFFSET). */
+struct mmi_wr {
+	uint8_t *buf;
+	size_t cap, n;
+	int err;
+	uint64_t *fnv;
+};
+
+#define MMI_FNV_OFFSET UINT64_C(0xcbf29ce484222325)
+
+void mmi_put_bytes(struct mmi_wr *w, const void *p, size_t n);
+void mmi_put_u8(struct mmi_wr *w, uint8_t v);
+void mmi_put_u16(struct mmi_wr *w, uint16_t v);
+void mmi_put_u32(struct mmi_wr *w, uint32_t v);
+void mmi_put_u64(struct mmi_wr *w, uint64_t v);
+void mmi_put_str(struct mmi_wr *w, const char *s);
+void mmi_put_strv(struct mmi_wr *w, uint32_t n, const char *const *v);
+
+/* A reader of buf[0 .. len).  The first failure (bytes missing, a length
+ * beyond its limit or the bytes left, a NUL inside a string, the arena
+ * exhausted) sets bad and records where (bad_at, an offset into buf) and
+ * why (a static string); later gets do nothing and return 0 or NULL, so
+ * a decoder checks bad once per part.  Strings and arrays are carved from
+ * arena[0 .. acap), which the caller sizes from the input length, so
+ * nothing a hostile length says is ever allocated. */
+struct mmi_rd {
+	const uint8_t *buf;
+	size_t len, pos;
+	uint8_t *arena;
+	size_t acap, aused;
+	int bad;
+	size_t bad_at;
+	const char *why;
+};
+
+/* Mark the reader bad at its position (the first failure is kept). */
+void mmi_rd_fail(struct mmi_rd *r, const char *why);
+const uint8_t *mmi_get_bytes(struct mmi_rd *r, size_t n);
+uint8_t mmi_get_u8(struct mmi_rd *r);
+uint16_t mmi_get_u16(struct mmi_rd *r);
+uint32_t mmi_get_u32(struct mmi_rd *r);
+uint64_t mmi_get_u64(struct mmi_rd *r);
+void *mmi_arena_alloc(struct mmi_rd *r, size_t n, size_t align);
+/* The most arena that decoding len input bytes can need, one job spec
+ * included; a decoder refuses len > MMI_INPUT_MAX first. */
+#define MMI_INPUT_MAX ((SIZE_MAX - 1024) / 3)
+size_t mmi_arena_bound(size_t len);
+/* A str, NUL-terminated in the arena (NULL for a NULL str). */
+const char *mmi_get_str(struct mmi_rd *r);
+/* A strv (NULL when count 0); *count gets its count. */
+const char *const *mmi_get_strv(struct mmi_rd *r, uint32_t *count);
+
+/* A job spec as SUBMIT carries it (see opcodec.c); the spec read back is
+ * in the arena and is only decoded, not checked: mm_apply() does that. */
+void mmi_put_spec(struct mmi_wr *w, const mm_job_spec_t *sp);
+const mm_job_spec_t *mmi_get_spec(struct mmi_rd *r);
 
 #endif /* MM_INTERNAL_H */

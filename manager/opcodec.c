@@ -26,6 +26,8 @@
  * batch exactly 0 or 1) — and the decoder checks every length against the
  * bytes left and the limits of mm_internal.h before it copies anything.
  * Opcodes and versions are looked up in tables; a new version adds a table.
+ * The writer and reader here (declared in mm_internal.h) serve the state
+ * snapshot (snapshot.c) and the digest too.
  */
 #include <errno.h>
 #include <stdalign.h>
@@ -36,113 +38,116 @@
 
 #define OP_MAGIC 0x4D
 #define OP_VERSION 1
-#define STR_NULL UINT32_MAX
 
 /* ------------------------------------------------------------------------ */
-/* Writer                                                                   */
+/* Writer (declared in mm_internal.h: snapshot.c writes with it too)        */
 /* ------------------------------------------------------------------------ */
 
-/* A failed put records the first error; later puts do nothing, so an
- * encoder checks once at the end. */
-struct wr {
-	uint8_t *buf;
-	size_t cap, n;
-	int err;
-};
+#define FNV_PRIME UINT64_C(0x100000001b3)
 
-static void put_bytes(struct wr *w, const void *p, size_t n)
+static void put_err(struct mmi_wr *w, int err)
 {
+	if (!w->err)
+		w->err = err;
+}
+
+void mmi_put_bytes(struct mmi_wr *w, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
 	if (w->err)
 		return;
 	if (w->cap - w->n < n) {
 		w->err = -ENOSPC;
 		return;
 	}
-	if (n)
+	if (w->buf && n)
 		memcpy(w->buf + w->n, p, n);
+	for (size_t i = 0; w->fnv && i < n; i++) {
+		*w->fnv ^= b[i];
+		*w->fnv *= FNV_PRIME;
+	}
 	w->n += n;
 }
 
-static void put_le(struct wr *w, uint64_t v, int bytes)
+static void put_le(struct mmi_wr *w, uint64_t v, int bytes)
 {
 	uint8_t b[8];
 
 	for (int i = 0; i < bytes; i++)
 		b[i] = (uint8_t)(v >> (8 * i));
-	put_bytes(w, b, (size_t)bytes);
+	mmi_put_bytes(w, b, (size_t)bytes);
 }
 
-static void put_u8(struct wr *w, uint8_t v)
+void mmi_put_u8(struct mmi_wr *w, uint8_t v)
 {
 	put_le(w, v, 1);
 }
 
-static void put_u16(struct wr *w, uint16_t v)
+void mmi_put_u16(struct mmi_wr *w, uint16_t v)
 {
 	put_le(w, v, 2);
 }
 
-static void put_u32(struct wr *w, uint32_t v)
+void mmi_put_u32(struct mmi_wr *w, uint32_t v)
 {
 	put_le(w, v, 4);
 }
 
-static void put_u64(struct wr *w, uint64_t v)
+void mmi_put_u64(struct mmi_wr *w, uint64_t v)
 {
 	put_le(w, v, 8);
 }
 
-static void put_str(struct wr *w, const char *s)
+void mmi_put_str(struct mmi_wr *w, const char *s)
 {
 	size_t n;
 
 	if (!s) {
-		put_u32(w, STR_NULL);
+		mmi_put_u32(w, MMI_STR_NULL);
 		return;
 	}
 	n = strlen(s);
 	if (n > MM_STR_MAX) {
-		if (!w->err)
-			w->err = -EINVAL;
+		put_err(w, -EINVAL);
 		return;
 	}
-	put_u32(w, (uint32_t)n);
-	put_bytes(w, s, n);
+	mmi_put_u32(w, (uint32_t)n);
+	mmi_put_bytes(w, s, n);
 }
 
-static void put_strv(struct wr *w, uint32_t n, const char *const *v)
+void mmi_put_strv(struct mmi_wr *w, uint32_t n, const char *const *v)
 {
 	if (n > MM_ARGS_MAX || (n && !v)) {
-		if (!w->err)
-			w->err = -EINVAL;
+		put_err(w, -EINVAL);
 		return;
 	}
-	put_u32(w, n);
+	mmi_put_u32(w, n);
 	for (uint32_t i = 0; i < n; i++)
-		put_str(w, v[i]);
+		mmi_put_str(w, v[i]);
 }
 
 /* ------------------------------------------------------------------------ */
-/* Reader                                                                   */
+/* Reader (declared in mm_internal.h: snapshot.c reads with it too)         */
 /* ------------------------------------------------------------------------ */
 
-/* Decoded strings and arrays are carved from one arena sized up front
- * from the input length (see arena_bound()), so nothing a hostile length
- * says is ever allocated. */
-struct rd {
-	const uint8_t *buf;
-	size_t len, pos;
-	uint8_t *arena;
-	size_t acap, aused;
-	int bad;
-};
+void mmi_rd_fail(struct mmi_rd *r, const char *why)
+{
+	if (r->bad)
+		return;
+	r->bad = 1;
+	r->bad_at = r->pos;
+	r->why = why;
+}
 
-static const uint8_t *get_bytes(struct rd *r, size_t n)
+const uint8_t *mmi_get_bytes(struct mmi_rd *r, size_t n)
 {
 	const uint8_t *p;
 
-	if (r->bad || r->len - r->pos < n) {
-		r->bad = 1;
+	if (r->bad)
+		return NULL;
+	if (r->len - r->pos < n) {
+		mmi_rd_fail(r, "the input ends in the middle of a field");
 		return NULL;
 	}
 	p = r->buf + r->pos;
@@ -150,9 +155,9 @@ static const uint8_t *get_bytes(struct rd *r, size_t n)
 	return p;
 }
 
-static uint64_t get_le(struct rd *r, int bytes)
+static uint64_t get_le(struct mmi_rd *r, int bytes)
 {
-	const uint8_t *p = get_bytes(r, (size_t)bytes);
+	const uint8_t *p = mmi_get_bytes(r, (size_t)bytes);
 	uint64_t v = 0;
 
 	for (int i = 0; p && i < bytes; i++)
@@ -160,56 +165,59 @@ static uint64_t get_le(struct rd *r, int bytes)
 	return v;
 }
 
-static uint8_t get_u8(struct rd *r)
+uint8_t mmi_get_u8(struct mmi_rd *r)
 {
 	return (uint8_t)get_le(r, 1);
 }
 
-static uint16_t get_u16(struct rd *r)
+uint16_t mmi_get_u16(struct mmi_rd *r)
 {
 	return (uint16_t)get_le(r, 2);
 }
 
-static uint32_t get_u32(struct rd *r)
+uint32_t mmi_get_u32(struct mmi_rd *r)
 {
 	return (uint32_t)get_le(r, 4);
 }
 
-static uint64_t get_u64(struct rd *r)
+uint64_t mmi_get_u64(struct mmi_rd *r)
 {
 	return get_le(r, 8);
 }
 
-static void *arena_alloc(struct rd *r, size_t n, size_t align)
+void *mmi_arena_alloc(struct mmi_rd *r, size_t n, size_t align)
 {
 	size_t at = (r->aused + align - 1) & ~(align - 1);
 
-	if (r->bad || at > r->acap || r->acap - at < n) {
-		r->bad = 1;
+	if (r->bad)
+		return NULL;
+	if (at > r->acap || r->acap - at < n) {
+		mmi_rd_fail(r, "more decoded data than the input can hold");
 		return NULL;
 	}
 	r->aused = at + n;
 	return r->arena + at;
 }
 
-static const char *get_str(struct rd *r)
+const char *mmi_get_str(struct mmi_rd *r)
 {
-	uint32_t n = get_u32(r);
+	uint32_t n = mmi_get_u32(r);
 	const uint8_t *p;
 	char *s;
 
-	if (r->bad || n == STR_NULL)
+	if (r->bad || n == MMI_STR_NULL)
 		return NULL;
 	if (n > MM_STR_MAX) {
-		r->bad = 1;
+		r->pos -= 4; /* point at the length */
+		mmi_rd_fail(r, "a string length over the limit");
 		return NULL;
 	}
-	p = get_bytes(r, n);
-	if (!p || memchr(p, 0, n)) { /* a NUL inside would not round-trip */
-		r->bad = 1;
-		return NULL;
+	p = mmi_get_bytes(r, n);
+	if (p && memchr(p, 0, n)) { /* a NUL inside would not round-trip */
+		r->pos -= n;
+		mmi_rd_fail(r, "a NUL byte inside a string");
 	}
-	s = arena_alloc(r, (size_t)n + 1, 1);
+	s = mmi_arena_alloc(r, (size_t)n + 1, 1);
 	if (!s)
 		return NULL;
 	memcpy(s, p, n);
@@ -217,24 +225,28 @@ static const char *get_str(struct rd *r)
 	return s;
 }
 
-static const char *const *get_strv(struct rd *r, uint32_t *count)
+const char *const *mmi_get_strv(struct mmi_rd *r, uint32_t *count)
 {
-	uint32_t n = get_u32(r);
+	uint32_t n = mmi_get_u32(r);
 	const char **v;
 
 	*count = 0;
+	if (r->bad)
+		return NULL;
 	/* every string takes at least its 4-byte length */
-	if (r->bad || n > MM_ARGS_MAX || (size_t)n * 4 > r->len - r->pos) {
-		r->bad = 1;
+	if (n > MM_ARGS_MAX || (size_t)n * 4 > r->len - r->pos) {
+		r->pos -= 4;
+		mmi_rd_fail(r, "a string count over the limit or the bytes "
+			    "left");
 		return NULL;
 	}
 	if (n == 0)
 		return NULL;
-	v = arena_alloc(r, (size_t)n * sizeof(*v), alignof(const char *));
+	v = mmi_arena_alloc(r, (size_t)n * sizeof(*v), alignof(const char *));
 	if (!v)
 		return NULL;
 	for (uint32_t i = 0; i < n; i++)
-		v[i] = get_str(r);
+		v[i] = mmi_get_str(r);
 	*count = n;
 	return v;
 }
@@ -243,7 +255,7 @@ static const char *const *get_strv(struct rd *r, uint32_t *count)
  * 4 + L of input and at most 8 (its pointer) + L + 1 of arena, i.e. at
  * most twice its input plus one; statuses cost what they take; add the
  * spec and the alignment of at most five aligned allocations. */
-static size_t arena_bound(size_t len)
+size_t mmi_arena_bound(size_t len)
 {
 	return sizeof(mm_job_spec_t) + 3 * len + 64;
 }
@@ -252,159 +264,171 @@ static size_t arena_bound(size_t len)
 /* One encoder and one decoder per opcode                                   */
 /* ------------------------------------------------------------------------ */
 
-static void enc_submit(struct wr *w, const mm_op_t *op)
+void mmi_put_spec(struct mmi_wr *w, const mm_job_spec_t *sp)
 {
-	const mm_job_spec_t *sp = op->spec;
-
-	if (!sp) {
-		w->err = -EINVAL;
-		return;
-	}
-	put_str(w, sp->name);
-	put_u32(w, sp->uid);
-	put_u32(w, sp->gid);
-	put_u32(w, sp->ranks);
-	put_str(w, sp->nodelist);
-	put_strv(w, sp->argc, sp->argv);
-	put_strv(w, sp->envc, sp->env);
-	put_str(w, sp->cwd);
-	put_strv(w, sp->nfiles, sp->files);
-	put_u8(w, sp->batch != 0);
-	put_str(w, sp->out_path);
-	put_str(w, sp->err_path);
-	put_u64(w, sp->time_limit_ms);
+	mmi_put_str(w, sp->name);
+	mmi_put_u32(w, sp->uid);
+	mmi_put_u32(w, sp->gid);
+	mmi_put_u32(w, sp->ranks);
+	mmi_put_str(w, sp->nodelist);
+	mmi_put_strv(w, sp->argc, sp->argv);
+	mmi_put_strv(w, sp->envc, sp->env);
+	mmi_put_str(w, sp->cwd);
+	mmi_put_strv(w, sp->nfiles, sp->files);
+	mmi_put_u8(w, sp->batch != 0);
+	mmi_put_str(w, sp->out_path);
+	mmi_put_str(w, sp->err_path);
+	mmi_put_u64(w, sp->time_limit_ms);
 }
 
-static void dec_submit(struct rd *r, mm_op_t *op)
+const mm_job_spec_t *mmi_get_spec(struct mmi_rd *r)
 {
-	mm_job_spec_t *sp = arena_alloc(r, sizeof(*sp), alignof(mm_job_spec_t));
+	mm_job_spec_t *sp = mmi_arena_alloc(r, sizeof(*sp),
+					    alignof(mm_job_spec_t));
 	uint8_t batch;
 
 	if (!sp)
-		return;
+		return NULL;
 	memset(sp, 0, sizeof(*sp));
-	sp->name = get_str(r);
-	sp->uid = get_u32(r);
-	sp->gid = get_u32(r);
-	sp->ranks = get_u32(r);
-	sp->nodelist = get_str(r);
-	sp->argv = get_strv(r, &sp->argc);
-	sp->env = get_strv(r, &sp->envc);
-	sp->cwd = get_str(r);
-	sp->files = get_strv(r, &sp->nfiles);
-	batch = get_u8(r);
+	sp->name = mmi_get_str(r);
+	sp->uid = mmi_get_u32(r);
+	sp->gid = mmi_get_u32(r);
+	sp->ranks = mmi_get_u32(r);
+	sp->nodelist = mmi_get_str(r);
+	sp->argv = mmi_get_strv(r, &sp->argc);
+	sp->env = mmi_get_strv(r, &sp->envc);
+	sp->cwd = mmi_get_str(r);
+	sp->files = mmi_get_strv(r, &sp->nfiles);
+	batch = mmi_get_u8(r);
 	if (batch > 1)
-		r->bad = 1;
+		mmi_rd_fail(r, "batch is neither 0 nor 1");
 	sp->batch = batch;
-	sp->out_path = get_str(r);
-	sp->err_path = get_str(r);
-	sp->time_limit_ms = get_u64(r);
-	op->spec = sp;
+	sp->out_path = mmi_get_str(r);
+	sp->err_path = mmi_get_str(r);
+	sp->time_limit_ms = mmi_get_u64(r);
+	return sp;
 }
 
-static void enc_cancel(struct wr *w, const mm_op_t *op)
+static void enc_submit(struct mmi_wr *w, const mm_op_t *op)
 {
-	put_u32(w, op->job);
-	put_u32(w, op->uid);
+	if (!op->spec) {
+		w->err = -EINVAL;
+		return;
+	}
+	mmi_put_spec(w, op->spec);
 }
 
-static void dec_cancel(struct rd *r, mm_op_t *op)
+static void dec_submit(struct mmi_rd *r, mm_op_t *op)
 {
-	op->job = get_u32(r);
-	op->uid = get_u32(r);
+	op->spec = mmi_get_spec(r);
 }
 
-static void enc_tick(struct wr *w, const mm_op_t *op)
+static void enc_cancel(struct mmi_wr *w, const mm_op_t *op)
 {
-	put_u64(w, op->slice);
-	put_u64(w, op->now_ms);
+	mmi_put_u32(w, op->job);
+	mmi_put_u32(w, op->uid);
 }
 
-static void dec_tick(struct rd *r, mm_op_t *op)
+static void dec_cancel(struct mmi_rd *r, mm_op_t *op)
 {
-	op->slice = get_u64(r);
-	op->now_ms = get_u64(r);
+	op->job = mmi_get_u32(r);
+	op->uid = mmi_get_u32(r);
 }
 
-static void enc_node_down(struct wr *w, const mm_op_t *op)
+static void enc_tick(struct mmi_wr *w, const mm_op_t *op)
 {
-	put_u32(w, op->node);
-	put_str(w, op->reason);
+	mmi_put_u64(w, op->slice);
+	mmi_put_u64(w, op->now_ms);
 }
 
-static void dec_node_down(struct rd *r, mm_op_t *op)
+static void dec_tick(struct mmi_rd *r, mm_op_t *op)
 {
-	op->node = get_u32(r);
-	op->reason = get_str(r);
+	op->slice = mmi_get_u64(r);
+	op->now_ms = mmi_get_u64(r);
 }
 
-static void enc_node_up(struct wr *w, const mm_op_t *op)
+static void enc_node_down(struct mmi_wr *w, const mm_op_t *op)
 {
-	put_u32(w, op->node);
+	mmi_put_u32(w, op->node);
+	mmi_put_str(w, op->reason);
 }
 
-static void dec_node_up(struct rd *r, mm_op_t *op)
+static void dec_node_down(struct mmi_rd *r, mm_op_t *op)
 {
-	op->node = get_u32(r);
+	op->node = mmi_get_u32(r);
+	op->reason = mmi_get_str(r);
 }
 
-static void enc_job_staged(struct wr *w, const mm_op_t *op)
+static void enc_node_up(struct mmi_wr *w, const mm_op_t *op)
 {
-	put_u32(w, op->job);
+	mmi_put_u32(w, op->node);
 }
 
-static void dec_job_staged(struct rd *r, mm_op_t *op)
+static void dec_node_up(struct mmi_rd *r, mm_op_t *op)
 {
-	op->job = get_u32(r);
+	op->node = mmi_get_u32(r);
 }
 
-static void enc_job_exited(struct wr *w, const mm_op_t *op)
+static void enc_job_staged(struct mmi_wr *w, const mm_op_t *op)
+{
+	mmi_put_u32(w, op->job);
+}
+
+static void dec_job_staged(struct mmi_rd *r, mm_op_t *op)
+{
+	op->job = mmi_get_u32(r);
+}
+
+static void enc_job_exited(struct mmi_wr *w, const mm_op_t *op)
 {
 	if (op->nstatus > MM_RANKS_MAX || (op->nstatus && !op->status)) {
 		w->err = -EINVAL;
 		return;
 	}
-	put_u32(w, op->job);
-	put_u32(w, op->nstatus);
+	mmi_put_u32(w, op->job);
+	mmi_put_u32(w, op->nstatus);
 	for (uint32_t i = 0; i < op->nstatus; i++)
-		put_u32(w, (uint32_t)op->status[i]);
+		mmi_put_u32(w, (uint32_t)op->status[i]);
 }
 
-static void dec_job_exited(struct rd *r, mm_op_t *op)
+static void dec_job_exited(struct mmi_rd *r, mm_op_t *op)
 {
 	uint32_t n;
 	int32_t *st;
 
-	op->job = get_u32(r);
-	n = get_u32(r);
-	if (r->bad || n > MM_RANKS_MAX || (size_t)n * 4 > r->len - r->pos) {
-		r->bad = 1;
+	op->job = mmi_get_u32(r);
+	n = mmi_get_u32(r);
+	if (r->bad)
+		return;
+	if (n > MM_RANKS_MAX || (size_t)n * 4 > r->len - r->pos) {
+		mmi_rd_fail(r, "a status count over the limit or the bytes "
+			    "left");
 		return;
 	}
 	if (n == 0)
 		return;
-	st = arena_alloc(r, (size_t)n * sizeof(*st), alignof(int32_t));
+	st = mmi_arena_alloc(r, (size_t)n * sizeof(*st), alignof(int32_t));
 	for (uint32_t i = 0; st && i < n; i++)
-		st[i] = (int32_t)get_u32(r);
+		st[i] = (int32_t)mmi_get_u32(r);
 	op->nstatus = n;
 	op->status = st;
 }
 
-static void enc_job_failed(struct wr *w, const mm_op_t *op)
+static void enc_job_failed(struct mmi_wr *w, const mm_op_t *op)
 {
-	put_u32(w, op->job);
-	put_str(w, op->reason);
+	mmi_put_u32(w, op->job);
+	mmi_put_str(w, op->reason);
 }
 
-static void dec_job_failed(struct rd *r, mm_op_t *op)
+static void dec_job_failed(struct mmi_rd *r, mm_op_t *op)
 {
-	op->job = get_u32(r);
-	op->reason = get_str(r);
+	op->job = mmi_get_u32(r);
+	op->reason = mmi_get_str(r);
 }
 
 struct op_codec {
-	void (*enc)(struct wr *, const mm_op_t *);
-	void (*dec)(struct rd *, mm_op_t *);
+	void (*enc)(struct mmi_wr *, const mm_op_t *);
+	void (*dec)(struct mmi_rd *, mm_op_t *);
 };
 
 /* Version 1, indexed by mm_opcode_t (append-only; never renumber). */
@@ -445,7 +469,7 @@ static const struct op_codec *codec_for(unsigned version, unsigned code)
 int mm_op_encode(const mm_op_t *op, uint8_t *buf, size_t cap)
 {
 	const struct op_codec *c;
-	struct wr w = { .buf = buf, .cap = cap };
+	struct mmi_wr w = { .buf = buf, .cap = cap };
 
 	if (!op || (!buf && cap))
 		return -EINVAL;
@@ -455,9 +479,9 @@ int mm_op_encode(const mm_op_t *op, uint8_t *buf, size_t cap)
 	/* the count is returned as an int */
 	if (w.cap > (size_t)INT32_MAX)
 		w.cap = (size_t)INT32_MAX;
-	put_u8(&w, OP_MAGIC);
-	put_u8(&w, OP_VERSION);
-	put_u16(&w, (uint16_t)op->code);
+	mmi_put_u8(&w, OP_MAGIC);
+	mmi_put_u8(&w, OP_VERSION);
+	mmi_put_u16(&w, (uint16_t)op->code);
 	c->enc(&w, op);
 	return w.err ? w.err : (int)w.n;
 }
@@ -465,22 +489,22 @@ int mm_op_encode(const mm_op_t *op, uint8_t *buf, size_t cap)
 int mm_op_decode(const uint8_t *buf, size_t len, mm_op_t *op, void **arena)
 {
 	const struct op_codec *c;
-	struct rd r = { .buf = buf, .len = len };
+	struct mmi_rd r = { .buf = buf, .len = len };
 	mm_op_t out;
 	uint8_t magic, version;
 	uint16_t code;
 
-	if (!buf || !op || !arena || len > (SIZE_MAX - 1024) / 3)
+	if (!buf || !op || !arena || len > MMI_INPUT_MAX)
 		return -STORM_EPROTO;
-	magic = get_u8(&r);
-	version = get_u8(&r);
-	code = get_u16(&r);
+	magic = mmi_get_u8(&r);
+	version = mmi_get_u8(&r);
+	code = mmi_get_u16(&r);
 	if (r.bad || magic != OP_MAGIC)
 		return -STORM_EPROTO;
 	c = codec_for(version, code);
 	if (!c)
 		return -STORM_EPROTO;
-	r.acap = arena_bound(len);
+	r.acap = mmi_arena_bound(len);
 	r.arena = malloc(r.acap);
 	if (!r.arena)
 		return -ENOMEM;

@@ -161,9 +161,35 @@ MM_API int mm_node_get(const mm_state_t *s, uint32_t index, mm_node_t *out);
 MM_API int mm_node_by_id(const mm_state_t *s, uint32_t world_id,
 			 mm_node_t *out);
 MM_API uint64_t mm_slice(const mm_state_t *s);
-/** A digest of the whole state (FNV-1a 64 over a canonical encoding):
- * replicas compare it. */
+/** A digest of the whole state: the FNV-1a 64 of the bytes
+ * mm_state_encode() would give (computed without allocating), so it covers
+ * everything mm_apply() depends on and replicas compare it; equal states
+ * give equal digests.  A new snapshot version is a new digest: compare
+ * digests between replicas that write the same version.  NULL gives the
+ * FNV offset basis. */
 MM_API uint64_t mm_digest(const mm_state_t *s);
+
+/** Encode the whole state (node table, every job with everything mm_apply
+ * needs to continue exactly as the original would, slice/now) into a
+ * malloc'd buffer *out of *len bytes (caller frees).  Versioned
+ * (a magic + version), little-endian, canonical: equal states give equal
+ * bytes.  s is only read.  The format is described in snapshot.c.
+ * @return 0 (*out and *len set), -EINVAL (a NULL argument), -ENOMEM;
+ * on failure *out and *len are untouched. */
+MM_API int mm_state_encode(const mm_state_t *s, uint8_t **out, size_t *len);
+/** Build a new state from mm_state_encode() bytes.  Every field is
+ * bounds-checked (the bytes may come from another host or a damaged file):
+ * a short, oversized, inconsistent or foreign-version buffer gives
+ * -STORM_EPROTO and err says what and where (offset).  Whatever is
+ * accepted encodes back to the very same bytes, and the state continues
+ * under mm_apply() exactly as the one that was encoded.  buf is only read
+ * and may be freed on return; the new state is the caller's
+ * (mm_state_destroy()).  err (optional: NULL or errlen 0) gets a
+ * NUL-terminated message on failure, "" on success.
+ * @return 0 (*out set), -STORM_EPROTO, -ENOMEM, -EINVAL (out NULL, or buf
+ * NULL with len > 0); on failure *out is untouched. */
+MM_API int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,
+			   char *err, size_t errlen);
 
 MM_API const char *mm_job_state_name(mm_job_state_t st);
 MM_API const char *mm_node_state_name(mm_node_state_t st);

@@ -5,7 +5,9 @@
  * never fails half-way.
  *
  * Invariant: a refused SUBMIT changes nothing and says why in res->err;
- * an accepted one takes the next id (ids are 1, 2, 3, ...).
+ * an accepted one takes the next id (ids are 1, 2, 3, ...).  A snapshot
+ * (snapshot.c) rebuilds each job through the same checks and copies
+ * (mmi_job_new), so a decoded job is one SUBMIT could have made.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -250,17 +252,33 @@ fail:
 	return rc;
 }
 
-int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+int mmi_job_new(mm_state_t *s, const mm_job_spec_t *sp,
+		struct mm_jobrec **out, mm_result_t *res)
 {
-	struct mm_jobrec *j = NULL;
 	sp_nodeset_t *want = NULL;
 	int rc;
 
-	rc = check_spec(s, op->spec, &want, res);
+	rc = check_spec(s, sp, &want, res);
+	if (rc)
+		return rc;
+	rc = job_build(s, sp, want, out);
+	if (rc) {
+		sp_nodeset_destroy(want);
+		return mmi_refuse(res, rc, "submit: out of memory for the job");
+	}
+	return 0;
+}
+
+int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	struct mm_jobrec *j = NULL;
+	int rc;
+
+	rc = mmi_job_new(s, op->spec, &j, res);
 	if (rc)
 		return rc;
 	if (s->njobs == UINT32_MAX) {
-		sp_nodeset_destroy(want);
+		mmi_job_free(j);
 		return mmi_refuse(res, -ENOSPC,
 				  "submit: job ids are exhausted");
 	}
@@ -272,17 +290,12 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 			cap = UINT32_MAX;
 		v = realloc(s->jobs, (size_t)cap * sizeof(*v));
 		if (!v) {
-			sp_nodeset_destroy(want);
+			mmi_job_free(j);
 			return mmi_refuse(res, -ENOMEM, "submit: out of memory "
 					  "for the job table");
 		}
 		s->jobs = v;
 		s->jobcap = cap;
-	}
-	rc = job_build(s, op->spec, want, &j);
-	if (rc) {
-		sp_nodeset_destroy(want);
-		return mmi_refuse(res, rc, "submit: out of memory for the job");
 	}
 	j->v.id = s->njobs + 1;
 	s->jobs[s->njobs++] = j;

@@ -1,0 +1,609 @@
+/*
+ * snapshot.c — the whole state as bytes, for replication: a replica that
+ * joins takes a snapshot from one that has the state and then applies the
+ * log after it; a replica that restarts loads its last durable snapshot.
+ * Either way the decoded state must go on exactly as the original would,
+ * so a snapshot holds everything mm_apply() reads, and the decoder trusts
+ * none of it: the bytes may come from another host or a damaged file.
+ * mm_digest() is the hash of the same bytes.
+ *
+ * Format (little-endian; str, strv and the spec as in opcodec.c):
+ *
+ *   u8[4] magic "SMMS" | u16 version (1) | the body of that version
+ *
+ *   body v1:
+ *     u32 nworld | u64 slice | u64 now_ms
+ *     u32 nnodes | nnodes x node, in ascending world id:
+ *       u32 id | str name | u32 cpus | u8 state | str reason | u32 failures
+ *     u32 njobs | njobs x job, ids 1, 2, ... njobs in order:
+ *       spec (SUBMIT's fields as the job kept them: str name, u32 uid,
+ *       u32 gid, u32 ranks, str nodelist, strv argv, strv env, str cwd,
+ *       strv files, u8 batch, str out_path, str err_path, u64 time_limit)
+ *       | u8 state | str reason | u64 submit_slice, start_slice, end_slice,
+ *       submit_ms, start_ms, end_ms | i32 exit_code
+ *       | u8 placed (0/1) | ranks x u32 rank_node (all 0 unless placed)
+ *       | u8 has_status (0/1) | if 1: ranks x i32 rank_status
+ *
+ * Not stored, because it follows from the rest: the world id -> node map
+ * and total cpus (from the node table), each job's nodelist set (parsed
+ * from its text as SUBMIT did) and node set (the nodes of its ranks once
+ * placed), each node's used (the ranks of STAGING/RUNNING jobs on it),
+ * live_lo (the first job not ended).  So the format has no redundancy to
+ * disagree with, and nothing it holds can be left out of the digest.
+ *
+ * Key invariant: canonical — equal states encode to equal bytes, and
+ * whatever decode accepts encodes back byte for byte.  The decoder builds
+ * every job through SUBMIT's own checks and copies (mmi_job_new()), then
+ * checks what the state machine guarantees: fixed-size text fits, states
+ * and flags are in range, a placed job's ranks are on compute nodes of its
+ * nodelist, a job holding cpus is on UP nodes and no node holds more
+ * ranks than cpus, only a job that ended by JOB_EXITED has statuses.
+ * Anything else is -STORM_EPROTO with what and the offset.  Every count is
+ * checked against the bytes left before anything is allocated for it, so
+ * decoding allocates in proportion to the input, besides the two node sets
+ * of nworld bits every job has.  Versions are looked up in a table of
+ * decoders; a new version adds a row and keeps the old ones.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm_internal.h"
+
+static const uint8_t snap_magic[4] = { 'S', 'M', 'M', 'S' };
+#define SNAP_VERSION 1
+#define HEADER_BYTES 6
+
+/* The fewest bytes a node takes (empty name and reason), and a floor
+ * under those of a job (at least 121: its spec with a one-byte argv[0],
+ * the state, reason, times, exit code, flags and one rank), so that a
+ * count is checked against the bytes left before a table is allocated. */
+#define NODE_MIN_BYTES 21
+#define JOB_MIN_BYTES 100
+
+/* ------------------------------------------------------------------------ */
+/* Encoder (and digest)                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void put_node(struct mmi_wr *w, const mm_node_t *n)
+{
+	mmi_put_u32(w, n->id);
+	mmi_put_str(w, n->name);
+	mmi_put_u32(w, n->cpus);
+	mmi_put_u8(w, (uint8_t)n->state);
+	mmi_put_str(w, n->reason);
+	mmi_put_u32(w, n->failures);
+}
+
+static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
+{
+	const mm_job_t *v = &j->v;
+	const mm_job_spec_t sp = {
+		.name = v->name,
+		.uid = v->uid,
+		.gid = v->gid,
+		.ranks = v->ranks,
+		.nodelist = j->nodelist,
+		.argc = v->argc,
+		.argv = v->argv,
+		.envc = v->envc,
+		.env = v->env,
+		.cwd = v->cwd,
+		.nfiles = v->nfiles,
+		.files = v->files,
+		.batch = v->batch,
+		.out_path = v->out_path,
+		.err_path = v->err_path,
+		.time_limit_ms = v->time_limit_ms,
+	};
+	const uint64_t times[] = { v->submit_slice, v->start_slice,
+				   v->end_slice, v->submit_ms, v->start_ms,
+				   v->end_ms };
+
+	mmi_put_spec(w, &sp);
+	mmi_put_u8(w, (uint8_t)v->state);
+	mmi_put_str(w, v->reason);
+	for (size_t k = 0; k < sizeof(times) / sizeof(times[0]); k++)
+		mmi_put_u64(w, times[k]);
+	mmi_put_u32(w, (uint32_t)v->exit_code);
+	/* placement always leaves at least one node in the set */
+	mmi_put_u8(w, sp_nodeset_count(j->nodes) > 0);
+	for (uint32_t r = 0; r < v->ranks; r++)
+		mmi_put_u32(w, j->rank_node[r]);
+	mmi_put_u8(w, j->rank_status != NULL);
+	for (uint32_t r = 0; j->rank_status && r < v->ranks; r++)
+		mmi_put_u32(w, (uint32_t)j->rank_status[r]);
+}
+
+static void put_state(struct mmi_wr *w, const mm_state_t *s)
+{
+	mmi_put_bytes(w, snap_magic, sizeof(snap_magic));
+	mmi_put_u16(w, SNAP_VERSION);
+	mmi_put_u32(w, s->nworld);
+	mmi_put_u64(w, s->slice);
+	mmi_put_u64(w, s->now_ms);
+	mmi_put_u32(w, s->nnodes);
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		put_node(w, &s->nodes[i]);
+	mmi_put_u32(w, s->njobs);
+	for (uint32_t i = 0; i < s->njobs; i++)
+		put_job(w, s->jobs[i]);
+	/* every string and count was bounded when it entered the state */
+	assert(w->err == 0);
+}
+
+int mm_state_encode(const mm_state_t *s, uint8_t **out, size_t *len)
+{
+	struct mmi_wr w = { .cap = SIZE_MAX }; /* first count */
+	uint8_t *buf;
+
+	if (!s || !out || !len)
+		return -EINVAL;
+	put_state(&w, s);
+	buf = malloc(w.n);
+	if (!buf)
+		return -ENOMEM;
+	w = (struct mmi_wr){ .buf = buf, .cap = w.n };
+	put_state(&w, s);
+	*out = buf;
+	*len = w.n;
+	return 0;
+}
+
+uint64_t mm_digest(const mm_state_t *s)
+{
+	uint64_t h = MMI_FNV_OFFSET;
+	struct mmi_wr w = { .cap = SIZE_MAX, .fnv = &h };
+
+	if (s)
+		put_state(&w, s);
+	return h;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoder: failures                                                        */
+/* ------------------------------------------------------------------------ */
+
+struct sd {
+	struct mmi_rd r;
+	char part[32]; /* what is being read: "the header", "job 17" */
+	char *err;
+	size_t errlen;
+	int failed;
+};
+
+static void sd_msg(struct sd *d, size_t at, const char *f, va_list ap)
+{
+	int n;
+
+	if (!d->err || !d->errlen)
+		return;
+	n = snprintf(d->err, d->errlen, "snapshot: at offset %zu, in %s: ",
+		     at, d->part);
+	if (n >= 0 && (size_t)n < d->errlen)
+		vsnprintf(d->err + n, d->errlen - (size_t)n, f, ap);
+}
+
+/* Refuse the input: the first refusal is the one reported, and the reader
+ * stops reading.  Returns -STORM_EPROTO. */
+__attribute__((format(printf, 3, 4)))
+static int sd_fail(struct sd *d, size_t at, const char *f, ...)
+{
+	va_list ap;
+
+	if (!d->failed) {
+		va_start(ap, f);
+		sd_msg(d, at, f, ap);
+		va_end(ap);
+		d->failed = -STORM_EPROTO;
+	}
+	mmi_rd_fail(&d->r, "refused");
+	return -STORM_EPROTO;
+}
+
+__attribute__((format(printf, 2, 3)))
+static int sd_nomem(struct sd *d, const char *f, ...)
+{
+	va_list ap;
+
+	if (!d->failed) {
+		va_start(ap, f);
+		sd_msg(d, d->r.pos, f, ap);
+		va_end(ap);
+		d->failed = -ENOMEM;
+	}
+	mmi_rd_fail(&d->r, "out of memory");
+	return -ENOMEM;
+}
+
+/* After a run of reads: a failure of the reader becomes the refusal.
+ * Returns 0 or the first failure. */
+static int sd_check(struct sd *d)
+{
+	if (d->r.bad && !d->failed)
+		sd_fail(d, d->r.bad_at, "%s", d->r.why);
+	return d->failed;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void sd_part(struct sd *d, const char *f, ...)
+{
+	va_list ap;
+
+	va_start(ap, f);
+	vsnprintf(d->part, sizeof(d->part), f, ap);
+	va_end(ap);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoder: fields                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* A u8 that must lie in lo..hi. */
+static uint8_t get_ranged(struct sd *d, const char *field, uint8_t lo,
+			  uint8_t hi)
+{
+	size_t at = d->r.pos;
+	uint8_t v = mmi_get_u8(&d->r);
+
+	if (!d->r.bad && (v < lo || v > hi))
+		sd_fail(d, at, "%s is %u, not one of %u..%u", field, v, lo, hi);
+	return v;
+}
+
+/* Text the state keeps in a fixed field of cap bytes: never NULL, and
+ * shorter than cap (a longer one would come back cut). */
+static void check_fixed(struct sd *d, size_t at, const char *field,
+			const char *text, size_t cap)
+{
+	if (d->r.bad)
+		return;
+	if (!text)
+		sd_fail(d, at, "%s is NULL; it is text, \"\" at least", field);
+	else if (strlen(text) >= cap)
+		sd_fail(d, at, "%s is %zu bytes, more than the %zu it may have",
+			field, strlen(text), cap - 1);
+}
+
+static void get_fixed(struct sd *d, const char *field, char *dst,
+		      size_t cap)
+{
+	size_t at = d->r.pos;
+	const char *text = mmi_get_str(&d->r);
+
+	check_fixed(d, at, field, text, cap);
+	if (!d->r.bad)
+		memcpy(dst, text, strlen(text) + 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoder: the node table                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Read node i into *n; checks its id against the previous one. */
+static int dec_node(struct sd *d, uint32_t i, uint32_t nworld,
+		    mm_node_t *n)
+{
+	size_t at = d->r.pos;
+
+	sd_part(d, "node %u", i);
+	n->id = mmi_get_u32(&d->r);
+	get_fixed(d, "name", n->name, sizeof(n->name));
+	n->cpus = mmi_get_u32(&d->r);
+	n->state = get_ranged(d, "state", MM_NODE_UP, MM_NODE_DOWN);
+	get_fixed(d, "reason", n->reason, sizeof(n->reason));
+	n->failures = mmi_get_u32(&d->r);
+	if (sd_check(d))
+		return d->failed;
+	if (n->id >= nworld)
+		return sd_fail(d, at, "world id %u is not below the world "
+			       "size %u", n->id, nworld);
+	if (i > 0 && n->id <= n[-1].id)
+		return sd_fail(d, at, "world id %u after %u: nodes are in "
+			       "ascending world id", n->id, n[-1].id);
+	if (n->cpus == 0)
+		return sd_fail(d, at + 4, "node %u has 0 cpus", n->id);
+	return 0;
+}
+
+/* The header's fields and the node table: a new state without jobs. */
+static int dec_nodes(struct sd *d, mm_state_t **out)
+{
+	struct mmi_rd *r = &d->r;
+	size_t at = r->pos, nodes_at;
+	uint32_t nworld, nnodes, *ids, *cpus;
+	uint64_t slice, now_ms;
+	const char **names;
+	mm_node_t *tmp;
+	mm_state_t *s;
+	int rc;
+
+	sd_part(d, "the header");
+	nworld = mmi_get_u32(r);
+	slice = mmi_get_u64(r);
+	now_ms = mmi_get_u64(r);
+	nodes_at = r->pos;
+	nnodes = mmi_get_u32(r);
+	if (sd_check(d))
+		return d->failed;
+	if (nworld == 0 || nworld > 65536)
+		return sd_fail(d, at, "world size %u is not one of 1..65536",
+			       nworld);
+	if (nnodes == 0 || nnodes > nworld)
+		return sd_fail(d, nodes_at, "%u compute nodes in a world of "
+			       "%u; there are 1..%u", nnodes, nworld, nworld);
+	if (nnodes > (r->len - r->pos) / NODE_MIN_BYTES)
+		return sd_fail(d, nodes_at, "%u nodes cannot fit in the %zu "
+			       "bytes left", nnodes, r->len - r->pos);
+	ids = mmi_arena_alloc(r, nnodes * sizeof(*ids), sizeof(*ids));
+	cpus = mmi_arena_alloc(r, nnodes * sizeof(*cpus), sizeof(*cpus));
+	names = mmi_arena_alloc(r, nnodes * sizeof(*names), sizeof(*names));
+	tmp = calloc(nnodes, sizeof(*tmp));
+	if (!tmp)
+		return sd_nomem(d, "out of memory for %u nodes", nnodes);
+	for (uint32_t i = 0; i < nnodes && !sd_check(d); i++) {
+		if (dec_node(d, i, nworld, &tmp[i]))
+			break;
+		ids[i] = tmp[i].id;
+		cpus[i] = tmp[i].cpus;
+		names[i] = tmp[i].name;
+	}
+	if (d->failed) {
+		free(tmp);
+		return d->failed;
+	}
+	rc = mm_state_create(nworld, nnodes, ids, names, cpus, &s);
+	if (rc) { /* the checks above leave only -ENOMEM */
+		free(tmp);
+		return sd_nomem(d, "out of memory for the node table");
+	}
+	/* ascending ids: tmp[i] is s->nodes[i], which it completes */
+	memcpy(s->nodes, tmp, nnodes * sizeof(*tmp));
+	free(tmp);
+	s->slice = slice;
+	s->now_ms = now_ms;
+	r->aused = 0;
+	*out = s;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoder: jobs                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* The job's ranks (at offset at), read into j->rank_node: on no node unless
+ * placed; else on compute nodes of its nodelist, which make its node set,
+ * and if it holds cpus, on UP nodes with a cpu free for each. */
+static int dec_ranks(struct sd *d, mm_state_t *s, struct mm_jobrec *j,
+		     int placed)
+{
+	int holds = holds_cpus(j->v.state);
+
+	for (uint32_t r = 0; r < j->v.ranks; r++) {
+		size_t at = d->r.pos;
+		uint32_t id = mmi_get_u32(&d->r);
+		mm_node_t *n = node_of(s, id);
+
+		if (sd_check(d))
+			return d->failed;
+		if (!placed) {
+			if (id != 0)
+				return sd_fail(d, at, "rank %u is on node %u "
+					       "but the job was never placed",
+					       r, id);
+			continue;
+		}
+		if (!n)
+			return sd_fail(d, at, "rank %u is on %u, not a compute "
+				       "node", r, id);
+		if (j->want && !sp_nodeset_has(j->want, id))
+			return sd_fail(d, at, "rank %u is on node %u, outside "
+				       "the job's nodelist", r, id);
+		if (holds && n->state != MM_NODE_UP)
+			return sd_fail(d, at, "rank %u of a %s job is on node "
+				       "%u, which is DOWN", r,
+				       mm_job_state_name(j->v.state), id);
+		if (holds && n->used >= n->cpus)
+			return sd_fail(d, at, "rank %u puts node %u over its "
+				       "%u cpus", r, id, n->cpus);
+		j->rank_node[r] = id;
+		sp_nodeset_add(j->nodes, id);
+		n->used += holds;
+	}
+	return 0;
+}
+
+/* Statuses, only on a job that ended by JOB_EXITED (COMPLETED, or FAILED
+ * by a rank): it was placed, and a COMPLETED job always has them. */
+static int dec_status(struct sd *d, struct mm_jobrec *j, int placed)
+{
+	mm_job_state_t st = j->v.state;
+	size_t at = d->r.pos;
+	int has = get_ranged(d, "has_status", 0, 1);
+	int32_t *v;
+
+	if (sd_check(d))
+		return d->failed;
+	if (has && (!placed || (st != MM_JOB_COMPLETED &&
+				st != MM_JOB_FAILED)))
+		return sd_fail(d, at, "statuses on a %s%s job: only a job that "
+			       "ended by JOB_EXITED has them",
+			       placed ? "" : "never placed ",
+			       mm_job_state_name(st));
+	if (!has && st == MM_JOB_COMPLETED)
+		return sd_fail(d, at, "a COMPLETED job without its statuses");
+	if (!has)
+		return 0;
+	if ((size_t)j->v.ranks * 4 > d->r.len - d->r.pos)
+		return sd_fail(d, d->r.pos, "%u statuses cannot fit in the %zu "
+			       "bytes left", j->v.ranks, d->r.len - d->r.pos);
+	v = malloc((size_t)j->v.ranks * sizeof(*v));
+	if (!v)
+		return sd_nomem(d, "out of memory for %u statuses",
+				j->v.ranks);
+	for (uint32_t r = 0; r < j->v.ranks; r++)
+		v[r] = (int32_t)mmi_get_u32(&d->r);
+	j->rank_status = v;
+	j->v.rank_status = v;
+	return 0;
+}
+
+/* Job id: its spec, rebuilt as SUBMIT would, then what happened to it. */
+static int dec_job(struct sd *d, mm_state_t *s, uint32_t id)
+{
+	struct mmi_rd *r = &d->r;
+	size_t at = r->pos, placed_at;
+	const mm_job_spec_t *sp;
+	struct mm_jobrec *j;
+	mm_result_t res = { 0 };
+	int placed;
+
+	sd_part(d, "job %u", id);
+	r->aused = 0; /* the previous job's strings are copied: reuse */
+	sp = mmi_get_spec(r);
+	if (sd_check(d))
+		return d->failed;
+	check_fixed(d, at, "name", sp->name, MM_NAME_MAX);
+	if (!d->failed && (size_t)sp->ranks * 4 > r->len - r->pos)
+		sd_fail(d, at, "%u ranks cannot fit in the %zu bytes left",
+			sp->ranks, r->len - r->pos);
+	if (d->failed)
+		return d->failed;
+	if (mmi_job_new(s, sp, &j, &res)) {
+		if (res.rc == -ENOMEM)
+			return sd_nomem(d, "%s", res.err);
+		return sd_fail(d, at, "not a job SUBMIT accepts (%s)", res.err);
+	}
+	if (sp->nodelist && !j->nodelist) {
+		mmi_job_free(j);
+		return sd_fail(d, at, "nodelist \"%.32s\" names no node; a job "
+			       "without one stores none (NULL)", sp->nodelist);
+	}
+	j->v.id = id;
+	s->jobs[s->njobs++] = j; /* the state frees it from now on */
+	j->v.state = get_ranged(d, "state", MM_JOB_PENDING, MM_JOB_CANCELLED);
+	get_fixed(d, "reason", j->v.reason, sizeof(j->v.reason));
+	j->v.submit_slice = mmi_get_u64(r);
+	j->v.start_slice = mmi_get_u64(r);
+	j->v.end_slice = mmi_get_u64(r);
+	j->v.submit_ms = mmi_get_u64(r);
+	j->v.start_ms = mmi_get_u64(r);
+	j->v.end_ms = mmi_get_u64(r);
+	j->v.exit_code = (int32_t)mmi_get_u32(r);
+	placed_at = r->pos;
+	placed = get_ranged(d, "placed", 0, 1);
+	if (sd_check(d))
+		return d->failed;
+	if (placed && j->v.state == MM_JOB_PENDING)
+		return sd_fail(d, placed_at, "a PENDING job is placed");
+	if (!placed && holds_cpus(j->v.state))
+		return sd_fail(d, placed_at, "a %s job is not placed",
+			       mm_job_state_name(j->v.state));
+	if (dec_ranks(d, s, j, placed))
+		return d->failed;
+	return dec_status(d, j, placed);
+}
+
+static int dec_jobs(struct sd *d, mm_state_t *s)
+{
+	struct mmi_rd *r = &d->r;
+	size_t at = r->pos;
+	uint32_t njobs;
+
+	sd_part(d, "the job table");
+	njobs = mmi_get_u32(r);
+	if (sd_check(d))
+		return d->failed;
+	if (njobs > (r->len - r->pos) / JOB_MIN_BYTES)
+		return sd_fail(d, at, "%u jobs cannot fit in the %zu bytes "
+			       "left", njobs, r->len - r->pos);
+	if (njobs) {
+		s->jobs = calloc(njobs, sizeof(*s->jobs));
+		if (!s->jobs)
+			return sd_nomem(d, "out of memory for %u jobs", njobs);
+		s->jobcap = njobs;
+	}
+	for (uint32_t id = 1; id <= njobs; id++) {
+		if (dec_job(d, s, id))
+			return d->failed;
+	}
+	while (s->live_lo < s->njobs &&
+	       is_terminal(s->jobs[s->live_lo]->v.state))
+		s->live_lo++;
+	return 0;
+}
+
+static int dec_v1(struct sd *d, mm_state_t **out)
+{
+	mm_state_t *s = NULL;
+
+	if (dec_nodes(d, &s) || dec_jobs(d, s)) {
+		mm_state_destroy(s);
+		return d->failed;
+	}
+	if (d->r.pos != d->r.len) {
+		sd_part(d, "the end");
+		mm_state_destroy(s);
+		return sd_fail(d, d->r.pos, "%zu bytes after the last job",
+			       d->r.len - d->r.pos);
+	}
+	*out = s;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoder: entry point and the table of versions                           */
+/* ------------------------------------------------------------------------ */
+
+/* Every version this build reads, indexed by version; encode writes
+ * SNAP_VERSION.  A new version adds a row and keeps the old ones, so a
+ * replica can load what an older build wrote. */
+static int (*const decoders[])(struct sd *, mm_state_t **) = {
+	[1] = dec_v1,
+};
+
+int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,
+		    char *err, size_t errlen)
+{
+	struct sd d = { .r = { .buf = buf, .len = len }, .err = err,
+			.errlen = errlen };
+	const uint8_t *magic;
+	uint16_t version;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!out || (!buf && len))
+		return -EINVAL;
+	sd_part(&d, "the header");
+	if (len > MMI_INPUT_MAX)
+		return sd_fail(&d, 0, "%zu bytes is more than a snapshot can "
+			       "be", len);
+	magic = mmi_get_bytes(&d.r, sizeof(snap_magic));
+	version = mmi_get_u16(&d.r);
+	if (len < HEADER_BYTES)
+		return sd_fail(&d, 0, "%zu bytes, fewer than the %d of the "
+			       "header", len, HEADER_BYTES);
+	if (memcmp(magic, snap_magic, sizeof(snap_magic)))
+		return sd_fail(&d, 0, "not a Storm manager snapshot (magic "
+			       "%02x %02x %02x %02x, not \"SMMS\")", magic[0],
+			       magic[1], magic[2], magic[3]);
+	if (version >= sizeof(decoders) / sizeof(decoders[0]) ||
+	    !decoders[version])
+		return sd_fail(&d, 4, "version %u, which this build does not "
+			       "read (it reads version %u and older); take "
+			       "the snapshot from a replica of this build's "
+			       "version, or upgrade this one", version,
+			       SNAP_VERSION);
+	d.r.acap = mmi_arena_bound(len);
+	d.r.arena = malloc(d.r.acap);
+	if (!d.r.arena)
+		return sd_nomem(&d, "out of memory for %zu bytes of snapshot",
+				len);
+	rc = decoders[version](&d, out);
+	free(d.r.arena);
+	return rc;
+}

@@ -1,0 +1,856 @@
+/*
+ * test_mm_snapshot.c — the whole-state snapshot of the Machine Manager
+ * (manager/snapshot.c): a decoded state is the encoded one — same views,
+ * same digest — and goes on exactly like it under any further operations;
+ * the encoding is canonical; a foreign version is refused saying so; and
+ * the decoder, fed truncated, mutated and random bytes (each in a heap
+ * block of exactly its length), never crashes or leaks under
+ * -Db_sanitize=address,undefined, and either refuses with -STORM_EPROTO or
+ * gives a state that encodes back to the very same bytes and runs.
+ * STORM_FUZZ_SEED=N replays the seeded parts.
+ *
+ * The machine: world of 8, compute nodes 0 (2 cpus), 1 (4), 3 (4), 5 (8)
+ * and 7 (1).  Node 0 is a compute node on purpose: a job placed only there
+ * has rank_node all 0, like a job never placed.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "fuzz_rng.h"
+
+#include "storm_manager.h"
+
+#define NNODES 5
+static const uint32_t node_ids[NNODES] = { 5, 0, 3, 7, 1 };
+static const char *const node_names[NNODES] = { "n5", "n0", "n3", "n7",
+						 "n1" };
+static const uint32_t node_cpus[NNODES] = { 8, 2, 4, 1, 4 };
+
+/* Offsets in a v1 snapshot of this machine (see snapshot.c).  Node i is
+ * the i-th in world id order; while UP (reason "") one takes 23 bytes. */
+#define OFF_VERSION 4
+#define OFF_NWORLD 6
+#define OFF_NNODES 26
+#define OFF_NODE(i) (30 + 23 * (i))
+#define OFF_CPUS 10  /* in a node: after its id and name */
+#define OFF_STATE 14
+
+static mm_state_t *mkmachine(int up)
+{
+	mm_state_t *s = NULL;
+
+	assert_int_equal(mm_state_create(8, NNODES, node_ids, node_names,
+					 node_cpus, &s), 0);
+	for (uint32_t i = 0; up && i < NNODES; i++) {
+		mm_op_t op = { .code = MM_OP_NODE_UP, .node = node_ids[i] };
+
+		assert_int_equal(mm_apply(s, &op, NULL), 0);
+	}
+	return s;
+}
+
+static uint8_t *encode(const mm_state_t *s, size_t *len)
+{
+	uint8_t *buf = NULL;
+
+	assert_int_equal(mm_state_encode(s, &buf, len), 0);
+	assert_non_null(buf);
+	return buf;
+}
+
+/* Decode bytes that must be accepted. */
+static mm_state_t *decode(const uint8_t *buf, size_t len)
+{
+	char err[256] = "unset";
+	mm_state_t *s = NULL;
+	int rc = mm_state_decode(buf, len, &s, err, sizeof(err));
+
+	if (rc)
+		fail_msg("decode: %d: %s", rc, err);
+	assert_string_equal(err, "");
+	assert_non_null(s);
+	return s;
+}
+
+/* Decode bytes that must be refused; returns the message. */
+static const char *refused(const uint8_t *buf, size_t len)
+{
+	static char err[256];
+	mm_state_t *s = (mm_state_t *)0x1;
+
+	err[0] = '\0';
+	assert_int_equal(mm_state_decode(buf, len, &s, err, sizeof(err)),
+			 -STORM_EPROTO);
+	assert_ptr_equal(s, (mm_state_t *)0x1); /* untouched */
+	assert_non_null(strstr(err, "snapshot: "));
+	assert_non_null(strstr(err, " at offset "));
+	return err;
+}
+
+/* A heap block of exactly len bytes, so ASan sees any read past it. */
+static uint8_t *exactly(const uint8_t *p, size_t len)
+{
+	uint8_t *c = malloc(len ? len : 1);
+
+	assert_non_null(c);
+	memcpy(c, p, len);
+	return c;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Comparing two states through the public views only                       */
+/* ------------------------------------------------------------------------ */
+
+static void same_str(const char *a, const char *b)
+{
+	if (!a || !b)
+		assert_ptr_equal(a, b);
+	else
+		assert_string_equal(a, b);
+}
+
+static void same_strv(uint32_t n, const char *const *a,
+		      const char *const *b)
+{
+	for (uint32_t i = 0; i < n; i++)
+		same_str(a[i], b[i]);
+}
+
+static void same_job(const mm_job_t *a, const mm_job_t *b)
+{
+	assert_int_equal(a->id, b->id);
+	assert_string_equal(a->name, b->name);
+	assert_int_equal(a->uid, b->uid);
+	assert_int_equal(a->gid, b->gid);
+	assert_int_equal(a->state, b->state);
+	assert_string_equal(a->reason, b->reason);
+	assert_int_equal(a->ranks, b->ranks);
+	assert_int_equal(sp_nodeset_count(a->nodes),
+			 sp_nodeset_count(b->nodes));
+	for (uint32_t id = 0; id < 8; id++)
+		assert_int_equal(sp_nodeset_has(a->nodes, id),
+				 sp_nodeset_has(b->nodes, id));
+	assert_memory_equal(a->rank_node, b->rank_node,
+			    a->ranks * sizeof(uint32_t));
+	assert_int_equal(a->argc, b->argc);
+	same_strv(a->argc, a->argv, b->argv);
+	assert_int_equal(a->envc, b->envc);
+	same_strv(a->envc, a->env, b->env);
+	same_str(a->cwd, b->cwd);
+	assert_int_equal(a->nfiles, b->nfiles);
+	same_strv(a->nfiles, a->files, b->files);
+	assert_int_equal(a->batch, b->batch);
+	same_str(a->out_path, b->out_path);
+	same_str(a->err_path, b->err_path);
+	assert_int_equal(a->time_limit_ms, b->time_limit_ms);
+	assert_int_equal(a->submit_slice, b->submit_slice);
+	assert_int_equal(a->start_slice, b->start_slice);
+	assert_int_equal(a->end_slice, b->end_slice);
+	assert_int_equal(a->submit_ms, b->submit_ms);
+	assert_int_equal(a->start_ms, b->start_ms);
+	assert_int_equal(a->end_ms, b->end_ms);
+	assert_int_equal(a->exit_code, b->exit_code);
+	if (!a->rank_status || !b->rank_status)
+		assert_ptr_equal(a->rank_status, b->rank_status);
+	else
+		assert_memory_equal(a->rank_status, b->rank_status,
+				    a->ranks * sizeof(int32_t));
+}
+
+static void same_state(const mm_state_t *a, const mm_state_t *b)
+{
+	mm_node_t na, nb;
+	mm_job_t ja, jb;
+	uint32_t id = 1;
+
+	assert_int_equal(mm_digest(a), mm_digest(b));
+	assert_int_equal(mm_slice(a), mm_slice(b));
+	assert_int_equal(mm_node_count(a), mm_node_count(b));
+	for (uint32_t i = 0; mm_node_get(a, i, &na) == 0; i++) {
+		assert_int_equal(mm_node_get(b, i, &nb), 0);
+		assert_int_equal(na.id, nb.id);
+		assert_string_equal(na.name, nb.name);
+		assert_int_equal(na.cpus, nb.cpus);
+		assert_int_equal(na.state, nb.state);
+		assert_string_equal(na.reason, nb.reason);
+		assert_int_equal(na.used, nb.used);
+		assert_int_equal(na.failures, nb.failures);
+	}
+	for (; mm_job_next(a, id, &ja) == 0; id = ja.id + 1) {
+		assert_int_equal(mm_job_next(b, id, &jb), 0);
+		same_job(&ja, &jb);
+	}
+	assert_int_equal(mm_job_next(b, id, &jb), -ENOENT);
+}
+
+/* Encode s, decode it, check the copy is s and encodes to the same
+ * bytes; returns the copy. */
+static mm_state_t *round_trip(const mm_state_t *s)
+{
+	size_t n, m;
+	uint8_t *a = encode(s, &n), *b;
+	mm_state_t *c = decode(a, n);
+
+	same_state(s, c);
+	b = encode(c, &m);
+	assert_int_equal(m, n);
+	assert_memory_equal(a, b, n);
+	free(a);
+	free(b);
+	return c;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Random operations (seeded by fuzz_rng.h)                                 */
+/* ------------------------------------------------------------------------ */
+
+/* What one generated operation points into. */
+struct gen {
+	uint64_t slice;
+	uint32_t last_job;
+	mm_job_spec_t spec;
+	const char *argv[3], *env[2], *files[1];
+	int32_t status[16];
+};
+
+static const char *pick(const char *const *v, size_t n)
+{
+	return v[rnd() % n];
+}
+#define PICK(arr) pick(arr, sizeof(arr) / sizeof(arr[0]))
+
+static const char *const names[] = {
+	"",
+	"solver",
+	"a job name of exactly sixty-three bytes, which the view keeps .",
+	"a job name longer than the sixty-four bytes of the view: it is cut",
+};
+static const char *const lists[] = { NULL, "", "0-1,3", "5", "0,7", "1,3,5",
+				     "6", "0" };
+static const char *const words[] = { "/bin/app", "-v", "", "--n=4",
+				     "OMP_NUM_THREADS=2", "/data/in" };
+
+static void gen_spec(struct gen *g)
+{
+	mm_job_spec_t *sp = &g->spec;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->name = PICK(names);
+	sp->uid = 1000 + (uint32_t)(rnd() % 3);
+	sp->gid = 100;
+	sp->ranks = 1 + (uint32_t)(rnd() % 12);
+	sp->nodelist = PICK(lists);
+	g->argv[0] = "/bin/app";
+	sp->argc = 1 + (uint32_t)(rnd() % 3);
+	for (uint32_t i = 1; i < sp->argc; i++)
+		g->argv[i] = PICK(words);
+	sp->argv = g->argv;
+	sp->envc = (uint32_t)(rnd() % 3);
+	for (uint32_t i = 0; i < sp->envc; i++)
+		g->env[i] = PICK(words);
+	sp->env = sp->envc ? g->env : NULL;
+	sp->nfiles = (uint32_t)(rnd() % 2);
+	g->files[0] = "/data/in";
+	sp->files = sp->nfiles ? g->files : NULL;
+	sp->cwd = rnd() % 4 ? "/home/u" : NULL;
+	sp->batch = (int)(rnd() % 2);
+	sp->out_path = sp->batch ? "out.%j.%r" : NULL;
+	sp->err_path = rnd() % 3 ? NULL : "err.%j";
+	sp->time_limit_ms = rnd() % 3 ? 0 : 100 * (1 + rnd() % 6);
+}
+
+/* Mostly a job that holds cpus (where things happen), else a recent one,
+ * now and then one that does not exist. */
+static uint32_t gen_job(const struct gen *g, const mm_state_t *s)
+{
+	uint32_t lo = g->last_job > 16 ? g->last_job - 15 : 1;
+	uint32_t live[16], n = 0;
+	mm_job_t j;
+
+	for (uint32_t id = lo; mm_job_next(s, id, &j) == 0; id = j.id + 1) {
+		if (j.state == MM_JOB_STAGING || j.state == MM_JOB_RUNNING)
+			live[n++] = j.id;
+	}
+	if (n && rnd() % 4)
+		return live[rnd() % n];
+	if (rnd() % 10 == 0)
+		return g->last_job + 1;
+	return g->last_job > 0 ? lo + (uint32_t)(rnd() % (g->last_job -
+							 lo + 1)) : 1;
+}
+
+static mm_op_t gen_op(struct gen *g, const mm_state_t *s)
+{
+	mm_op_t op = { 0 };
+	uint64_t k = rnd() % 100;
+	mm_job_t j;
+
+	if (k < 20) {
+		gen_spec(g);
+		op.code = MM_OP_SUBMIT;
+		op.spec = &g->spec;
+	} else if (k < 45) {
+		g->slice += rnd() % 3; /* sometimes the same slice again */
+		op.code = MM_OP_TICK;
+		op.slice = g->slice;
+		op.now_ms = g->slice * 100 + rnd() % 150; /* may step back */
+	} else if (k < 60) {
+		op.code = MM_OP_JOB_STAGED;
+		op.job = gen_job(g, s);
+	} else if (k < 75) {
+		op.code = MM_OP_JOB_EXITED;
+		op.job = gen_job(g, s);
+		op.nstatus = mm_job_get(s, op.job, &j) == 0 && rnd() % 8 ?
+				     j.ranks : 1 + (uint32_t)(rnd() % 16);
+		for (uint32_t i = 0; i < op.nstatus; i++) {
+			uint64_t w = rnd() % 10;
+
+			g->status[i] = w < 7 ? 0 :
+				       w < 9 ? W_EXITCODE(1 + (int)w, 0) :
+					       W_EXITCODE(0, 9);
+		}
+		op.status = g->status;
+	} else if (k < 81) {
+		op.code = MM_OP_JOB_FAILED;
+		op.job = gen_job(g, s);
+		op.reason = rnd() % 2 ? "launch failed" : NULL;
+	} else if (k < 88) {
+		op.code = MM_OP_CANCEL;
+		op.job = gen_job(g, s);
+		op.uid = rnd() % 2 ? 0 : 1000 + (uint32_t)(rnd() % 3);
+	} else {
+		op.code = rnd() % 3 ? MM_OP_NODE_UP : MM_OP_NODE_DOWN;
+		op.node = (uint32_t)(rnd() % 9);
+		op.reason = "left the view";
+	}
+	return op;
+}
+
+/* Apply op to both, which must agree on everything. */
+static void apply_both(mm_state_t *a, mm_state_t *b, const mm_op_t *op,
+		       struct gen *g)
+{
+	mm_result_t ra, rb;
+
+	assert_int_equal(mm_apply(a, op, &ra), mm_apply(b, op, &rb));
+	assert_int_equal(ra.rc, rb.rc);
+	assert_int_equal(ra.job, rb.job);
+	assert_string_equal(ra.err, rb.err);
+	assert_int_equal(mm_digest(a), mm_digest(b));
+	if (ra.job)
+		g->last_job = ra.job;
+}
+
+/* A state after n random operations from the current seed. */
+static mm_state_t *random_state(int n, struct gen *g)
+{
+	mm_state_t *s = mkmachine(1);
+
+	for (int i = 0; i < n; i++) {
+		mm_op_t op = gen_op(g, s);
+		mm_result_t res;
+
+		mm_apply(s, &op, &res);
+		if (res.job)
+			g->last_job = res.job;
+	}
+	return s;
+}
+
+static uint32_t must(mm_state_t *s, mm_op_t op)
+{
+	mm_result_t res;
+
+	if (mm_apply(s, &op, &res))
+		fail_msg("op %d: %s", op.code, res.err);
+	return res.job;
+}
+
+static uint32_t submit(mm_state_t *s, uint32_t ranks, const char *nodelist)
+{
+	static const char *const argv[] = { "/bin/app", "-n" };
+	static const char *const env[] = { "A=1", "B=" };
+	static const char *const files[] = { "/data/in" };
+	mm_job_spec_t sp = {
+		.name = "job", .uid = 1000, .gid = 100, .ranks = ranks,
+		.nodelist = nodelist, .argc = 2, .argv = argv,
+		.envc = ranks % 3, .env = ranks % 3 ? env : NULL,
+		.cwd = "/home/u", .nfiles = ranks % 2, .files = files,
+		.batch = ranks % 2, .out_path = "o.%j", .time_limit_ms = 500,
+	};
+
+	return must(s, (mm_op_t){ .code = MM_OP_SUBMIT, .spec = &sp });
+}
+
+/* A state with a DOWN node and jobs in every state (ids in brackets):
+ * PENDING [8, 9], STAGING [1], RUNNING [7], COMPLETED [2], FAILED by a
+ * rank [3], before placement [5] and after [6], CANCELLED [4]. */
+static mm_state_t *every_state(void)
+{
+	mm_state_t *s = mkmachine(1);
+	const int32_t ok[] = { 0, 0 };
+	const int32_t bad[] = { 0, W_EXITCODE(0, 9), 0, W_EXITCODE(3, 0) };
+	uint32_t id;
+
+	must(s, (mm_op_t){ .code = MM_OP_NODE_DOWN, .node = 7,
+			   .reason = "left the view" });
+	submit(s, 3, "0-1,3");
+	id = submit(s, 2, NULL);
+	submit(s, 4, NULL);
+	submit(s, 1, "5");
+	must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = 1, .now_ms = 100 });
+	must(s, (mm_op_t){ .code = MM_OP_JOB_STAGED, .job = id });
+	must(s, (mm_op_t){ .code = MM_OP_JOB_EXITED, .job = id, .nstatus = 2,
+			   .status = ok });
+	must(s, (mm_op_t){ .code = MM_OP_JOB_EXITED, .job = 3, .nstatus = 4,
+			   .status = bad });
+	must(s, (mm_op_t){ .code = MM_OP_CANCEL, .job = 4 });
+	submit(s, 1, NULL);
+	submit(s, 1, NULL);
+	must(s, (mm_op_t){ .code = MM_OP_JOB_FAILED, .job = 5,
+			   .reason = "launch failed" });
+	must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = 2, .now_ms = 200 });
+	must(s, (mm_op_t){ .code = MM_OP_JOB_FAILED, .job = 6 });
+	submit(s, 4, NULL);
+	must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = 3, .now_ms = 300 });
+	must(s, (mm_op_t){ .code = MM_OP_JOB_STAGED, .job = 7 });
+	submit(s, 16, NULL);
+	submit(s, 1, "0");
+	must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = 4, .now_ms = 400 });
+	return s;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void test_empty_state_round_trips(void **state)
+{
+	mm_state_t *fresh = mkmachine(0), *up = mkmachine(1), *c;
+	size_t n;
+	uint8_t *buf = encode(fresh, &n);
+
+	(void)state;
+	assert_memory_equal(buf, "SMMS", 4);
+	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 1);
+	assert_int_equal(buf[OFF_NWORLD], 8);
+	assert_int_equal(buf[OFF_NNODES], NNODES);
+	assert_int_equal(buf[OFF_NODE(0)], 0); /* ascending world id */
+	free(buf);
+	c = round_trip(fresh);
+	mm_state_destroy(c);
+	c = round_trip(up);
+	mm_state_destroy(c);
+	assert_int_not_equal(mm_digest(fresh), mm_digest(up));
+	mm_state_destroy(fresh);
+	mm_state_destroy(up);
+}
+
+static void test_digest_is_the_hash_of_the_snapshot(void **state)
+{
+	struct gen g = { 0 };
+	mm_state_t *s;
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	uint8_t *buf;
+	size_t n;
+
+	(void)state;
+	fuzz_seed_begin(0xd16e57);
+	s = random_state(300, &g);
+	buf = encode(s, &n);
+	for (size_t i = 0; i < n; i++) {
+		h ^= buf[i];
+		h *= UINT64_C(0x100000001b3);
+	}
+	assert_int_equal(mm_digest(s), h);
+	assert_int_equal(mm_digest(NULL), UINT64_C(0xcbf29ce484222325));
+	free(buf);
+	mm_state_destroy(s);
+}
+
+/* Replica b starts from a snapshot of a and is itself snapshotted and
+ * replaced by its copy at random points; every operation is applied to
+ * both, which must agree on every result and digest all along. */
+static void test_decoded_state_continues_like_the_original(void **state)
+{
+	uint32_t seen[MM_JOB_CANCELLED + 1] = { 0 };
+	int snapshots = 0;
+
+	(void)state;
+	fuzz_seed_begin(0x5a4e5407);
+	for (int run = 0; run < 40; run++) {
+		struct gen g = { 0 };
+		mm_state_t *a = random_state((int)(rnd() % 200), &g);
+		mm_state_t *b = round_trip(a);
+		int nops = 100 + (int)(rnd() % 400);
+		mm_job_t j;
+
+		for (int i = 0; i < nops; i++) {
+			mm_op_t op = gen_op(&g, a);
+
+			apply_both(a, b, &op, &g);
+			if (rnd() % 40 == 0) {
+				mm_state_t *c = round_trip(b);
+
+				mm_state_destroy(b);
+				b = c;
+				snapshots++;
+				for (uint32_t id = 1;
+				     mm_job_next(b, id, &j) == 0; id = j.id + 1)
+					seen[j.state]++;
+			}
+		}
+		same_state(a, b);
+		mm_state_destroy(a);
+		mm_state_destroy(b);
+	}
+	/* snapshots were taken with jobs in every state */
+	assert_true(snapshots > 100);
+	for (int k = MM_JOB_PENDING; k <= MM_JOB_CANCELLED; k++)
+		assert_true(seen[k] > 0);
+}
+
+static void test_every_job_state_round_trips(void **state)
+{
+	static const mm_job_state_t want[] = {
+		MM_JOB_STAGING, MM_JOB_COMPLETED, MM_JOB_FAILED,
+		MM_JOB_CANCELLED, MM_JOB_FAILED, MM_JOB_FAILED,
+		MM_JOB_RUNNING, MM_JOB_PENDING, MM_JOB_PENDING,
+	};
+	const int32_t ok[4] = { 0 };
+	mm_state_t *s = every_state(), *c = round_trip(s);
+	struct gen g = { .slice = 4, .last_job = 9 };
+	mm_job_t j;
+
+	(void)state;
+	for (uint32_t id = 1; id <= 9; id++) {
+		assert_int_equal(mm_job_get(c, id, &j), 0);
+		assert_int_equal(j.state, want[id - 1]);
+	}
+	assert_non_null(strstr(j.reason, "queued behind job 8"));
+	/* both go on alike: job 7 ends, 1 passes its time limit, 8 starts
+	 * and fills node 0, which 9 is waiting for */
+	apply_both(s, c, &(mm_op_t){ .code = MM_OP_JOB_EXITED, .job = 7,
+				     .nstatus = 4, .status = ok }, &g);
+	apply_both(s, c, &(mm_op_t){ .code = MM_OP_TICK, .slice = 5,
+				     .now_ms = 1000 }, &g);
+	assert_int_equal(mm_job_get(c, 1, &j), 0);
+	assert_int_equal(j.state, MM_JOB_FAILED);
+	assert_int_equal(mm_job_get(c, 8, &j), 0);
+	assert_int_equal(j.state, MM_JOB_STAGING);
+	assert_int_equal(mm_job_get(c, 9, &j), 0);
+	assert_string_equal(j.reason, "waiting for 1 free cpus (head of "
+			    "queue)");
+	same_state(s, c);
+	mm_state_destroy(c);
+	mm_state_destroy(s);
+}
+
+/* A job placed only on node 0 has rank_node all 0, like one never placed:
+ * the snapshot tells them apart. */
+static void test_job_placed_on_node_0_keeps_its_nodes(void **state)
+{
+	static const char *const argv[] = { "/bin/app" };
+	mm_job_spec_t sp = { .name = "z", .ranks = 2, .nodelist = "0",
+			     .argc = 1, .argv = argv };
+	mm_op_t submit = { .code = MM_OP_SUBMIT, .spec = &sp };
+	mm_op_t tick = { .code = MM_OP_TICK, .slice = 1, .now_ms = 10 };
+	mm_state_t *s = mkmachine(1), *c;
+	mm_job_t j;
+
+	(void)state;
+	assert_int_equal(mm_apply(s, &submit, NULL), 0);
+	assert_int_equal(mm_apply(s, &submit, NULL), 0);
+	assert_int_equal(mm_apply(s, &tick, NULL), 0);
+	c = round_trip(s);
+	assert_int_equal(mm_job_get(c, 1, &j), 0);
+	assert_int_equal(j.state, MM_JOB_STAGING);
+	assert_true(sp_nodeset_has(j.nodes, 0));
+	assert_int_equal(mm_job_get(c, 2, &j), 0);
+	assert_int_equal(j.state, MM_JOB_PENDING);
+	assert_int_equal(sp_nodeset_count(j.nodes), 0);
+	mm_state_destroy(c);
+	mm_state_destroy(s);
+}
+
+static void test_foreign_version_is_refused(void **state)
+{
+	mm_state_t *s = mkmachine(1);
+	size_t n;
+	uint8_t *buf = encode(s, &n);
+	const char *err;
+
+	(void)state;
+	buf[OFF_VERSION] = 2;
+	err = refused(buf, n);
+	assert_non_null(strstr(err, "version 2"));
+	assert_non_null(strstr(err, "offset 4"));
+	assert_non_null(strstr(err, "reads version 1 and older"));
+	buf[OFF_VERSION] = 0;
+	assert_non_null(strstr(refused(buf, n), "version 0"));
+	buf[OFF_VERSION] = 1;
+	buf[OFF_VERSION + 1] = 1; /* 257 */
+	assert_non_null(strstr(refused(buf, n), "version 257"));
+	buf[OFF_VERSION + 1] = 0;
+	buf[0] = 'X';
+	err = refused(buf, n);
+	assert_non_null(strstr(err, "not a Storm manager snapshot"));
+	assert_non_null(strstr(err, "offset 0"));
+	free(buf);
+	mm_state_destroy(s);
+}
+
+static void test_inconsistent_fields_are_refused_where_they_are(void **state)
+{
+	mm_state_t *s = every_state();
+	uint8_t *buf, *t;
+	size_t n;
+
+	(void)state;
+	buf = encode(s, &n);
+	t = malloc(n + 1);
+	assert_non_null(t);
+
+	memcpy(t, buf, n);
+	put32(t + OFF_NWORLD, 0);
+	assert_non_null(strstr(refused(t, n), "at offset 6, in the header: "
+				"world size 0"));
+	memcpy(t, buf, n);
+	put32(t + OFF_NNODES, 9);
+	assert_non_null(strstr(refused(t, n), "offset 26, in the header: 9 "
+				"compute nodes"));
+	memcpy(t, buf, n);
+	put32(t + OFF_NODE(0), 8); /* beyond the world */
+	assert_non_null(strstr(refused(t, n), "offset 30, in node 0: world "
+				"id 8"));
+	memcpy(t, buf, n);
+	put32(t + OFF_NODE(0), 1); /* equal to the next one's */
+	assert_non_null(strstr(refused(t, n), "offset 53, in node 1: world "
+				"id 1 after 1"));
+	memcpy(t, buf, n);
+	t[OFF_NODE(1) + OFF_STATE] = MM_NODE_DOWN; /* under jobs 1 and 7 */
+	assert_non_null(strstr(refused(t, n), "rank 2 of a STAGING job is "
+				"on node 1, which is DOWN"));
+	memcpy(t, buf, n);
+	put32(t + OFF_NODE(1) + OFF_CPUS, 1); /* job 1 has a rank there */
+	assert_non_null(strstr(refused(t, n), "puts node 1 over its 1 cpus"));
+	memcpy(t, buf, n);
+	t[n] = 0; /* one byte too many */
+	assert_non_null(strstr(refused(t, n + 1), "1 bytes after the last"));
+	free(t);
+	free(buf);
+	mm_state_destroy(s);
+}
+
+static void test_lying_counts_are_refused_before_allocating(void **state)
+{
+	mm_state_t *s = mkmachine(1);
+	size_t n;
+	uint8_t *buf = encode(s, &n);
+	uint8_t *t = exactly(buf, n);
+
+	(void)state;
+	/* the job count is the last field of a state without jobs */
+	put32(t + n - 4, UINT32_MAX);
+	assert_non_null(strstr(refused(t, n), "jobs cannot fit"));
+	put32(t + n - 4, 1);
+	assert_non_null(strstr(refused(t, n), "in the job table: 1 jobs"));
+	free(t);
+	free(buf);
+	mm_state_destroy(s);
+}
+
+static void test_decode_and_encode_check_their_arguments(void **state)
+{
+	mm_state_t *s = mkmachine(0), *out = NULL;
+	uint8_t *buf = NULL;
+	size_t n = 0;
+	char err[8];
+
+	(void)state;
+	assert_int_equal(mm_state_encode(NULL, &buf, &n), -EINVAL);
+	assert_int_equal(mm_state_encode(s, NULL, &n), -EINVAL);
+	assert_int_equal(mm_state_encode(s, &buf, NULL), -EINVAL);
+	assert_null(buf);
+	assert_int_equal(mm_state_decode(NULL, 3, &out, NULL, 0), -EINVAL);
+	assert_int_equal(mm_state_decode((const uint8_t *)"", 0, NULL, NULL,
+					 0), -EINVAL);
+	/* no room for the message, or none asked: still refused */
+	assert_int_equal(mm_state_decode(NULL, 0, &out, NULL, 0),
+			 -STORM_EPROTO);
+	assert_int_equal(mm_state_decode((const uint8_t *)"SMM", 3, &out, err,
+					 sizeof(err)), -STORM_EPROTO);
+	assert_int_equal(strlen(err), sizeof(err) - 1); /* cut, terminated */
+	assert_null(out);
+	mm_state_destroy(s);
+}
+
+/* Decode t, which must not crash; if accepted it must encode back to
+ * exactly t, decode again, and run. */
+static int decode_checked(const uint8_t *t, size_t len)
+{
+	char err[256];
+	mm_state_t *s = NULL, *again;
+	uint8_t *back;
+	size_t m;
+	int rc = mm_state_decode(t, len, &s, err, sizeof(err));
+
+	if (rc) {
+		assert_int_equal(rc, -STORM_EPROTO);
+		assert_true(err[0] != '\0');
+		assert_null(s);
+		return 0;
+	}
+	back = encode(s, &m);
+	assert_int_equal(m, len);
+	assert_memory_equal(back, t, len);
+	again = decode(back, m);
+	assert_int_equal(mm_digest(again), mm_digest(s));
+	/* what the state machine asserts must hold in it: drive it (each
+	 * node down, a tick, up, a tick: cpus released, jobs placed) */
+	for (uint32_t node = 0; node < 8; node++) {
+		const mm_op_t ops[] = {
+			{ .code = MM_OP_NODE_DOWN, .node = node },
+			{ .code = MM_OP_TICK, .slice = mm_slice(s) + 1,
+			  .now_ms = UINT64_MAX / 2 },
+			{ .code = MM_OP_NODE_UP, .node = node },
+			{ .code = MM_OP_TICK, .slice = mm_slice(s) + 2,
+			  .now_ms = UINT64_MAX / 2 },
+		};
+
+		for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+			mm_apply(s, &ops[k], NULL);
+	}
+	free(back);
+	mm_state_destroy(again);
+	mm_state_destroy(s);
+	return 1;
+}
+
+static void test_decode_refuses_every_truncation(void **state)
+{
+	mm_state_t *s;
+	uint8_t *buf;
+	size_t n;
+
+	(void)state;
+	s = every_state();
+	buf = encode(s, &n);
+	mm_state_destroy(s);
+	for (size_t len = 0; len < n; len++) {
+		uint8_t *t = exactly(buf, len);
+
+		refused(t, len);
+		free(t);
+	}
+	free(buf);
+}
+
+static void test_decode_survives_random_mutations(void **state)
+{
+	mm_state_t *s;
+	uint8_t *base;
+	size_t n;
+	int accepted = 0;
+
+	(void)state;
+	fuzz_seed_begin(0xf1195);
+	s = every_state();
+	base = encode(s, &n);
+	mm_state_destroy(s);
+	for (int iter = 0; iter < 20000; iter++) {
+		uint8_t *t = exactly(base, n), *u;
+		size_t len = n;
+		int nmut = 1 + (int)(rnd() % 3);
+
+		for (int k = 0; k < nmut && len > 0; k++) {
+			size_t at = rnd() % len;
+
+			switch (rnd() % 5) {
+			case 0:
+				t[at] ^= (uint8_t)(1u << (rnd() % 8));
+				break;
+			case 1:
+				t[at] = (uint8_t)rnd();
+				break;
+			case 2:
+				t[at] = (uint8_t[]){ 0, 1, 2, 0x7f, 0x80,
+						     0xff }[rnd() % 6];
+				break;
+			case 3: /* a length or count that lies */
+				if (at + 4 <= len)
+					put32(t + at, (uint32_t[]){
+						0, 1, 64, 4097, 65537,
+						UINT32_MAX }[rnd() % 6]);
+				break;
+			default: /* cut */
+				len = at;
+				break;
+			}
+		}
+		u = exactly(t, len);
+		accepted += decode_checked(u, len);
+		free(u);
+		free(t);
+	}
+	/* some mutations (a uid, a time) still decode: that path ran */
+	assert_true(accepted > 0);
+	free(base);
+}
+
+static void test_decode_survives_random_buffers(void **state)
+{
+	(void)state;
+	fuzz_seed_begin(0xb0ffe75);
+	for (int iter = 0; iter < 20000; iter++) {
+		size_t len = rnd() % 200;
+		uint8_t *t = malloc(len ? len : 1);
+
+		assert_non_null(t);
+		for (size_t k = 0; k < len; k++)
+			t[k] = (uint8_t)rnd();
+		if (len >= 30 && iter % 2) { /* a plausible header */
+			memcpy(t, "SMMS\1\0", 6);
+			put32(t + OFF_NWORLD, 1 + (uint32_t)(rnd() % 16));
+			put32(t + OFF_NNODES, (uint32_t)(rnd() % 3));
+		}
+		decode_checked(t, len);
+		free(t);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_empty_state_round_trips),
+		cmocka_unit_test(test_digest_is_the_hash_of_the_snapshot),
+		cmocka_unit_test(
+			test_decoded_state_continues_like_the_original),
+		cmocka_unit_test(test_every_job_state_round_trips),
+		cmocka_unit_test(test_job_placed_on_node_0_keeps_its_nodes),
+		cmocka_unit_test(test_foreign_version_is_refused),
+		cmocka_unit_test(
+			test_inconsistent_fields_are_refused_where_they_are),
+		cmocka_unit_test(
+			test_lying_counts_are_refused_before_allocating),
+		cmocka_unit_test(test_decode_and_encode_check_their_arguments),
+		cmocka_unit_test(test_decode_refuses_every_truncation),
+		cmocka_unit_test(test_decode_survives_random_mutations),
+		cmocka_unit_test(test_decode_survives_random_buffers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
