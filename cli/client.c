@@ -274,23 +274,38 @@ static int connect_tcp(sc_ctx_t *ctx, const char *addr, char *err,
 	return fd;
 }
 
-int sc_connect(sc_ctx_t *ctx, char *err, size_t errlen)
+/* Every place a manager replica may answer, in the order tried: what the
+ * user named (--socket, --manager, --managers), else, from the
+ * configuration, each replica's local socket that exists here, then each
+ * replica's TCP listen address. */
+static int endpoints(sc_ctx_t *ctx, char *err, size_t errlen)
 {
-	char cerr[1024], sock[1100];
+	char cerr[1024];
 	st_config_t cfg;
 	struct stat st;
 	int rc;
 
-	/* Explicit choices first: the user said where the manager is.  With
-	 * both, TCP is the fallback when the socket is absent, as with the
-	 * configuration's defaults. */
-	if (ctx->socket_path && !(ctx->manager &&
-				  stat(ctx->socket_path, &st) != 0 &&
-				  errno == ENOENT))
-		return connect_unix(ctx, ctx->socket_path, err, errlen);
+	ctx->neps = 0;
+#define ADD(u, a) do { if (ctx->neps < SC_MAX_EPS) { \
+		ctx->eps[ctx->neps].is_unix = (u); \
+		snprintf(ctx->eps[ctx->neps].addr, \
+			 sizeof(ctx->eps[0].addr), "%s", (a)); \
+		ctx->neps++; } } while (0)
+	if (ctx->socket_path)
+		ADD(1, ctx->socket_path);
 	if (ctx->manager)
-		return connect_tcp(ctx, ctx->manager, err, errlen);
+		ADD(0, ctx->manager);
+	if (ctx->managers) {
+		char list[4096], *save = NULL;
 
+		snprintf(list, sizeof(list), "%s", ctx->managers);
+		for (char *a = strtok_r(list, ",", &save); a;
+		     a = strtok_r(NULL, ",", &save))
+			if (a[0])
+				ADD(0, a);
+	}
+	if (ctx->neps)
+		return 0;
 	rc = st_config_load(ctx->config_path, &cfg, cerr, sizeof(cerr));
 	if (rc < 0) {
 		if (cerr[0])
@@ -306,36 +321,106 @@ int sc_connect(sc_ctx_t *ctx, char *err, size_t errlen)
 				 ctx->config_path, storm_strerror(rc));
 		return -SC_EXIT_USAGE;
 	}
-	snprintf(sock, sizeof(sock), "%s/storm-mm.sock", cfg.run_dir);
-	if (stat(sock, &st) != 0 && errno == ENOENT) {
-		/* No local manager: the first one that serves TCP. */
-		for (uint32_t i = 0; i < cfg.nmanagers; i++) {
-			if (cfg.managers[i].listen[0]) {
-				char addr[ST_ADDR_MAX], terr[1024];
-				int fd;
+	for (uint32_t i = 0; i < cfg.nmanagers; i++) {
+		char sock[1200];
 
-				snprintf(addr, sizeof(addr), "%s",
-					 cfg.managers[i].listen);
-				st_config_free(&cfg);
-				fd = connect_tcp(ctx, addr, terr, sizeof(terr));
-				if (fd < 0) /* say both places we looked */
-					snprintf(err, errlen,
-						 "%s does not exist, and %s",
-						 sock, terr);
-				return fd;
-			}
-		}
+		st_manager_socket(&cfg, &cfg.managers[i], sock, sizeof(sock));
+		if (stat(sock, &st) == 0)
+			ADD(1, sock);
+	}
+	for (uint32_t i = 0; i < cfg.nmanagers; i++)
+		if (cfg.managers[i].listen[0])
+			ADD(0, cfg.managers[i].listen);
+#undef ADD
+	if (!ctx->neps) {
+		char sock[1200];
+
+		st_manager_socket(&cfg, &cfg.managers[0], sock, sizeof(sock));
 		snprintf(ctx->endpoint, sizeof(ctx->endpoint), "socket %s",
 			 sock);
 		snprintf(err, errlen,
-			 "cannot reach the manager: %s does not exist and %s "
-			 "names no manager with a listen address; %s", sock,
-			 ctx->config_path, hint);
+			 "cannot reach the manager: no manager socket exists "
+			 "here (%s) and %s names no manager with a listen "
+			 "address; %s", sock, ctx->config_path, hint);
 		st_config_free(&cfg);
 		return -SC_EXIT_UNREACH;
 	}
 	st_config_free(&cfg);
-	return connect_unix(ctx, sock, err, errlen);
+	return 0;
+}
+
+int sc_connect(sc_ctx_t *ctx, char *err, size_t errlen)
+{
+	char last[2048] = "";
+	int rc = 0;
+
+	if (!ctx->neps && (rc = endpoints(ctx, err, errlen)))
+		return rc;
+	/* from the one that answered last, round the list once */
+	for (int i = 0; i < ctx->neps; i++) {
+		int k = (ctx->ep_next + i) % ctx->neps;
+		const struct sc_ep *e = &ctx->eps[k];
+
+		rc = e->is_unix ? connect_unix(ctx, e->addr, last, sizeof(last))
+				: connect_tcp(ctx, e->addr, last, sizeof(last));
+		if (rc >= 0) {
+			ctx->ep_next = k;
+			return rc;
+		}
+		if (rc == -SC_EXIT_USAGE)
+			break;
+	}
+	if (ctx->neps > 1)
+		snprintf(err, errlen, "none of the %d manager replicas "
+			 "answered; the last: %s", ctx->neps, last);
+	else
+		snprintf(err, errlen, "%s", last);
+	return rc;
+}
+
+/* Failures after which the same request (same client id and sequence)
+ * goes to another replica: it is applied at most once wherever it lands. */
+static bool elsewhere(const sc_ctx_t *ctx, int code)
+{
+	if (code == SC_EXIT_UNREACH)
+		return true;
+	return code == SC_EXIT_FAILED &&
+	       (ctx->last_errno == STORM_ENOQUORUM ||
+		ctx->last_errno == STORM_ENOTSYNCED ||
+		ctx->last_errno == STORM_EUNKNOWN);
+}
+
+int sc_request(sc_ctx_t *ctx, json_t *req, int *fdp, json_t **reply,
+	       char *err, size_t errlen)
+{
+	int64_t deadline = sc_now_ms() + ctx->timeout_ms;
+	int tries = 0, code;
+
+	for (;;) {
+		int fd = sc_connect(ctx, err, errlen), rc;
+
+		if (fd < 0) {
+			code = -fd;
+		} else if ((rc = sc_send_request(ctx, fd, req)) < 0) {
+			code = sc_frame_error(ctx, rc, err, errlen);
+			close(fd);
+		} else {
+			code = sc_recv_reply(ctx, fd, ctx->timeout_ms, reply,
+					     err, errlen);
+			if (code == SC_EXIT_OK && fdp) {
+				*fdp = fd;
+				return code;
+			}
+			close(fd);
+		}
+		if (!elsewhere(ctx, code) || sc_now_ms() >= deadline)
+			return code;
+		/* the next replica; a whole round that failed waits a
+		 * little (a view change takes a few ms to hundreds) */
+		ctx->ep_next = (ctx->ep_next + 1) % (ctx->neps ? ctx->neps : 1);
+		if (++tries % (ctx->neps ? ctx->neps : 1) == 0)
+			poll(NULL, 0, 50);
+	}
 }
 
 /* ---- one request, one reply --------------------------------------------- */
@@ -376,8 +461,12 @@ int sc_send_request(sc_ctx_t *ctx, int fd, json_t *req)
 	size_t n;
 	int rc;
 
-	json_object_set_new(req, "client", json_string(ctx->client_id));
-	json_object_set_new(req, "seq", json_integer(++ctx->seq));
+	/* a retry keeps its number: that is what makes it exactly-once */
+	if (!json_object_get(req, "seq")) {
+		json_object_set_new(req, "client",
+				    json_string(ctx->client_id));
+		json_object_set_new(req, "seq", json_integer(++ctx->seq));
+	}
 	text = json_dumps(req, JSON_COMPACT);
 	if (!text)
 		return -ENOMEM;
@@ -428,6 +517,8 @@ int sc_recv_reply(sc_ctx_t *ctx, int fd, int timeout_ms, json_t **reply,
 	}
 	if (!json_is_true(ok)) {
 		int64_t e = sc_jint(v, "errno", 0);
+
+		ctx->last_errno = (int)e;
 		const char *what = sc_jstr(v, "error", NULL);
 
 		/* The manager's text already says what, where and what to
@@ -449,20 +540,7 @@ int sc_recv_reply(sc_ctx_t *ctx, int fd, int timeout_ms, json_t **reply,
 int sc_call_soft(sc_ctx_t *ctx, json_t *req, json_t **reply, char *err,
 		 size_t errlen)
 {
-	int fd, rc;
-
-	fd = sc_connect(ctx, err, errlen);
-	if (fd < 0)
-		return -fd;
-	rc = sc_send_request(ctx, fd, req);
-	if (rc < 0) {
-		rc = sc_frame_error(ctx, rc, err, errlen);
-		close(fd);
-		return rc;
-	}
-	rc = sc_recv_reply(ctx, fd, ctx->timeout_ms, reply, err, errlen);
-	close(fd);
-	return rc;
+	return sc_request(ctx, req, NULL, reply, err, errlen);
 }
 
 json_t *sc_call_or_die(sc_ctx_t *ctx, const char *cmd, json_t *req)

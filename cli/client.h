@@ -32,10 +32,20 @@ enum sc_exit_code {
 
 /** The invocation: global options and the connection's identity.  One per
  * process, built by stormctl.c and passed to every handler. */
+#define SC_MAX_EPS 64
+struct sc_ep {
+	int is_unix;
+	char addr[1200];
+};
+
 typedef struct sc_ctx {
 	const char *config_path; /* --config, $STORM_CONFIG or the default */
 	const char *socket_path; /* --socket, or NULL */
 	const char *manager;     /* --manager HOST:PORT, or NULL */
+	const char *managers;    /* --managers H:P,H:P,..., or NULL */
+	struct sc_ep eps[SC_MAX_EPS]; /* where replicas answer, in order */
+	int neps, ep_next;       /* ep_next: the one to try first */
+	int last_errno;          /* of the last refusal ("errno") */
 	bool json;               /* --json */
 	int timeout_ms;          /* --timeout: for replies and connecting */
 	char client_id[320];     /* "<hostname>:<pid>:<random hex>" */
@@ -63,10 +73,11 @@ uint64_t sc_number_or_die(const char *cmd, const char *what,
 /** Fill ctx->client_id (call once, before any request). */
 void sc_client_init(sc_ctx_t *ctx);
 
-/** Connect to the manager chosen by ctx (see stormctl(1), "Finding the
- * manager"): --socket, else --manager, else the config's socket under
- * run_dir, falling back to its first manager `listen` address when that
- * socket does not exist.  Sets ctx->endpoint.
+/** Connect to a manager replica chosen by ctx (see stormctl(1), "Finding
+ * the manager"): --socket, --manager, --managers, else from the
+ * configuration every replica's socket under run_dir that exists here,
+ * then every replica's `listen` address; starting at the one that
+ * answered last and going round the list once.  Sets ctx->endpoint.
  * @return the connected fd, or an exit code negated (-SC_EXIT_USAGE for a
  * config problem, -SC_EXIT_UNREACH) with err filled in. */
 int sc_connect(sc_ctx_t *ctx, char *err, size_t errlen);
@@ -81,6 +92,14 @@ int sc_send_request(sc_ctx_t *ctx, int fd, json_t *req);
  * SC_EXIT_UNREACH, SC_EXIT_PROTO, SC_EXIT_USAGE, with err filled in. */
 int sc_call_soft(sc_ctx_t *ctx, json_t *req, json_t **reply, char *err,
 		 size_t errlen);
+/** sc_call_soft() that rides out a failover: after a broken connection,
+ * no answer, or a refusal that means "go elsewhere" (no quorum, catching
+ * up, outcome unknown), the same request (same client id and sequence)
+ * goes to the next replica, until --timeout.  fdp non-NULL: the
+ * connection is kept open for what follows the reply (run's output) and
+ * returned there. */
+int sc_request(sc_ctx_t *ctx, json_t *req, int *fdp, json_t **reply,
+	       char *err, size_t errlen);
 /** sc_call_soft() that dies on any failure, prefixing the message with
  * cmd.  Steals req. */
 json_t *sc_call_or_die(sc_ctx_t *ctx, const char *cmd, json_t *req);

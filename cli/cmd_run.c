@@ -553,7 +553,7 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	sigset_t block, waitmask;
 	json_t *req, *reply = NULL;
 	char err[2048];
-	int fd, rc, handled = 0, saved_errno;
+	int fd, rc, handled = 0, saved_errno, reattach = 0;
 
 	req = build_request(cmd, args, &jo);
 	rs.ranks = jo.ranks;
@@ -573,18 +573,11 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	/* A closed stdout (| head) ends our copying, not the job's. */
 	signal(SIGPIPE, SIG_IGN);
 
-	fd = sc_connect(ctx, err, sizeof(err));
-	if (fd < 0)
-		sc_die(-fd, "run: %s", err);
-	rc = sc_send_request(ctx, fd, req);
-	json_decref(req);
-	if (rc < 0) {
-		rc = sc_frame_error(ctx, rc, err, sizeof(err));
+	rc = sc_request(ctx, req, &fd, &reply, err, sizeof(err));
+	if (rc != SC_EXIT_OK) {
+		json_decref(req);
 		sc_die(rc, "run: %s", err);
 	}
-	rc = sc_recv_reply(ctx, fd, ctx->timeout_ms, &reply, err, sizeof(err));
-	if (rc != SC_EXIT_OK)
-		sc_die(rc, "run: %s", err);
 	rs.job = sc_jint(reply, "job", -1);
 	json_decref(reply);
 	if (rs.job < 0)
@@ -624,6 +617,23 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		/* Something is there: the rest of the frame follows at
 		 * once, so a stall inside it is the manager's failure. */
 		rc = st_frame_recv(fd, ctx->timeout_ms, &type, &payload, &len);
+		if (rc < 0 && reattach < 32) {
+			/* the replica went away: the same request (same
+			 * sequence) to another one answers with the same job
+			 * and follows it from there */
+			close(fd);
+			reattach++;
+			rc = sc_request(ctx, req, &fd, &reply, err,
+					sizeof(err));
+			if (rc == SC_EXIT_OK) {
+				json_decref(reply);
+				sc_warn("run: the manager went away; following "
+					"job %lld on %s", (long long)rs.job,
+					ctx->endpoint);
+				continue;
+			}
+			rc = -ECONNRESET;
+		}
 		if (rc < 0) {
 			flush_partial_lines(&rs);
 			sc_die(sc_frame_error(ctx, rc, err, sizeof(err)),
@@ -637,6 +647,7 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 			rc = on_end(&rs, payload, len);
 			free(payload);
 			close(fd);
+			json_decref(req);
 			return rc;
 		} else {
 			free(payload);

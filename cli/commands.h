@@ -26,6 +26,7 @@ enum {
 	SC_OPT_CONFIG,
 	SC_OPT_SOCKET,
 	SC_OPT_MANAGER,
+	SC_OPT_MANAGERS,
 	SC_OPT_JSON,
 	SC_OPT_TIMEOUT,
 	SC_OPT_VERSION,
@@ -92,6 +93,8 @@ int sc_cmd_cancel(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		  const struct sc_args *args);
 int sc_cmd_nodes(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		 const struct sc_args *args);
+int sc_cmd_managers(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		    const struct sc_args *args);
 int sc_cmd_status(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		  const struct sc_args *args);
 int sc_cmd_help(sc_ctx_t *ctx, const struct sc_cmd *cmd,
@@ -171,12 +174,16 @@ const struct sc_opt sc_global_opts[] = {
 	  "(default: $STORM_CONFIG, else /etc/storm/storm.conf).  Not "
 	  "needed with --socket or --manager." },
 	{ SC_OPT_SOCKET, "socket", "PATH",
-	  "Talk to storm-mm over this unix socket (default: "
-	  "RUN_DIR/storm-mm.sock, run_dir from the configuration)." },
+	  "Talk to storm-mm over this unix socket (default: every "
+	  "replica's RUN_DIR/storm-mm-NAME.sock that exists here, then "
+	  "every replica's listen address, from the configuration)." },
 	{ SC_OPT_MANAGER, "manager", "HOST:PORT",
-	  "Talk to storm-mm over TCP (default: the first manager in the "
-	  "configuration with a listen address, tried only when the unix "
-	  "socket does not exist)." },
+	  "Talk to this one storm-mm over TCP." },
+	{ SC_OPT_MANAGERS, "managers", "H:P,H:P,...",
+	  "The manager replicas' TCP addresses, tried in turn: a request "
+	  "that meets a dead replica, one without quorum or one catching "
+	  "up goes to the next with the same sequence number, so it is "
+	  "applied exactly once." },
 	{ SC_OPT_JSON, "json", NULL,
 	  "Print the manager's reply as indented JSON instead of a table." },
 	{ SC_OPT_TIMEOUT, "timeout", "MS",
@@ -272,6 +279,21 @@ const struct sc_cmd sc_commands[] = {
 		.min_operands = 0,
 		.max_operands = 0,
 		.handler = sc_cmd_nodes,
+	},
+	{
+		.name = "managers",
+		.summary = "show the manager replicas",
+		.operands = "",
+		.description =
+			"Prints each configured manager replica as the "
+			"answering one sees it: whether it is a member of the "
+			"replication group, synced, the strobe master, and "
+			"its last applied operation; then this replica's "
+			"quorum and view.",
+		.opts = no_opts,
+		.min_operands = 0,
+		.max_operands = 0,
+		.handler = sc_cmd_managers,
 	},
 	{
 		.name = "status",

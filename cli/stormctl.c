@@ -146,6 +146,9 @@ int main(int argc, char **argv)
 		case SC_OPT_MANAGER:
 			ctx.manager = v;
 			break;
+		case SC_OPT_MANAGERS:
+			ctx.managers = v;
+			break;
 		case SC_OPT_JSON:
 			ctx.json = true;
 			break;

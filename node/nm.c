@@ -89,14 +89,29 @@ static void box_flush(struct nm *nm)
 	}
 	memcpy(nm->box + ST_BOX_HDR, nm->pend, off);
 	st_box_put_hdr(nm->box, ++nm->box_seq, (uint32_t)off);
+	/* to every manager replica in the view: whichever is (or becomes)
+	 * the strobe master has it */
 	if (sp_nodeset_create(sp_node_count(nm->w), &mm))
 		return;
-	sp_nodeset_add(mm, 0);
+	sp_view_info_t vi;
+
+	if (sp_view(nm->w, &vi, mm) == 0)
+		for (uint32_t x = nm->cfg.nmanagers; x < sp_node_count(nm->w);
+		     x++)
+			sp_nodeset_del(mm, x);
+	if (sp_nodeset_count(mm) == 0) {
+		sp_nodeset_destroy(mm);
+		nm->box_seq--;
+		qb_log(LOG_DEBUG, "box: no manager in the view");
+		return;
+	}
 	rc = sp_xfer_and_signal(nm->w, mm, nm->box, ST_BOX_HDR + off,
 				nm->lay.outbox + (uint64_t)nm->lay.outbox_len *
 							 sp_node_id(nm->w),
 				ST_EV_LOCAL_OUT, ST_EV_OUT, NULL, 0);
 	sp_nodeset_destroy(mm);
+	qb_log(LOG_DEBUG, "box %llu: %zu bytes sent (%d)",
+	       (unsigned long long)nm->box_seq, off, rc);
 	if (rc) {
 		nm->box_seq--;
 		return; /* the manager is not in our view: try next slice */
@@ -266,7 +281,6 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 	while ((rc = sp_test_event(nm->w, ST_EV_LOCAL_OUT, 0)) != -EAGAIN) {
 		if (rc == 0) {
 			nm->box_sent = 1;
-			box_delivered(nm);
 		} else if (rc == -STORM_ECLOSED || rc == -STORM_EEXPELLED) {
 			break;
 		} else {
@@ -292,10 +306,18 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 			nm->box_inflight = 0;
 		}
 	}
-	while (sp_test_event(nm->w, ST_EV_OUTACK, 0) == 0)
-		nm->box_acked = 1;
+	/* the ack names the box: every manager replica has it (a new
+	 * strobe master may ack an older one again) */
+	while (sp_test_event(nm->w, ST_EV_OUTACK, 0) == 0) {
+		int64_t acked = 0;
+
+		sp_gvar_read(nm->w, nm->lay.outack, &acked);
+		if ((uint64_t)acked == nm->box_seq)
+			nm->box_acked = 1;
+	}
 	if (nm->box_inflight && nm->box_sent && nm->box_acked) {
 		nm->box_inflight = 0;
+		box_delivered(nm);
 		/* exits waiting behind the last box go now; output waits
 		 * for the heartbeat (one box per slice) */
 		for (struct nm_job *j = nm->jobs; j; j = j->next)

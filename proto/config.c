@@ -177,6 +177,17 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		return copy_str(p, k, v, c->ramdisk, sizeof(c->ramdisk));
 	if (!strcmp(k, "state_dir"))
 		return copy_str(p, k, v, c->state_dir, sizeof(c->state_dir));
+	if (!strcmp(k, "replication")) {
+		if (strcmp(v, "auto") && strcmp(v, "corosync") &&
+		    strcmp(v, "none"))
+		{
+			perr(p, "replication = \"%s\": want auto, corosync or "
+			     "none", v);
+			return 0;
+		}
+		return copy_str(p, k, v, c->replication,
+				sizeof(c->replication));
+	}
 	if (!strcmp(k, "run_dir"))
 		return copy_str(p, k, v, c->run_dir, sizeof(c->run_dir));
 	if (!strcmp(k, "log"))
@@ -284,6 +295,7 @@ static void defaults(st_config_t *c)
 	c->output_kib = 64;
 	strcpy(c->ramdisk, "/dev/shm/storm");
 	strcpy(c->state_dir, "/var/lib/storm");
+	strcpy(c->replication, "auto");
 	strcpy(c->run_dir, "/run/storm");
 	strcpy(c->log_target, "stderr");
 	c->log_level = LOG_INFO;
@@ -393,4 +405,10 @@ const st_host_t *st_config_host(const st_config_t *cfg, const char *name)
 		if (!strcmp(cfg->nodes[i].name, name))
 			return &cfg->nodes[i];
 	return NULL;
+}
+
+void st_manager_socket(const st_config_t *cfg, const st_host_t *m, char *out,
+		       size_t cap)
+{
+	snprintf(out, cap, "%s/storm-mm-%s.sock", cfg->run_dir, m->name);
 }

@@ -59,7 +59,9 @@ typedef struct st_config {
 	uint32_t slots;           /* launch: ring slots per node */
 	uint32_t output_kib;      /* per-node output mailbox at the manager */
 	char ramdisk[1024];       /* tmpfs directory for binaries on nodes */
-	char state_dir[1024];     /* manager state (issue 4: LMDB) */
+	char state_dir[1024];     /* manager state: LMDB, one directory per
+				   * manager below it */
+	char replication[16];     /* auto | corosync | none */
 	char run_dir[1024];       /* sockets, pid files, logs */
 	char log_target[1024];    /* stderr | syslog | file path */
 	int log_level;            /* LOG_ERR .. LOG_DEBUG */
@@ -89,6 +91,10 @@ ST_API const st_host_t *st_config_host(const st_config_t *cfg,
 ST_API int st_config_world(const st_config_t *cfg, uint32_t world_id,
 			   int join, uint32_t startup_ms, sp_config_t **out,
 			   char *err, size_t errlen);
+/** The local (unix) socket where manager m takes clients on its head
+ * node: RUN_DIR/storm-mm-NAME.sock. */
+ST_API void st_manager_socket(const st_config_t *cfg, const st_host_t *m,
+			      char *out, size_t cap);
 /** Route libqb logging of this process to cfg's target and level, tagged
  * ident.  Call once, early. @return 0 or -errno. */
 ST_API int st_log_setup(const st_config_t *cfg, const char *ident);

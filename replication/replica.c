@@ -163,6 +163,7 @@ static void send_state(rp_replica_t *r)
 {
 	struct rp_buf b;
 
+	r->announced = r->applied;
 	if (rpw_begin(&b, RP_MSG_STATE, 32))
 		return;
 	rpw_u32(&b, r->cfg.replica);
@@ -1064,6 +1065,14 @@ int rp_propose(rp_replica_t *r, uint64_t client, uint64_t seq, uint32_t uid,
 	r->pend = p;
 	flush_out(r);
 	return 0;
+}
+
+void rp_announce(rp_replica_t *r)
+{
+	if (r->applied == r->announced || r->nmem == 0)
+		return;
+	send_state(r);
+	flush_out(r);
 }
 
 int rp_cast(rp_replica_t *r, const void *msg, size_t len)

@@ -151,6 +151,7 @@ struct rp_replica {
 	struct rp_sessions sessions;
 	uint64_t applied;          /* last applied index */
 	uint64_t durable;          /* last committed */
+	uint64_t announced;        /* applied index last sent in a STATE */
 	int synced, primary, quorate;
 	uint32_t my_nodeid, my_pid;
 	int64_t master;            /* index in mem[] of the strobe master, or

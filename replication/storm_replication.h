@@ -172,6 +172,11 @@ RP_API int rp_propose(rp_replica_t *r, uint64_t client, uint64_t seq,
  * -STORM_ENOTSYNCED, -EINVAL, -ENOMEM. */
 RP_API int rp_cast(rp_replica_t *r, const void *msg, size_t len);
 
+/** Tell the group this replica's applied index (members' indexes in
+ * rp_status() are as last reported; call every second or so).  Does
+ * nothing if it has not changed. */
+RP_API void rp_announce(rp_replica_t *r);
+
 /** Where this replica stands now. */
 RP_API void rp_status(const rp_replica_t *r, rp_status_t *st);
 

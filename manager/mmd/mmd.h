@@ -19,6 +19,7 @@
 #include <storm_manager.h>
 #include <storm_primitives.h>
 #include <storm_proto.h>
+#include <storm_replication.h>
 
 #define MMD_SLOT_EV 8 /* events 8..15: one per file-ring slot in flight */
 #define MMD_MAX_INFLIGHT 8
@@ -27,7 +28,10 @@ struct mmd_client {
 	struct mmd_client *next;
 	struct mmd *mm;
 	int fd;
-	uint32_t uid;
+	uint32_t uid, gid;
+	uint64_t client_key; /* hash of (uid, the request's "client") */
+	uint64_t seq;        /* the request's "seq" */
+	uint64_t anon_seq;   /* requests without "client": own numbering */
 	uint8_t hdr[ST_FRAME_HDR];
 	uint32_t got, need; /* bytes of header+payload read / expected */
 	uint8_t *buf;
@@ -60,8 +64,30 @@ struct mmd_out {
 	int fd[2];
 };
 
+/* A client's write waiting to be applied and durable. */
+enum { MMD_REQ_SUBMIT = 1, MMD_REQ_RUN, MMD_REQ_CANCEL };
+struct mmd_req {
+	struct mmd_req *next;
+	struct mmd_client *c; /* NULL once the client went away */
+	int kind;
+	uint32_t job;         /* cancel: the job */
+};
+
 struct mmd {
 	st_config_t cfg;
+	/* replication (mmd_repl.c) */
+	rp_replica_t *rp;
+	rp_status_t rs;           /* as last reported */
+	int master;               /* this replica drives the strobe */
+	struct mmd_req *reqs;
+	uint8_t *opbuf;           /* RP_OP_MAX: one encoded operation */
+	char state_path[1100];
+	int tick_wanted, tick_inflight;
+	uint64_t tick_last_ms, announce_ms;
+	uint64_t *box_cast;       /* per world id: box multicast, not agreed */
+	uint32_t *exit_proposed;  /* per job slot: JOB_EXITED proposed */
+	uint32_t staged_proposed; /* JOB_STAGED proposed for this job */
+	int exit_code;
 	st_layout_t lay;
 	const st_host_t *host;
 	sp_world_t *w;
@@ -107,7 +133,24 @@ void mmd_client_reap(struct mmd *mm);
 void mmd_client_waits(struct mmd *mm);
 void mmd_job_ended(struct mmd *mm, const mm_job_t *j);
 
+/* mmd_repl.c */
+int mmd_repl_open(struct mmd *mm, char *err, size_t errlen);
+int mmd_repl_start(struct mmd *mm, char *err, size_t errlen);
+void mmd_repl_close(struct mmd *mm);
+int mmd_propose_client(struct mmd *mm, struct mmd_client *c, int kind,
+		       const mm_op_t *op, mm_result_t *res);
+void mmd_propose(struct mmd *mm, const mm_op_t *op);
+void mmd_client_gone(struct mmd *mm, struct mmd_client *c);
+int mmd_on_repl(int32_t fd, int32_t revents, void *data);
+void mmd_repl_tick(struct mmd *mm);
+/* mmd_client.c: a write of c's is applied (or failed) */
+void mmd_client_answer(struct mmd *mm, struct mmd_client *c, int kind,
+		       uint32_t job, const mm_result_t *res);
+
 /* mmd_slice.c */
+void mmd_box_agreed(struct mmd *mm, uint32_t node, const uint8_t *box,
+		    size_t boxlen);
+void mmd_master_changed(struct mmd *mm, int master);
 int mmd_on_timer(int32_t fd, int32_t revents, void *data);
 void mmd_check_view(struct mmd *mm);
 int mmd_on_notify(int32_t fd, int32_t revents, void *data);

@@ -63,6 +63,7 @@ static void client_drop(struct mmd *mm, struct mmd_client *c)
 			*pp = c->next;
 			break;
 		}
+	mmd_client_gone(mm, c);
 	qb_loop_poll_del(mm->loop, c->fd);
 	close(c->fd);
 	free(c->buf);
@@ -322,17 +323,10 @@ static void op_submit(struct mmd *mm, struct mmd_client *c, json_t *req,
 	spec.batch = !run;
 	spec.time_limit_ms = (uint64_t)limit;
 	spec.uid = c->uid;
-	spec.gid = c->uid;
-	if (mmd_apply(mm, &op, &res)) {
+	spec.gid = c->gid;
+	if (mmd_propose_client(mm, c, run ? MMD_REQ_RUN : MMD_REQ_SUBMIT, &op,
+			       &res))
 		reply_err(c, res.rc, "%s", res.err);
-		goto out;
-	}
-	qb_log(LOG_INFO, "job %u submitted by uid %u: %u rank(s) of %s",
-	       res.job, c->uid, spec.ranks, spec.argc ? argv[0] : "?");
-	if (run)
-		c->watch_job = res.job;
-	send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:i}", "ok", 1, "job",
-					       res.job));
 out:
 	free(argv);
 	free(env);
@@ -387,13 +381,73 @@ static void op_cancel(struct mmd *mm, struct mmd_client *c, json_t *req)
 
 	if (job_arg(c, req, &op.job))
 		return;
-	if (mmd_apply(mm, &op, &res)) {
+	if (mmd_propose_client(mm, c, MMD_REQ_CANCEL, &op, &res))
 		reply_err(c, res.rc, "%s", res.err);
+}
+
+/* A write of c's was applied and is durable here (or failed). */
+void mmd_client_answer(struct mmd *mm, struct mmd_client *c, int kind,
+		       uint32_t job, const mm_result_t *res)
+{
+	if (res->rc) {
+		reply_err(c, res->rc, "%s", res->err);
 		return;
 	}
-	send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:i, s:s}", "ok", 1,
-					       "job", op.job, "state",
-					       "CANCELLED"));
+	if (kind == MMD_REQ_CANCEL) {
+		send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:i, s:s}", "ok",
+						       1, "job", job, "state",
+						       "CANCELLED"));
+		return;
+	}
+	qb_log(LOG_INFO, "job %u submitted by uid %u", res->job, c->uid);
+	if (kind == MMD_REQ_RUN) {
+		mm_job_t j;
+
+		c->watch_job = res->job;
+		/* it may have ended already (a retry of a finished run) */
+		if (!mm_job_get(mm->st, res->job, &j) &&
+		    is_terminal(j.state)) {
+			send_json(c, ST_FRAME_REPLY, json_pack(
+				"{s:b, s:i}", "ok", 1, "job", res->job));
+			mmd_client_job_ended(mm, &j);
+			return;
+		}
+	}
+	send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:i}", "ok", 1, "job",
+					       res->job));
+}
+
+/* The replicas as this one sees them: membership, quorum, the strobe
+ * master and each applied index. */
+static void op_managers(struct mmd *mm, struct mmd_client *c)
+{
+	const rp_status_t *rs = &mm->rs;
+	json_t *a = json_array();
+
+	rp_status(mm->rp, &mm->rs); /* this replica's own: exact */
+	for (uint32_t i = 0; i < mm->cfg.nmanagers; i++) {
+		const st_host_t *h = &mm->cfg.managers[i];
+		const rp_member_t *m = NULL;
+
+		for (uint32_t k = 0; k < rs->nmembers; k++)
+			if (rs->members[k].replica == i)
+				m = &rs->members[k];
+		json_array_append_new(a, json_pack(
+			"{s:s, s:s, s:s, s:b, s:b, s:b, s:I, s:b}",
+			"name", h->name, "address", h->address,
+			"listen", h->listen, "member", m != NULL,
+			"synced", m && m->synced, "master",
+			rs->master == (int)i, "applied",
+			(json_int_t)(m ? m->applied : 0),
+			"self", i == mm->host->world_id));
+	}
+	send_json(c, ST_FRAME_REPLY, json_pack(
+		"{s:b, s:s, s:s, s:b, s:b, s:b, s:I, s:I, s:I, s:o}", "ok", 1,
+		"cluster", mm->cfg.cluster, "answered_by", mm->host->name,
+		"quorate", rs->quorate, "primary", rs->primary, "synced",
+		rs->synced, "view", (json_int_t)rs->view, "applied",
+		(json_int_t)rs->applied, "durable", (json_int_t)rs->durable,
+		"managers", a));
 }
 
 static void op_nodes(struct mmd *mm, struct mmd_client *c)
@@ -535,6 +589,38 @@ static void op_wait(struct mmd *mm, struct mmd_client *c, json_t *req)
 	mmd_client_waits(mm);
 }
 
+/* (client, seq) names a write for exactly-once retries: the key mixes
+ * in the authenticated uid, so one user cannot answer for another's
+ * client id.  A request without them gets a number of its own. */
+static int request_identity(struct mmd_client *c, json_t *req)
+{
+	const char *id = json_string_value(json_object_get(req, "client"));
+	json_t *seq = json_object_get(req, "seq");
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	if (!id || !json_is_integer(seq)) {
+		if (!c->anon_seq) { /* per connection: never retried */
+			c->anon_seq = 1;
+			c->client_key = ((uint64_t)(uintptr_t)c ^
+					 mmd_mono_ns()) | 1;
+		}
+		c->seq = c->anon_seq++;
+		return 0;
+	}
+	if (json_integer_value(seq) < 1) {
+		reply_err(c, EINVAL, "request: \"seq\" must be at least 1");
+		return -1;
+	}
+	for (const char *p = id; *p; p++)
+		h = (h ^ (uint8_t)*p) * UINT64_C(0x100000001b3);
+	for (int i = 0; i < 4; i++)
+		h = (h ^ ((c->uid >> (8 * i)) & 0xff)) *
+		    UINT64_C(0x100000001b3);
+	c->client_key = h ? h : 1;
+	c->seq = (uint64_t)json_integer_value(seq);
+	return 0;
+}
+
 static void request(struct mmd *mm, struct mmd_client *c, const char *text)
 {
 	json_error_t jerr;
@@ -544,6 +630,8 @@ static void request(struct mmd *mm, struct mmd_client *c, const char *text)
 	if (!json_is_object(req) || !op) {
 		reply_err(c, EPROTO, "request: not a JSON object with \"op\" "
 			  "(%s)", req ? "no op" : jerr.text);
+	} else if (request_identity(c, req)) {
+		/* answered */
 	} else if (!strcmp(op, "run") || !strcmp(op, "submit")) {
 		op_submit(mm, c, req, !strcmp(op, "run"));
 	} else if (!strcmp(op, "queue")) {
@@ -558,6 +646,8 @@ static void request(struct mmd *mm, struct mmd_client *c, const char *text)
 		op_status(mm, c);
 	} else if (!strcmp(op, "wait")) {
 		op_wait(mm, c, req);
+	} else if (!strcmp(op, "managers")) {
+		op_managers(mm, c);
 	} else {
 		reply_err(c, EINVAL, "request: unknown op \"%s\"", op);
 	}
@@ -643,10 +733,12 @@ static int on_accept(int32_t fd, int32_t revents, void *data)
 	c->fd = cfd;
 	/* unix socket: the kernel says who it is; TCP: nobody until MUNGE */
 	if (fd == mm->unix_fd &&
-	    getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+	    getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
 		c->uid = cred.uid;
-	else
-		c->uid = 65534;
+		c->gid = cred.gid;
+	} else {
+		c->uid = c->gid = 65534;
+	}
 	c->next = mm->clients;
 	mm->clients = c;
 	qb_loop_poll_add(mm->loop, QB_LOOP_MED, cfd, POLLIN, c, on_client);
@@ -657,8 +749,8 @@ int mmd_listen(struct mmd *mm, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
-	snprintf(mm->sock_path, sizeof(mm->sock_path), "%s/storm-mm.sock",
-		 mm->cfg.run_dir);
+	st_manager_socket(&mm->cfg, mm->host, mm->sock_path,
+			  sizeof(mm->sock_path));
 	if (strlen(mm->sock_path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen, "%s: run_dir too long for a socket path",
 			 mm->cfg.path);

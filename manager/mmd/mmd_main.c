@@ -98,24 +98,49 @@ int main(int argc, char **argv)
 		st_config_free(&mm.cfg);
 		return 2;
 	}
-	if (mm.host->world_id != 0) {
-		fprintf(stderr, "storm-mm: %s: only the first manager runs "
-			"until replication (several managers) is built\n",
-			path);
-		st_config_free(&mm.cfg);
-		return 2;
-	}
 	st_log_setup(&mm.cfg, "storm-mm");
 	mkdir(mm.cfg.run_dir, 0755);
 	st_layout(&mm.cfg, &mm.lay);
 	mm.nworld = mm.cfg.nmanagers + mm.cfg.nnodes;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	mm.t0_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	rc = st_config_world(&mm.cfg, mm.host->world_id, 0, 1000, &sc, err,
-			     sizeof(err));
-	if (!rc)
-		rc = sp_open(sc, &mm.w, err, sizeof(err));
-	sp_config_destroy(sc);
+	mm.box_seq = calloc(mm.nworld, sizeof(*mm.box_seq));
+	mm.box_cast = calloc(mm.nworld, sizeof(*mm.box_cast));
+	mm.exit_proposed = calloc(ST_DONE_SLOTS, sizeof(uint32_t));
+	if (!mm.box_seq || !mm.box_cast || !mm.exit_proposed ||
+	    state_init(&mm)) {
+		qb_log(LOG_ERR, "out of memory");
+		rc = 1;
+		goto out;
+	}
+	/* the durable state first: a replica that cannot use its file
+	 * (another cluster's, another version's) stops before anything */
+	if ((rc = mmd_repl_open(&mm, err, sizeof(err)))) {
+		qb_log(LOG_ERR, "%s", err);
+		fprintf(stderr, "storm-mm: %s\n", err);
+		rc = rc == -STORM_ESTATE || rc == -STORM_ECONFIG ? 2 : 1;
+		goto out;
+	}
+	rp_status(mm.rp, &mm.rs);
+	/* The machine: manager 0 founds it on a first start; any replica
+	 * that starts while others run (or manager 0 after a restart)
+	 * joins the running machine. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int boot = mm.host->world_id == 0 &&
+			   (attempt == 1 || mm.rs.applied == 0);
+		int wait = boot ? 1000 : mm.host->world_id == 0 ? 1500 : 30000;
+
+		rc = st_config_world(&mm.cfg, mm.host->world_id, !boot,
+				     (uint32_t)wait, &sc, err, sizeof(err));
+		if (!rc)
+			rc = sp_open(sc, &mm.w, err, sizeof(err));
+		sp_config_destroy(sc);
+		sc = NULL;
+		if (!rc || boot || mm.host->world_id != 0)
+			break;
+		qb_log(LOG_INFO, "no running machine to join (%s): founding it",
+		       err);
+	}
 	if (rc) {
 		qb_log(LOG_ERR, "cannot open the machine: %s", err);
 		rc = 1;
@@ -124,7 +149,6 @@ int main(int argc, char **argv)
 	mm.gmem = sp_gmem(mm.w, &size);
 	mm.hb = calloc(1, mm.lay.hb_len);
 	mm.hb_list = calloc(ST_HB_MAX_JOBS, sizeof(*mm.hb_list));
-	mm.box_seq = calloc(mm.nworld, sizeof(*mm.box_seq));
 	mm.ack = calloc(mm.nworld, sizeof(*mm.ack));
 	mm.seen = calloc(mm.nworld, 1);
 	mm.joined = calloc(mm.nworld, sizeof(*mm.joined));
@@ -135,17 +159,15 @@ int main(int argc, char **argv)
 	mm.t_stage = calloc(ST_DONE_SLOTS, sizeof(uint64_t));
 	mm.t_staged = calloc(ST_DONE_SLOTS, sizeof(uint64_t));
 	mm.t_end = calloc(ST_DONE_SLOTS, sizeof(uint64_t));
-	if (!mm.hb || !mm.hb_list || !mm.box_seq || !mm.ack || !mm.seen || !mm.joined || !mm.joined_slice || !mm.status ||
+	if (!mm.hb || !mm.hb_list || !mm.ack || !mm.seen || !mm.joined || !mm.joined_slice || !mm.status ||
 	    !mm.status_job || !mm.status_got || !mm.t_stage ||
 	    !mm.t_staged || !mm.t_end ||
 	    sp_nodeset_create(mm.nworld, &mm.live) ||
-	    sp_nodeset_create(mm.nworld, &mm.tmp) || state_init(&mm)) {
+	    sp_nodeset_create(mm.nworld, &mm.tmp)) {
 		qb_log(LOG_ERR, "out of memory");
 		rc = 1;
 		goto out;
 	}
-	/* nodes that have not joined are not offered to jobs */
-	mmd_check_view(&mm);
 	mm.loop = qb_loop_create();
 	if ((rc = mmd_listen(&mm, err, sizeof(err)))) {
 		qb_log(LOG_ERR, "%s", err);
@@ -153,6 +175,18 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	if ((rc = mmd_repl_start(&mm, err, sizeof(err)))) {
+		qb_log(LOG_ERR, "%s", err);
+		rc = 1;
+		goto out;
+	}
+	{
+		int fds[4], n = rp_fds(mm.rp, fds, 4);
+
+		for (int i = 0; i < n; i++)
+			qb_loop_poll_add(mm.loop, QB_LOOP_HIGH, fds[i], POLLIN,
+					 &mm, mmd_on_repl);
+	}
 	mm.nfd = sp_notify_fd(mm.w);
 	qb_loop_poll_add(mm.loop, QB_LOOP_HIGH, mm.nfd, POLLIN, &mm,
 			 mmd_on_notify);
@@ -185,8 +219,9 @@ int main(int argc, char **argv)
 	       mm.cfg.nnodes, mm.cfg.slice_us, mm.sock_path,
 	       mm.host->listen[0] ? " and " : "", mm.host->listen);
 	qb_loop_run(mm.loop);
-	rc = 0;
+	rc = mm.exit_code;
 out:
+	mmd_repl_close(&mm);
 	mmd_client_free_all(&mm);
 	mmd_close_listeners(&mm);
 	if (mm.loop)
@@ -216,6 +251,8 @@ out:
 	free(mm.hb);
 	free(mm.hb_list);
 	free(mm.box_seq);
+	free(mm.box_cast);
+	free(mm.exit_proposed);
 	free(mm.ack);
 	free(mm.seen);
 	free(mm.joined);

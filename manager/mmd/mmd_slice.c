@@ -157,10 +157,12 @@ static void take_record(struct mmd *mm, const st_rec_t *rec)
 	if (rec->type == ST_REC_STDOUT || rec->type == ST_REC_STDERR) {
 		int stream = rec->type == ST_REC_STDERR;
 
-		if (j.batch)
-			batch_write(mm, &j, rec->rank, stream, rec->data,
-				    rec->len);
-		else
+		if (j.batch) {
+			/* the strobe master writes batch files (one writer) */
+			if (mm->master)
+				batch_write(mm, &j, rec->rank, stream,
+					    rec->data, rec->len);
+		} else
 			mmd_client_output(mm, rec->job, rec->rank, stream + 1,
 					  rec->data, rec->len);
 	} else if (rec->type == ST_REC_EXIT) {
@@ -179,36 +181,77 @@ static void take_record(struct mmd *mm, const st_rec_t *rec)
 			       .reason = why };
 		mm_result_t res;
 
+		(void)res;
 		snprintf(why, sizeof(why), "%.*s", (int)rec->len, rec->data);
-		mmd_apply(mm, &op, &res);
+		mmd_propose(mm, &op);
 	}
 }
 
+/* Nodes send each box to every manager replica; the strobe master
+ * multicasts the new ones to the group (rp_cast) and acts on them, like
+ * every replica, when the group delivers them (mmd_box_agreed). */
 static void take_boxes(struct mmd *mm)
 {
+	if (!mm->master)
+		return;
 	for (uint32_t n = mm->cfg.nmanagers; n < mm->nworld; n++) {
-		const uint8_t *box = mm->gmem + mm->lay.outbox +
-				     (uint64_t)mm->lay.outbox_len * n;
+		uint8_t *box = mm->gmem + mm->lay.outbox +
+			       (uint64_t)mm->lay.outbox_len * n;
 		uint64_t seq;
 		uint32_t len;
-		size_t off = ST_BOX_HDR;
-		st_rec_t rec;
 
 		/* a new box is one with another number: a restarted node
 		 * numbers its boxes from a new base */
 		if (st_box_get_hdr(box, mm->lay.outbox_len, &seq, &len) ||
-		    seq == 0 || seq == mm->box_seq[n])
+		    seq == 0 || seq == mm->box_cast[n])
 			continue;
+		if (seq == mm->box_seq[n]) { /* agreed before: ack again */
+			mmd_box_agreed(mm, n, box, mm->lay.outbox_len);
+			mm->box_cast[n] = seq;
+			continue;
+		}
+		/* the cast: node u32 | the box as the node wrote it */
+		uint8_t *msg = malloc(4 + ST_BOX_HDR + len);
+
+		if (!msg)
+			return;
+		memcpy(msg, &n, 4);
+		memcpy(msg + 4, box, ST_BOX_HDR + len);
+		int crc = rp_cast(mm->rp, msg, 4 + ST_BOX_HDR + len);
+
+		qb_log(LOG_DEBUG, "box %llu of node %u: %u bytes cast (%d)",
+		       (unsigned long long)seq, n, len, crc);
+		if (crc == 0)
+			mm->box_cast[n] = seq;
+		free(msg);
+	}
+}
+
+void mmd_box_agreed(struct mmd *mm, uint32_t node, const uint8_t *box,
+		    size_t boxlen)
+{
+	uint64_t seq;
+	uint32_t len;
+
+	if (st_box_get_hdr(box, boxlen, &seq, &len) ||
+	    ST_BOX_HDR + (size_t)len > boxlen)
+		return;
+	if (seq != mm->box_seq[node]) {
+		size_t off = ST_BOX_HDR;
+		st_rec_t rec;
+
 		while (st_box_next(box, ST_BOX_HDR + len, &off, &rec) == 1)
 			take_record(mm, &rec);
-		mm->box_seq[n] = seq;
-		mm->ack[n] = (int64_t)seq;
-		sp_nodeset_clear(mm->tmp);
-		sp_nodeset_add(mm->tmp, n);
-		sp_xfer_and_signal(mm->w, mm->tmp, &mm->ack[n], 8,
-				   mm->lay.outack, SP_EV_NONE, ST_EV_OUTACK,
-				   NULL, 0);
+		mm->box_seq[node] = seq;
 	}
+	if (!mm->master)
+		return;
+	/* every replica has it: the node may forget it */
+	mm->ack[node] = (int64_t)seq;
+	sp_nodeset_clear(mm->tmp);
+	sp_nodeset_add(mm->tmp, node);
+	sp_xfer_and_signal(mm->w, mm->tmp, &mm->ack[node], 8, mm->lay.outack,
+			   SP_EV_NONE, ST_EV_OUTACK, NULL, 0);
 }
 
 int mmd_on_notify(int32_t fd, int32_t revents, void *data)
@@ -222,6 +265,11 @@ int mmd_on_notify(int32_t fd, int32_t revents, void *data)
 		return 0;
 	while (sp_test_event(mm->w, ST_EV_OUT, 0) == 0)
 		take_boxes(mm);
+	/* the slots' and the acks' completions are only the master's */
+	if (!mm->master)
+		for (uint32_t k = 0; k < 16; k++)
+			while (sp_test_event(mm->w, k, 0) == 0)
+				;
 	while ((rc = sp_test_event(mm->w, ST_EV_LOCAL_HB, 0)) != -EAGAIN) {
 		if (rc == 0 && mm->hb_inflight)
 			mm->hb_done_slice = mm->hb_sent_slice;
@@ -237,12 +285,11 @@ void mmd_check_view(struct mmd *mm)
 	sp_view_info_t vi;
 	uint32_t n = mm_node_count(mm->st);
 
-	if (sp_view(mm->w, &vi, mm->live))
+	if (!mm->master || sp_view(mm->w, &vi, mm->live))
 		return;
 	for (uint32_t i = 0; i < n; i++) {
 		mm_node_t node;
 		mm_op_t op = { 0 };
-		mm_result_t res;
 		uint64_t joined;
 		int in;
 
@@ -259,7 +306,7 @@ void mmd_check_view(struct mmd *mm)
 				op.reason = "restarted: its processes are gone";
 				qb_log(LOG_WARNING, "node %s restarted",
 				       node.name);
-				mmd_apply(mm, &op, &res);
+				mmd_propose(mm, &op);
 				node.state = MM_NODE_DOWN;
 			}
 			mm->joined[node.id] = joined;
@@ -275,13 +322,13 @@ void mmd_check_view(struct mmd *mm)
 			if (mm->seen[node.id])
 				qb_log(LOG_WARNING, "node %s failed: missed "
 				       "heartbeats", node.name);
-			mmd_apply(mm, &op, &res);
+			mmd_propose(mm, &op);
 		} else if (in && node.state == MM_NODE_DOWN) {
 			mm->joined_slice[node.id] = mm->slice;
 			op.code = MM_OP_NODE_UP;
 			op.node = node.id;
 			qb_log(LOG_NOTICE, "node %s is back", node.name);
-			mmd_apply(mm, &op, &res);
+			mmd_propose(mm, &op);
 		}
 	}
 }
@@ -314,7 +361,8 @@ static void locate(struct mmd *mm, sp_nodeset_t *set, int64_t want)
 		if (mm_node_by_id(mm->st, x, &node) == 0)
 			qb_log(LOG_WARNING, "node %s missed heartbeats: taken "
 			       "out of the view", node.name);
-		mmd_apply(mm, &op, &res);
+		(void)res;
+		mmd_propose(mm, &op);
 		/* out of the view too: a node manager that wakes up finds
 		 * itself expelled, exits, and is restarted to rejoin */
 		sp_report_failure(mm->w, x);
@@ -376,14 +424,16 @@ static void check_ends(struct mmd *mm)
 					  SP_CMP_EQ, j.id, SP_NO_WRITE, 0,
 					  1000);
 		if (rc != 1 || mm->status_job[k] != j.id ||
-		    mm->status_got[k] < j.ranks)
+		    mm->status_got[k] < j.ranks || mm->exit_proposed[k] == j.id)
 			continue;
 		qb_log(LOG_DEBUG, "job %u: ended everywhere (slice %llu)",
 		       j.id, (unsigned long long)mm->slice);
 		op.nstatus = j.ranks;
 		op.status = mm->status[k];
 		mm->t_end[k] = mmd_mono_ns();
-		mmd_apply(mm, &op, &res);
+		(void)res;
+		mm->exit_proposed[k] = j.id;
+		mmd_propose(mm, &op);
 	}
 }
 
@@ -561,7 +611,8 @@ static void stage_fail(struct mmd *mm, uint32_t job, const char *why)
 	mm_result_t res;
 
 	qb_log(LOG_WARNING, "job %u: launch failed: %s", job, why);
-	mmd_apply(mm, &op, &res);
+	(void)res;
+	mmd_propose(mm, &op);
 	mmd_stage_free(mm);
 }
 
@@ -586,7 +637,8 @@ static void stage(struct mmd *mm)
 		uint32_t id;
 
 		for (id = 1; mm_job_next(mm->st, id, &j) == 0; id = j.id + 1)
-			if (j.state == MM_JOB_STAGING)
+			if (j.state == MM_JOB_STAGING &&
+			    j.id != mm->staged_proposed)
 				break;
 		if (mm_job_get(mm->st, id, &j) || j.state != MM_JOB_STAGING)
 			return;
@@ -664,7 +716,9 @@ static void stage(struct mmd *mm)
 		       j.id, s->len, sp_nodeset_count(j.nodes),
 		       (double)(mmd_mono_ns() - s->started_ns) / 1e6);
 		mm->t_staged[j.id % ST_DONE_SLOTS] = mmd_mono_ns();
-		mmd_apply(mm, &op, &res);
+		(void)res;
+		mm->staged_proposed = j.id;
+		mmd_propose(mm, &op);
 		mmd_stage_free(mm);
 	}
 }
@@ -706,6 +760,65 @@ static void heartbeat(struct mmd *mm)
 }
 
 
+/* A TICK goes through the group (and the log), so it is proposed only
+ * when it can change something: jobs wait, a time limit may pass, or
+ * something freed cpus; at least once a second to keep the state's
+ * clock near the wall clock.  One at a time. */
+static int tick_due(struct mmd *mm)
+{
+	mm_job_t j;
+
+	if (mm->tick_inflight)
+		return mmd_now_ms(mm) - mm->tick_last_ms > 2000; /* lost */
+	if (mm->tick_wanted || mmd_now_ms(mm) - mm->tick_last_ms >= 1000)
+		return 1;
+	for (uint32_t id = 1; mm_job_next(mm->st, id, &j) == 0; id = j.id + 1)
+		if (j.state == MM_JOB_PENDING ||
+		    (j.state == MM_JOB_RUNNING && j.time_limit_ms))
+			return 1;
+	return 0;
+}
+
+/* This replica becomes (or stops being) the strobe master.  Everything
+ * the strobe needs is re-read: the nodes' state is level-triggered (the
+ * job list, done slots, mailboxes still held until acknowledged), the
+ * job table and exit statuses are agreed.  Slice numbers continue from
+ * the wall clock so they never go backwards across masters. */
+void mmd_master_changed(struct mmd *mm, int master)
+{
+	struct timespec ts;
+
+	mm->master = master;
+	mmd_stage_free(mm);
+	mm->staged_proposed = 0;
+	if (!master) {
+		qb_log(LOG_NOTICE, "manager %s: no longer the strobe master",
+		       mm->host->name);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	mm->slice = ((uint64_t)ts.tv_sec * 1000000u +
+		     (uint64_t)ts.tv_nsec / 1000u) / mm->cfg.slice_us;
+	mm->hb_inflight = 0;
+	mm->hb_done_slice = 0;
+	mm->tick_inflight = 0;
+	mm->tick_wanted = 1;
+	sp_view_info_t vi;
+
+	sp_view(mm->w, &vi, mm->live);
+	for (uint32_t x = 0; x < mm->nworld; x++) {
+		mm->box_cast[x] = 0;
+		mm->joined_slice[x] = mm->slice;
+		sp_view_joined(mm->w, x, &mm->joined[x]);
+		mm->seen[x] = (uint8_t)sp_nodeset_has(mm->live, x);
+	}
+	for (uint32_t k = 0; k < ST_DONE_SLOTS; k++)
+		mm->exit_proposed[k] = 0;
+	qb_log(LOG_NOTICE, "manager %s: strobe master from slice %llu",
+	       mm->host->name, (unsigned long long)mm->slice);
+	take_boxes(mm);
+}
+
 /* Micro-slice boundaries between slices: the strobe master collects
  * events (mailboxes, the termination compares) without sending commands,
  * so a job's end is seen a fraction of a slice after it happens. */
@@ -736,17 +849,32 @@ int mmd_on_timer(int32_t fd, int32_t revents, void *data)
 	/* late by several: one pass, but a slice boundary is not skipped */
 	for (uint64_t i = 0; i < n; i++)
 		full |= ++mm->micro % mm->cfg.micro_slices == 0;
+	mmd_repl_tick(mm);
+	if (!mm->master) {
+		/* a replica that is not the strobe master only serves */
+		mmd_on_notify(mm->nfd, 0, mm);
+		mmd_client_waits(mm);
+		mmd_client_reap(mm);
+		return 0;
+	}
 	if (!full) {
 		micro_slice(mm);
 		return 0;
 	}
 	mm->slice++;
 	mmd_on_notify(mm->nfd, 0, mm);
+	take_boxes(mm);
 	mmd_check_view(mm);
 	check_strobe(mm);
-	op.slice = mm->slice;
-	op.now_ms = wall_ms();
-	mmd_apply(mm, &op, &res);
+	(void)res;
+	if (tick_due(mm)) {
+		op.slice = mm->slice;
+		op.now_ms = wall_ms();
+		mm->tick_inflight = 1;
+		mm->tick_wanted = 0;
+		mm->tick_last_ms = mmd_now_ms(mm);
+		mmd_propose(mm, &op);
+	}
 	check_ends(mm);
 	stage(mm);
 	heartbeat(mm);

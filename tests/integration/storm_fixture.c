@@ -281,7 +281,7 @@ int sf_start(const char *mm_exe, const char *nm_exe, const char *ctl_exe,
 		return -errno;
 	}
 	snprintf(c->conf, sizeof(c->conf), "%s/storm.conf", c->dir);
-	snprintf(c->sock, sizeof(c->sock), "%s/storm-mm.sock", c->dir);
+	snprintf(c->sock, sizeof(c->sock), "%s/storm-mm-mm0.sock", c->dir);
 	snprintf(mmout, sizeof(mmout), "%s/mm0.out", c->dir);
 	if ((rc = write_conf(c, provider)))
 		goto fail;
