@@ -272,6 +272,10 @@ static int apply_op(rp_replica_t *r, const void *msg, size_t len, int log,
 		}
 	}
 	r->applied++;
+	qb_log(LOG_DEBUG, "replication: applied %llu (origin node %u pid %u, "
+	       "client %llx seq %llu)", (unsigned long long)r->applied,
+	       o.nodeid, o.pid, (unsigned long long)o.client,
+	       (unsigned long long)o.seq);
 	if (log) {
 		int lrc = rps_append(&r->store, r->applied, msg, len);
 
@@ -707,9 +711,53 @@ void rp_on_deliver(rp_replica_t *r, uint32_t nodeid, uint32_t pid,
 	}
 }
 
+/* A view is primary when its ring holds the votes quorum needs.  The
+ * ring's changes come in the agreed stream (corosync's totem confchg),
+ * so every member re-evaluates at the same point. */
+static void update_primary(rp_replica_t *r)
+{
+	int was = r->primary;
+	uint32_t ring = r->ring_size, nodes = 0;
+
+	/* every member's node is in the ring: a lower bound for it before
+	 * corosync's first ring report arrives */
+	for (uint32_t i = 0; i < r->nmem; i++) {
+		uint32_t k = 0;
+
+		while (k < i && r->mem[k].nodeid != r->mem[i].nodeid)
+			k++;
+		nodes += k == i;
+	}
+	if (nodes > ring)
+		ring = nodes;
+	r->primary = r->cfg.backend == RP_BACKEND_SOLO ||
+		     (r->quorum_votes && ring >= r->quorum_votes);
+	if (r->synced && !r->primary) {
+		qb_log(LOG_WARNING, "replication: lost quorum (%u of %u votes "
+		       "needed in the ring): refusing writes until the group "
+		       "is whole again", r->ring_size, r->quorum_votes);
+		r->synced = 0;
+		pending_fail(r, -STORM_EUNKNOWN);
+		buffer_clear(r);
+	}
+	if (was != r->primary)
+		qb_log(LOG_INFO, "replication: %sprimary (ring of %u, quorum "
+		       "%u)", r->primary ? "" : "not ", r->ring_size,
+		       r->quorum_votes);
+}
+
 void rp_on_ring(rp_replica_t *r, uint32_t ring_size)
 {
 	r->ring_size = ring_size;
+	if (r->nmem == 0)
+		return; /* before the first view: the confchg decides */
+	update_primary(r);
+	int me = mem_find(r, r->my_nodeid, r->my_pid);
+	if (me >= 0)
+		r->mem[me].synced = r->synced;
+	pick_master(r);
+	try_seed(r);
+	status_changed(r);
 }
 
 void rp_on_quorum(rp_replica_t *r, int quorate, uint32_t quorum_votes)
@@ -758,16 +806,7 @@ void rp_on_confchg(rp_replica_t *r, const struct cpg_address *members,
 		if (is_me(r, x->nodeid, x->pid))
 			x->replica = r->cfg.replica;
 	}
-	/* a view is primary when its ring holds the votes quorum needs */
-	r->primary = r->cfg.backend == RP_BACKEND_SOLO ||
-		     (r->quorum_votes && r->ring_size >= r->quorum_votes);
-	if (r->synced && !r->primary) {
-		qb_log(LOG_WARNING, "replication: lost quorum (%u of %u votes "
-		       "needed in the ring): refusing writes until the group "
-		       "is whole again", r->ring_size, r->quorum_votes);
-		r->synced = 0;
-		pending_fail(r, -STORM_EUNKNOWN);
-	}
+	update_primary(r);
 	int me = mem_find(r, r->my_nodeid, r->my_pid);
 	if (me >= 0) {
 		r->mem[me].synced = r->synced;

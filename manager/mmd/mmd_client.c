@@ -424,7 +424,11 @@ static void op_managers(struct mmd *mm, struct mmd_client *c)
 	const rp_status_t *rs = &mm->rs;
 	json_t *a = json_array();
 
+	char digest[24];
+
 	rp_status(mm->rp, &mm->rs); /* this replica's own: exact */
+	snprintf(digest, sizeof(digest), "%016llx",
+		 (unsigned long long)mm_digest(mm->st));
 	for (uint32_t i = 0; i < mm->cfg.nmanagers; i++) {
 		const st_host_t *h = &mm->cfg.managers[i];
 		const rp_member_t *m = NULL;
@@ -442,12 +446,13 @@ static void op_managers(struct mmd *mm, struct mmd_client *c)
 			"self", i == mm->host->world_id));
 	}
 	send_json(c, ST_FRAME_REPLY, json_pack(
-		"{s:b, s:s, s:s, s:b, s:b, s:b, s:I, s:I, s:I, s:o}", "ok", 1,
+		"{s:b, s:s, s:s, s:b, s:b, s:b, s:I, s:I, s:I, s:s, s:o}",
+		"ok", 1,
 		"cluster", mm->cfg.cluster, "answered_by", mm->host->name,
 		"quorate", rs->quorate, "primary", rs->primary, "synced",
 		rs->synced, "view", (json_int_t)rs->view, "applied",
 		(json_int_t)rs->applied, "durable", (json_int_t)rs->durable,
-		"managers", a));
+		"digest", digest, "managers", a));
 }
 
 static void op_nodes(struct mmd *mm, struct mmd_client *c)
