@@ -643,6 +643,15 @@ void sp_mship_tick(sp_world_t *w)
 		if (now >= v->join_next) {
 			v->join_next = now + 200000000u;
 			v->join_tried = 0;
+			/* a candidate that is up but no member (it is joining
+			 * too, e.g. after a whole-group restart) never answers:
+			 * after three knocks, the next one */
+			if (++v->join_knocks % 3 == 0) {
+				v->join_target = (v->join_target + 1) % w->n;
+				if (v->join_target == w->id)
+					v->join_target =
+						(v->join_target + 1) % w->n;
+			}
 			send_join(w, v->join_target, w->id, v->my_inc);
 		}
 		return;

@@ -106,6 +106,7 @@ struct sp_view_state {
 	int joining;
 	uint32_t join_target;
 	uint32_t join_tried;    /* candidates found unreachable in a row */
+	uint32_t join_knocks;   /* knocks sent by the tick */
 	uint64_t join_next;
 };
 

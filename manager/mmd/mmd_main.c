@@ -122,13 +122,15 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	rp_status(mm.rp, &mm.rs);
-	/* The machine: manager 0 founds it on a first start; any replica
-	 * that starts while others run (or manager 0 after a restart)
-	 * joins the running machine. */
-	for (int attempt = 0; attempt < 2; attempt++) {
+	/* The machine: manager 0 founds it on the cluster's first start.
+	 * Any replica that has run before, or any other manager, joins the
+	 * running machine (whose root may be a node manager by then); only
+	 * manager 0 founds one after a long vain wait (the whole cluster
+	 * was down), never a replica that might split a running machine. */
+	for (int attempt = 0, expelled = 0; attempt < 2; attempt++) {
 		int boot = mm.host->world_id == 0 &&
 			   (attempt == 1 || mm.rs.applied == 0);
-		int wait = boot ? 1000 : mm.host->world_id == 0 ? 1500 : 30000;
+		int wait = boot ? 1000 : 30000;
 
 		rc = st_config_world(&mm.cfg, mm.host->world_id, !boot,
 				     (uint32_t)wait, &sc, err, sizeof(err));
@@ -136,10 +138,17 @@ int main(int argc, char **argv)
 			rc = sp_open(sc, &mm.w, err, sizeof(err));
 		sp_config_destroy(sc);
 		sc = NULL;
+		/* a view that removes our previous incarnation can reach this
+		 * one while it joins: join again, as a new incarnation */
+		if (rc == -STORM_EEXPELLED && expelled++ < 10) {
+			qb_log(LOG_INFO, "joining again: %s", err);
+			attempt--;
+			continue;
+		}
 		if (!rc || boot || mm.host->world_id != 0)
 			break;
-		qb_log(LOG_INFO, "no running machine to join (%s): founding it",
-		       err);
+		qb_log(LOG_WARNING, "no running machine to join (%s): "
+		       "founding it", err);
 	}
 	if (rc) {
 		qb_log(LOG_ERR, "cannot open the machine: %s", err);

@@ -1,0 +1,343 @@
+"""stormlab -- real Storm clusters for fault tests and benchmarks (Python).
+
+Why it exists: the replication tests kill and restart storm-mm replicas,
+cut head nodes off the network and check what every replica applied; that
+orchestration reads better in Python than in C.  Everything it starts is
+real: corosync, storm-mm, storm-nm, LMDB files, TCP on loopback or veth.
+
+Two layouts:
+  * Lab(...)          one corosync (a single-node ring) and M replicas, in
+                      the caller's network namespace; run_in_private_netns()
+                      first gives the test a network and /run of its own;
+  * MultiHost(...)    tests/harness/headnet: one network namespace per head
+                      node with its own corosync and storm-mm, the node
+                      managers in a compute namespace, a bridge between.
+
+Key invariants: every process started is recorded by PID and killed in
+stop() (TERM, then KILL after a bound), pass or fail; ports are chosen
+free at run time; waits are bounded.
+"""
+
+import json
+import os
+import random
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+RETRY_ERRNOS = {4096 + 10, 4096 + 11, 4096 + 12}  # ENOQUORUM, ENOTSYNCED, EUNKNOWN
+
+
+def run_in_private_netns():
+    """Re-exec this script in new network and mount namespaces (root only):
+    corosync's IPC (abstract sockets) and ports are then the test's own."""
+    if os.environ.get("STORMLAB_NS") == "1":
+        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+        subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/run"], check=True)
+        return
+    if os.geteuid() != 0:
+        print("SKIP: needs root for network namespaces", file=sys.stderr)
+        sys.exit(77)
+    env = dict(os.environ, STORMLAB_NS="1")
+    os.execvpe("unshare", ["unshare", "--net", "--mount", "--propagation",
+                           "private", "--", sys.executable] + sys.argv, env)
+
+
+def free_ports(n, host="127.0.0.1"):
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind((host, 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+# ---- the client protocol ------------------------------------------------------
+
+def call(endpoint, req, timeout=5.0):
+    """One request on one connection; returns the reply object.  endpoint:
+    a unix socket path or (host, port).  Raises OSError on transport
+    failures."""
+    if isinstance(endpoint, str):
+        s = socket.socket(socket.AF_UNIX)
+    else:
+        s = socket.socket()
+    s.settimeout(timeout)
+    try:
+        s.connect(endpoint)
+        body = json.dumps(req).encode()
+        s.sendall(b"STRM" + bytes([1, 1, 0, 0]) + struct.pack(">I", len(body))
+                  + body)
+        hdr = recv_exact(s, 12)
+        n = struct.unpack(">I", hdr[8:12])[0]
+        return json.loads(recv_exact(s, n))
+    finally:
+        s.close()
+
+
+def recv_exact(s, n):
+    buf = b""
+    while len(buf) < n:
+        d = s.recv(n - len(buf))
+        if not d:
+            raise ConnectionResetError("manager closed the connection")
+        buf += d
+    return buf
+
+
+class Client:
+    """A client that rides out failover: the same (client, seq) goes to the
+    next replica after a transport failure or a go-elsewhere refusal."""
+
+    def __init__(self, name, endpoints, deadline_s=20.0):
+        self.name = name
+        self.endpoints = list(endpoints)
+        self.next = random.randrange(len(self.endpoints))
+        self.seq = 0
+        self.deadline_s = deadline_s
+        self.retries = 0
+
+    def request(self, req):
+        self.seq += 1
+        req = dict(req, client=self.name, seq=self.seq)
+        end = time.monotonic() + self.deadline_s
+        tries = 0
+        while True:
+            ep = self.endpoints[self.next % len(self.endpoints)]
+            try:
+                rep = call(ep, req)
+                if rep.get("ok") or rep.get("errno") not in RETRY_ERRNOS:
+                    return self.seq, rep
+            except OSError:
+                pass
+            self.retries += 1
+            self.next += 1
+            tries += 1
+            if time.monotonic() > end:
+                raise TimeoutError("%s seq %d: no replica answered" %
+                                   (self.name, self.seq))
+            if tries % len(self.endpoints) == 0:
+                time.sleep(0.02)
+
+
+# ---- processes ---------------------------------------------------------------------
+
+class Procs:
+    def __init__(self):
+        self.procs = {}  # name -> Popen
+
+    def start(self, name, argv, log, netns=None, env=None):
+        if netns:
+            argv = ["ip", "netns", "exec", netns] + argv
+        f = open(log, "ab")
+        p = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT,
+                             env=env, start_new_session=True)
+        f.close()
+        self.procs[name] = p
+        return p
+
+    def kill(self, name, sig=signal.SIGKILL):
+        p = self.procs.get(name)
+        if p and p.poll() is None:
+            p.send_signal(sig)
+            p.wait(timeout=10)
+        return p
+
+    def stop_all(self):
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        end = time.monotonic() + 5
+        for p in self.procs.values():
+            try:
+                p.wait(timeout=max(0.1, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for p in self.procs.values():
+            cleanup_shm(p.pid)
+
+
+def cleanup_shm(pid):
+    for f in os.listdir("/dev/shm"):
+        if f.startswith("qb-") and ("-%d-" % pid) in f:
+            path = os.path.join("/dev/shm", f)
+            subprocess.run(["rm", "-rf", path])
+
+
+# ---- one corosync, M replicas ---------------------------------------------------
+
+class Lab:
+    """A local cluster: corosync + M storm-mm + N storm-nm, tcp on loopback."""
+
+    def __init__(self, build, d, managers=3, nodes=2, cpus=1, slice_us=10000,
+                 log_level="info"):
+        self.build, self.dir = build, d
+        self.m, self.n = managers, nodes
+        self.p = Procs()
+        os.makedirs(d, exist_ok=True)
+        ports = free_ports(nodes + 2 * managers + 1)
+        self.listen = ["127.0.0.1:%d" % ports[nodes + managers + i]
+                       for i in range(managers)]
+        lines = ["[cluster]", "name = lab", "provider = tcp",
+                 "slice_us = %d" % slice_us, "hb_period_ms = 50",
+                 "hb_timeout_ms = 1000", "ramdisk = %s/ramdisk" % d,
+                 "state_dir = %s/state" % d, "run_dir = %s" % d,
+                 "log = %s/storm.log" % d, "log_level = %s" % log_level]
+        if managers > 1:
+            lines.append("replication = corosync")
+        for i in range(managers):
+            lines += ["", "[manager mm%d]" % i,
+                      "address = 127.0.0.1:%d" % ports[i],
+                      "listen = %s" % self.listen[i]]
+        for j in range(nodes):
+            lines += ["", "[node nm%d]" % (j + 1),
+                      "address = 127.0.0.1:%d" % ports[managers + j],
+                      "cpus = %d" % cpus]
+        self.conf = os.path.join(d, "storm.conf")
+        with open(self.conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        self.knet_port = ports[-1]
+
+    def sock(self, i):
+        return os.path.join(self.dir, "storm-mm-mm%d.sock" % i)
+
+    def endpoints(self):
+        return [self.sock(i) for i in range(self.m)]
+
+    def start_corosync(self):
+        cdir = os.path.join(self.dir, "corosync")
+        os.makedirs(cdir, exist_ok=True)
+        with open(os.path.join(cdir, "corosync.conf"), "w") as f:
+            f.write(COROSYNC_ONE % dict(port=self.knet_port, dir=cdir))
+        self.p.start("corosync", ["corosync", "-f", "-c",
+                                  os.path.join(cdir, "corosync.conf")],
+                     os.path.join(cdir, "corosync.out"))
+        wait_for(lambda: b"Quorate:          Yes" in subprocess.run(
+            ["corosync-quorumtool", "-s"], capture_output=True).stdout,
+                 20, "corosync quorate")
+
+    def start_mm(self, i):
+        try:
+            os.unlink(self.sock(i))
+        except FileNotFoundError:
+            pass
+        self.p.start("mm%d" % i, [os.path.join(self.build, "manager/mmd/storm-mm"),
+                                  "--config", self.conf, "--name", "mm%d" % i],
+                     os.path.join(self.dir, "mm%d.out" % i))
+
+    def start_nm(self, j):
+        self.p.start("nm%d" % j, [os.path.join(self.build, "node/storm-nm"),
+                                  "--config", self.conf, "--name", "nm%d" % j],
+                     os.path.join(self.dir, "nm%d.out" % j))
+
+    def up(self):
+        if self.m > 1:
+            self.start_corosync()
+        for i in range(self.m):
+            self.start_mm(i)
+        for i in range(self.m):
+            wait_for(lambda: os.path.exists(self.sock(i)), 30,
+                     "mm%d's socket" % i)
+        for j in range(1, self.n + 1):
+            self.start_nm(j)
+        rep = call(self.sock(0), {"op": "wait", "nodes_up": self.n,
+                                  "timeout_ms": 30000}, timeout=40)
+        if not rep.get("ok"):
+            raise RuntimeError("nodes did not come up: %s" % rep)
+
+    def mm_pid(self, i):
+        p = self.p.procs.get("mm%d" % i)
+        return p.pid if p and p.poll() is None else None
+
+    def managers(self, i, timeout=5.0):
+        return call(self.sock(i), {"op": "managers"}, timeout=timeout)
+
+    def master(self):
+        for i in range(self.m):
+            try:
+                rep = self.managers(i)
+            except OSError:
+                continue
+            for k, m in enumerate(rep.get("managers", [])):
+                if m.get("master"):
+                    return k
+        return None
+
+    def converged(self, timeout=30.0):
+        """Bounded wait until every replica is synced at one applied index
+        with one digest (no event reports convergence: it is polled)."""
+        end = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < end:
+            try:
+                reps = [self.managers(i) for i in range(self.m)]
+                last = [(r.get("synced"), r.get("applied"), r.get("digest"))
+                        for r in reps]
+                if all(x[0] for x in last) and len({x[1] for x in last}) == 1 \
+                        and len({x[2] for x in last}) == 1:
+                    return reps
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError("replicas did not converge: %s" % last)
+
+    def queue(self, i):
+        rep = call(self.sock(i), {"op": "queue", "all": True}, timeout=10)
+        assert rep.get("ok"), rep
+        return rep["jobs"]
+
+    def stop(self):
+        self.p.stop_all()
+
+
+COROSYNC_ONE = """totem {
+  version: 2
+  cluster_name: stormlab
+  transport: knet
+  crypto_cipher: none
+  crypto_hash: none
+  interface {
+    linknumber: 0
+    mcastport: %(port)d
+  }
+}
+nodelist {
+  node {
+    ring0_addr: 127.0.0.1
+    nodeid: 1
+    name: lab
+  }
+}
+quorum {
+  provider: corosync_votequorum
+}
+logging {
+  to_stderr: no
+  to_syslog: no
+  to_logfile: yes
+  logfile: %(dir)s/corosync.log
+  timestamp: on
+}
+system {
+  state_dir: %(dir)s
+}
+"""
+
+
+def wait_for(pred, timeout, what):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            if pred():
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise TimeoutError("timed out waiting for %s" % what)
