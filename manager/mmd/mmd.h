@@ -88,6 +88,8 @@ struct mmd {
 	uint32_t *exit_proposed;  /* per job slot: JOB_EXITED proposed */
 	uint32_t staged_proposed; /* JOB_STAGED proposed for this job */
 	int exit_code;
+	int was_synced, world_stale, world_polled;
+	uint64_t caw_stalled;     /* slice in which a compare timed out */
 	st_layout_t lay;
 	const st_host_t *host;
 	sp_world_t *w;
@@ -132,6 +134,11 @@ int mmd_apply(struct mmd *mm, mm_op_t *op, mm_result_t *res);
 void mmd_client_reap(struct mmd *mm);
 void mmd_client_waits(struct mmd *mm);
 void mmd_job_ended(struct mmd *mm, const mm_job_t *j);
+
+/* mmd_main.c */
+int mmd_world_open(struct mmd *mm, int first_start, char *err,
+		   size_t errlen);
+void mmd_world_rejoin(struct mmd *mm);
 
 /* mmd_repl.c */
 int mmd_repl_open(struct mmd *mm, char *err, size_t errlen);

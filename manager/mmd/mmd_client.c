@@ -491,7 +491,8 @@ static void op_status(struct mmd *mm, struct mmd_client *c)
 		pend += j.state == MM_JOB_PENDING;
 		run += j.state == MM_JOB_STAGING || j.state == MM_JOB_RUNNING;
 	}
-	sp_view(mm->w, &vi, NULL);
+	if (mm->w)
+		sp_view(mm->w, &vi, NULL);
 	send_json(c, ST_FRAME_REPLY, json_pack(
 		"{s:b, s:s, s:s, s:I, s:i, s:I, s:i, s:i, s:i, s:i}",
 		"ok", 1, "cluster", mm->cfg.cluster, "manager", mm->host->name,

@@ -57,6 +57,76 @@ static int state_init(struct mmd *mm)
 	return rc;
 }
 
+/* The machine: manager 0 founds it on the cluster's first start
+ * (first_start).  Any replica that has run before, or any other manager,
+ * joins the running machine (whose root may be a node manager by then);
+ * only manager 0 founds one after a long vain wait (the whole cluster was
+ * down), never a replica that might split a running machine. */
+int mmd_world_open(struct mmd *mm, int first_start, char *err, size_t errlen)
+{
+	sp_config_t *sc = NULL;
+	size_t size;
+	int rc = 0;
+
+	for (int attempt = 0, expelled = 0; attempt < 2; attempt++) {
+		int boot = mm->host->world_id == 0 &&
+			   (attempt == 1 || first_start);
+		int wait = boot ? 1000 : 30000;
+
+		rc = st_config_world(&mm->cfg, mm->host->world_id, !boot,
+				     (uint32_t)wait, &sc, err, errlen);
+		if (!rc)
+			rc = sp_open(sc, &mm->w, err, errlen);
+		sp_config_destroy(sc);
+		sc = NULL;
+		/* a view that removes our previous incarnation can reach this
+		 * one while it joins: join again, as a new incarnation */
+		if (rc == -STORM_EEXPELLED && expelled++ < 10) {
+			qb_log(LOG_INFO, "joining again: %s", err);
+			attempt--;
+			continue;
+		}
+		if (!rc || boot || mm->host->world_id != 0)
+			break;
+		qb_log(LOG_WARNING, "no running machine to join (%s): "
+		       "founding it", err);
+	}
+	if (rc)
+		return rc;
+	mm->gmem = sp_gmem(mm->w, &size);
+	return 0;
+}
+
+/* After a cut that cost this replica its quorum, its view of the machine
+ * is its own island: once synced again, it leaves it and joins the
+ * running machine as a new incarnation, before it may be strobe master. */
+void mmd_world_rejoin(struct mmd *mm)
+{
+	char err[1024];
+	int rc;
+
+	qb_log(LOG_NOTICE, "manager %s: joining the machine again after "
+	       "losing the group", mm->host->name);
+	if (mm->world_polled)
+		qb_loop_poll_del(mm->loop, mm->nfd);
+	mm->world_polled = 0;
+	mmd_stage_free(mm);
+	sp_close(mm->w);
+	mm->w = NULL;
+	if ((rc = mmd_world_open(mm, 0, err, sizeof(err)))) {
+		qb_log(LOG_ERR, "cannot join the machine again: %s; exiting so "
+		       "that this replica restarts", err);
+		mm->exit_code = 1;
+		qb_loop_stop(mm->loop);
+		return;
+	}
+	mm->nfd = sp_notify_fd(mm->w);
+	qb_loop_poll_add(mm->loop, QB_LOOP_HIGH, mm->nfd, POLLIN, mm,
+			 mmd_on_notify);
+	mm->world_polled = 1;
+	mm->world_stale = 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -68,10 +138,8 @@ int main(int argc, char **argv)
 	const char *path = getenv("STORM_CONFIG"), *name = NULL;
 	struct mmd mm = { .unix_fd = -1, .tcp_fd = -1, .timer_fd = -1 };
 	qb_loop_signal_handle sh;
-	sp_config_t *sc = NULL;
 	struct timespec ts;
 	char err[1024] = "";
-	size_t size;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "c:n:h", opts, NULL)) != -1) {
@@ -122,40 +190,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	rp_status(mm.rp, &mm.rs);
-	/* The machine: manager 0 founds it on the cluster's first start.
-	 * Any replica that has run before, or any other manager, joins the
-	 * running machine (whose root may be a node manager by then); only
-	 * manager 0 founds one after a long vain wait (the whole cluster
-	 * was down), never a replica that might split a running machine. */
-	for (int attempt = 0, expelled = 0; attempt < 2; attempt++) {
-		int boot = mm.host->world_id == 0 &&
-			   (attempt == 1 || mm.rs.applied == 0);
-		int wait = boot ? 1000 : 30000;
-
-		rc = st_config_world(&mm.cfg, mm.host->world_id, !boot,
-				     (uint32_t)wait, &sc, err, sizeof(err));
-		if (!rc)
-			rc = sp_open(sc, &mm.w, err, sizeof(err));
-		sp_config_destroy(sc);
-		sc = NULL;
-		/* a view that removes our previous incarnation can reach this
-		 * one while it joins: join again, as a new incarnation */
-		if (rc == -STORM_EEXPELLED && expelled++ < 10) {
-			qb_log(LOG_INFO, "joining again: %s", err);
-			attempt--;
-			continue;
-		}
-		if (!rc || boot || mm.host->world_id != 0)
-			break;
-		qb_log(LOG_WARNING, "no running machine to join (%s): "
-		       "founding it", err);
-	}
-	if (rc) {
+	if ((rc = mmd_world_open(&mm, mm.rs.applied == 0, err, sizeof(err)))) {
 		qb_log(LOG_ERR, "cannot open the machine: %s", err);
 		rc = 1;
 		goto out;
 	}
-	mm.gmem = sp_gmem(mm.w, &size);
 	mm.hb = calloc(1, mm.lay.hb_len);
 	mm.hb_list = calloc(ST_HB_MAX_JOBS, sizeof(*mm.hb_list));
 	mm.ack = calloc(mm.nworld, sizeof(*mm.ack));
@@ -199,6 +238,7 @@ int main(int argc, char **argv)
 	mm.nfd = sp_notify_fd(mm.w);
 	qb_loop_poll_add(mm.loop, QB_LOOP_HIGH, mm.nfd, POLLIN, &mm,
 			 mmd_on_notify);
+	mm.world_polled = 1;
 	qb_loop_signal_add(mm.loop, QB_LOOP_HIGH, SIGTERM, &mm, on_signal, &sh);
 	qb_loop_signal_add(mm.loop, QB_LOOP_HIGH, SIGINT, &mm, on_signal, &sh);
 	{

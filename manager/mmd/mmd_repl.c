@@ -156,9 +156,15 @@ static void on_cast(void *ctx, uint32_t from, const void *msg, size_t len)
 static void on_status(void *ctx, const rp_status_t *st)
 {
 	struct mmd *mm = ctx;
-	int master = st->synced && st->primary &&
-		     st->master == (int)mm->host->world_id;
+	int master;
 
+	/* out of the group means out of the machine too (see
+	 * mmd_world_rejoin): no strobe until it joined again */
+	if (mm->was_synced && !st->synced)
+		mm->world_stale = 1;
+	mm->was_synced = st->synced;
+	master = st->synced && st->primary && !mm->world_stale &&
+		 st->master == (int)mm->host->world_id;
 	mm->rs = *st;
 	if (master != mm->master)
 		mmd_master_changed(mm, master);
@@ -327,6 +333,13 @@ void mmd_repl_tick(struct mmd *mm)
 {
 	uint64_t now = mmd_now_ms(mm);
 
+	if (mm->world_stale && mm->rs.synced) {
+		rp_status_t st;
+
+		mmd_world_rejoin(mm);
+		rp_status(mm->rp, &st);
+		on_status(mm, &st);
+	}
 	if (now - mm->announce_ms >= 1000) {
 		mm->announce_ms = now;
 		rp_announce(mm->rp);

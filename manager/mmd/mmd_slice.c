@@ -54,6 +54,34 @@ uint64_t mmd_now_ms(struct mmd *mm)
 	return (mmd_mono_ns() - mm->t0_ns) / 1000000u;
 }
 
+/* The strobe's COMPARE-AND-WRITEs block the main loop (clients too), so
+ * each waits at most a couple of slices, and once one times out (e.g.
+ * the sequencer died and the view has not changed yet) the rest of the
+ * slice skips them: they are level-triggered and are simply asked again
+ * at the next slice. */
+static int strobe_caw(struct mmd *mm, const sp_nodeset_t *set, uint64_t var,
+		      sp_cmp_t op, int64_t value, uint64_t wvar, int64_t wval,
+		      int timeout_ms)
+{
+	int limit = (int)(2 * mm->cfg.slice_us / 1000u);
+	int rc;
+
+	if (limit < 20)
+		limit = 20;
+	if (timeout_ms > limit)
+		timeout_ms = limit;
+	if (mm->caw_stalled == mm->slice)
+		return -ETIMEDOUT;
+	rc = sp_compare_and_write(mm->w, set, var, op, value, wvar, wval,
+				  timeout_ms);
+	if (rc == -ETIMEDOUT) {
+		mm->caw_stalled = mm->slice;
+		qb_log(LOG_DEBUG, "slice %llu: a compare timed out; the others "
+		       "wait for the next slice", (unsigned long long)mm->slice);
+	}
+	return rc;
+}
+
 /* ---- 1. mailboxes ---------------------------------------------------------- */
 
 static int32_t *status_of(struct mmd *mm, uint32_t job, uint32_t ranks)
@@ -346,7 +374,7 @@ static void locate(struct mmd *mm, sp_nodeset_t *set, int64_t want)
 
 	if (n == 0)
 		return;
-	rc = sp_compare_and_write(mm->w, set, mm->lay.gv_slice, SP_CMP_GE,
+	rc = strobe_caw(mm, set, mm->lay.gv_slice, SP_CMP_GE,
 				  want, SP_NO_WRITE, 0, 1000);
 	if (rc != 0)
 		return; /* all applied it, or the view changed: not now */
@@ -419,7 +447,7 @@ static void check_ends(struct mmd *mm)
 
 		if (j.state != MM_JOB_RUNNING)
 			continue;
-		rc = sp_compare_and_write(mm->w, j.nodes,
+		rc = strobe_caw(mm, j.nodes,
 					  st_done_var(&mm->lay, j.id),
 					  SP_CMP_EQ, j.id, SP_NO_WRITE, 0,
 					  1000);
@@ -629,7 +657,7 @@ static void stage(struct mmd *mm)
 		/* cancelled or failed meanwhile: wait out what is in flight */
 		for (uint32_t k = 0; k < inflight_max(mm); k++)
 			if (s->busy[k] &&
-			    sp_test_event(mm->w, MMD_SLOT_EV + k, 1000) != -EAGAIN)
+			    sp_test_event(mm->w, MMD_SLOT_EV + k, 50) != -EAGAIN)
 				s->busy[k] = 0;
 		mmd_stage_free(mm);
 	}
@@ -663,7 +691,11 @@ static void stage(struct mmd *mm)
 		int rc;
 
 		if (s->busy[k]) {
-			rc = sp_test_event(mm->w, MMD_SLOT_EV + k, 2000);
+			uint64_t now = mmd_mono_ns();
+
+			rc = sp_test_event(mm->w, MMD_SLOT_EV + k,
+					   now >= until ? 0 :
+					   (int)((until - now) / 1000000u) + 1);
 			if (rc == -EAGAIN || rc == -ETIMEDOUT)
 				return; /* next slice */
 			s->busy[k] = 0;
@@ -676,7 +708,7 @@ static void stage(struct mmd *mm)
 		}
 		if (c >= mm->lay.slots) {
 			/* the slot's previous chunk is on every node's disk */
-			rc = sp_compare_and_write(mm->w, j.nodes,
+			rc = strobe_caw(mm, j.nodes,
 						  mm->lay.gv_consumed, SP_CMP_GE,
 						  st_consumed(j.id, c -
 							      mm->lay.slots + 1),
@@ -702,7 +734,7 @@ static void stage(struct mmd *mm)
 	}
 	if (s->next < s->total)
 		return;
-	if (sp_compare_and_write(mm->w, j.nodes, mm->lay.gv_consumed,
+	if (strobe_caw(mm, j.nodes, mm->lay.gv_consumed,
 				 SP_CMP_GE, st_consumed(j.id, s->total),
 				 SP_NO_WRITE, 0, 1000) == 1) {
 		mm_op_t op = { .code = MM_OP_JOB_STAGED, .job = j.id };
@@ -710,7 +742,7 @@ static void stage(struct mmd *mm)
 
 		for (uint32_t k = 0; k < inflight_max(mm); k++)
 			if (s->busy[k] &&
-			    sp_test_event(mm->w, MMD_SLOT_EV + k, 1000) != -EAGAIN)
+			    sp_test_event(mm->w, MMD_SLOT_EV + k, 50) != -EAGAIN)
 				s->busy[k] = 0;
 		qb_log(LOG_INFO, "job %u: %zu bytes on %u node(s) in %.1f ms",
 		       j.id, s->len, sp_nodeset_count(j.nodes),
