@@ -170,6 +170,7 @@ static void send_state(rp_replica_t *r)
 	rpw_u8(&b, (uint8_t)r->synced);
 	rpw_u64(&b, r->applied);
 	rpw_u32(&b, r->cfg.state_version);
+	rpw_u8(&b, (uint8_t)r->survivor);
 	if (!b.bad)
 		queue_msg(r, b.p, b.len, 0);
 	else
@@ -499,6 +500,7 @@ static int install_snapshot(rp_replica_t *r, uint64_t index)
 	}
 	r->applied = r->durable = index;
 	r->synced = 1;
+	r->survivor = 1;
 	r->has_master = has_master;
 	r->master_nodeid = mn;
 	r->master_pid = mp;
@@ -610,13 +612,20 @@ static void try_seed(rp_replica_t *r)
 	if (r->synced || !r->primary || !all_reported_unsynced(r))
 		return;
 	n = distinct_replicas(r);
-	if (n < r->cfg.nreplicas && (!r->seed_ok || n * 2 <= r->cfg.nreplicas))
-		return;
 	for (uint32_t i = 0; i < r->nmem; i++)
 		if (seed < 0 || r->mem[i].applied > r->mem[seed].applied ||
 		    (r->mem[i].applied == r->mem[seed].applied &&
 		     lower(&r->mem[i], &r->mem[seed])))
 			seed = (int)i;
+	/* All replicas present: the highest index seeds.  A majority: only
+	 * if the highest is a survivor (it lost the group while running, so
+	 * everything any replica acknowledged reached it in agreed order),
+	 * or once the recovery wait ran out (a whole-group crash: an absent
+	 * replica may have acknowledged more). */
+	if (n < r->cfg.nreplicas &&
+	    (n * 2 <= r->cfg.nreplicas ||
+	     (!r->seed_ok && !r->mem[seed].survivor)))
+		return;
 	r->mem[seed].synced = 1;
 	buffer_clear(r);
 	if (is_me(r, r->mem[seed].nodeid, r->mem[seed].pid)) {
@@ -624,6 +633,7 @@ static void try_seed(rp_replica_t *r)
 		       "synced: this one seeds the group at index %llu",
 		       n, r->cfg.nreplicas, (unsigned long long)r->applied);
 		r->synced = 1;
+		r->survivor = 1;
 		pick_master(r);
 		send_snapshot(r);
 	}
@@ -663,6 +673,7 @@ void rp_on_deliver(rp_replica_t *r, uint32_t nodeid, uint32_t pid,
 		int synced = rpr_u8(&b);
 		uint64_t applied = rpr_u64(&b);
 		uint32_t version = rpr_u32(&b);
+		int survivor = rpr_u8(&b);
 
 		if (b.bad || (m = mem_find(r, nodeid, pid)) < 0)
 			break;
@@ -682,6 +693,7 @@ void rp_on_deliver(rp_replica_t *r, uint32_t nodeid, uint32_t pid,
 		r->mem[m].replica = replica;
 		r->mem[m].applied = applied;
 		r->mem[m].have_state = 1;
+		r->mem[m].survivor = survivor;
 		if (!r->synced)
 			r->mem[m].synced = synced;
 		try_seed(r);
@@ -717,10 +729,9 @@ void rp_on_deliver(rp_replica_t *r, uint32_t nodeid, uint32_t pid,
 static void update_primary(rp_replica_t *r)
 {
 	int was = r->primary;
-	uint32_t ring = r->ring_size, nodes = 0;
+	uint32_t nodes = 0, expected = r->quorum_votes ?
+					   2 * r->quorum_votes - 1 : 0;
 
-	/* every member's node is in the ring: a lower bound for it before
-	 * corosync's first ring report arrives */
 	for (uint32_t i = 0; i < r->nmem; i++) {
 		uint32_t k = 0;
 
@@ -728,36 +739,35 @@ static void update_primary(rp_replica_t *r)
 			k++;
 		nodes += k == i;
 	}
-	if (nodes > ring)
-		ring = nodes;
+	/* Primary when this view's members sit on a majority of the head
+	 * nodes (corosync's expected votes, one per head).  Only the view
+	 * itself is used: it arrives at the same point of the agreed stream
+	 * everywhere, while corosync's ring and quorum reports come before
+	 * or after it (a minority saw its old ring still whole at its view
+	 * change).  So writes need live replicas on a majority of heads. */
 	r->primary = r->cfg.backend == RP_BACKEND_SOLO ||
-		     (r->quorum_votes && ring >= r->quorum_votes);
+		     (expected && nodes * 2 > expected);
 	if (r->synced && !r->primary) {
-		qb_log(LOG_WARNING, "replication: lost quorum (%u of %u votes "
-		       "needed in the ring): refusing writes until the group "
-		       "is whole again", r->ring_size, r->quorum_votes);
+		qb_log(LOG_WARNING, "replication: lost quorum (replicas on %u "
+		       "of %u head nodes): refusing writes until the group is "
+		       "whole again", nodes, expected);
 		r->synced = 0;
 		pending_fail(r, -STORM_EUNKNOWN);
 		buffer_clear(r);
 	}
 	if (was != r->primary)
-		qb_log(LOG_INFO, "replication: %sprimary (ring of %u, quorum "
-		       "%u)", r->primary ? "" : "not ", r->ring_size,
-		       r->quorum_votes);
+		qb_log(LOG_INFO, "replication: %sprimary (replicas on %u of %u "
+		       "head nodes)", r->primary ? "" : "not ", nodes,
+		       expected);
 }
 
+/* The ring's size is only noted here: corosync reports a new ring before
+ * the group's view change, and on the way to a cut's final membership a
+ * majority's members can pass through transient smaller rings; whether a
+ * view is primary is decided at the view change (update_primary). */
 void rp_on_ring(rp_replica_t *r, uint32_t ring_size)
 {
 	r->ring_size = ring_size;
-	if (r->nmem == 0)
-		return; /* before the first view: the confchg decides */
-	update_primary(r);
-	int me = mem_find(r, r->my_nodeid, r->my_pid);
-	if (me >= 0)
-		r->mem[me].synced = r->synced;
-	pick_master(r);
-	try_seed(r);
-	status_changed(r);
 }
 
 void rp_on_quorum(rp_replica_t *r, int quorate, uint32_t quorum_votes)
@@ -841,6 +851,11 @@ void rp_status(const rp_replica_t *r, rp_status_t *st)
 	st->durable = r->durable;
 	st->view = r->view;
 	st->master = -1;
+	st->inflight = r->inflight;
+	for (struct rp_out *o = r->out_head; o; o = o->next)
+		st->queued++;
+	for (struct rp_pending *p = r->pend; p; p = p->next)
+		st->pending++;
 	for (uint32_t i = 0; i < r->nmem && i < RP_MAX_REPLICAS; i++) {
 		rp_member_t *m = &st->members[st->nmembers++];
 

@@ -133,6 +133,7 @@ struct rp_mem { /* a member of the current group view */
 	uint32_t nodeid, pid;
 	uint32_t replica;      /* from its STATE (or the snapshot) */
 	int synced, have_state;
+	int survivor;          /* lost the group while running (not restarted) */
 	uint64_t applied;
 };
 
@@ -153,6 +154,7 @@ struct rp_replica {
 	uint64_t durable;          /* last committed */
 	uint64_t announced;        /* applied index last sent in a STATE */
 	int synced, primary, quorate;
+	int survivor;              /* has been synced in this process */
 	uint32_t my_nodeid, my_pid;
 	int64_t master;            /* index in mem[] of the strobe master, or
 				    * -1; kept as (nodeid, pid) below */

@@ -98,6 +98,9 @@ typedef struct rp_status {
 	uint64_t applied;   /* last applied index */
 	uint64_t durable;   /* last index committed to LMDB */
 	uint64_t view;      /* confchg count seen by this replica */
+	uint32_t inflight;  /* own operations multicast, not yet delivered */
+	uint32_t queued;    /* messages waiting to be multicast */
+	uint32_t pending;   /* own requests not yet answered */
 	uint32_t nmembers;
 	rp_member_t members[RP_MAX_REPLICAS];
 } rp_status_t;

@@ -445,9 +445,15 @@ static void op_managers(struct mmd *mm, struct mmd_client *c)
 			(json_int_t)(m ? m->applied : 0),
 			"self", i == mm->host->world_id));
 	}
+	json_t *diag = json_pack("{s:i, s:i, s:i, s:b, s:b, s:b}", "inflight",
+				 rs->inflight, "queued", rs->queued, "pending",
+				 rs->pending, "strobe_master", mm->master,
+				 "tick_inflight", mm->tick_inflight,
+				 "world_stale", mm->world_stale);
+
 	send_json(c, ST_FRAME_REPLY, json_pack(
-		"{s:b, s:s, s:s, s:b, s:b, s:b, s:I, s:I, s:I, s:s, s:o}",
-		"ok", 1,
+		"{s:b, s:o, s:s, s:s, s:b, s:b, s:b, s:I, s:I, s:I, s:s, s:o}",
+		"ok", 1, "replication", diag,
 		"cluster", mm->cfg.cluster, "answered_by", mm->host->name,
 		"quorate", rs->quorate, "primary", rs->primary, "synced",
 		rs->synced, "view", (json_int_t)rs->view, "applied",

@@ -278,7 +278,8 @@ class Lab:
         while time.monotonic() < end:
             try:
                 reps = [self.managers(i) for i in range(self.m)]
-                last = [(r.get("synced"), r.get("applied"), r.get("digest"))
+                last = [(r.get("synced"), r.get("applied"), r.get("digest"),
+                         r.get("quorate"), r.get("replication"))
                         for r in reps]
                 if all(x[0] for x in last) and len({x[1] for x in last}) == 1 \
                         and len({x[2] for x in last}) == 1:
@@ -341,3 +342,97 @@ def wait_for(pred, timeout, what):
             pass
         time.sleep(0.05)
     raise TimeoutError("timed out waiting for %s" % what)
+
+
+# ---- several head nodes (network namespaces) --------------------------------
+
+class MultiHost(Lab):
+    """Three (or more) head namespaces, each with its own corosync and
+    storm-mm; the node managers in a compute namespace; one bridge
+    (tests/harness/headnet).  Unix sockets are files, so the test talks
+    to every replica from where it runs."""
+
+    FABRIC, LISTEN, NM = 7101, 7201, 7301
+
+    def __init__(self, build, d, heads=3, nodes=2, token=300):
+        self.build, self.dir = build, d
+        self.m, self.n = heads, nodes
+        self.p = Procs()
+        self.net = os.path.join(d, "net")
+        os.makedirs(d, exist_ok=True)
+        self.headnet = os.path.join(ROOT, "tests", "harness", "headnet")
+        out = subprocess.run([self.headnet, "up", "--dir", self.net,
+                              "--heads", str(heads), "--token", str(token),
+                              "--cluster", "stormmh"],
+                             capture_output=True, text=True, timeout=120)
+        if out.returncode != 0:
+            raise RuntimeError("headnet up failed: %s" % out.stderr)
+        self.env = dict(line.split("=", 1) for line in out.stdout.split()
+                        if "=" in line)
+        self.token = token
+        self.head_ns = [self.env["HEADNET_HEAD%d_NS" % (k + 1)]
+                        for k in range(heads)]
+        addrs = [self.env["HEADNET_HEAD%d_ADDR" % (k + 1)]
+                 for k in range(heads)]
+        self.compute_ns = self.env["HEADNET_COMPUTE_NS"]
+        caddr = self.env["HEADNET_COMPUTE_ADDR"]
+        lines = ["[cluster]", "name = mh", "provider = tcp",
+                 "slice_us = 10000", "hb_period_ms = 50",
+                 "hb_timeout_ms = 1000", "ramdisk = %s/ramdisk" % d,
+                 "state_dir = %s/state" % d, "run_dir = %s" % d,
+                 "log = %s/storm.log" % d, "log_level = info",
+                 "replication = corosync"]
+        self.listen = []
+        for k in range(heads):
+            self.listen.append("%s:%d" % (addrs[k], self.LISTEN))
+            lines += ["", "[manager mm%d]" % k,
+                      "address = %s:%d" % (addrs[k], self.FABRIC),
+                      "listen = %s" % self.listen[-1]]
+        for j in range(nodes):
+            lines += ["", "[node nm%d]" % (j + 1),
+                      "address = %s:%d" % (caddr, self.NM + j), "cpus = 1"]
+        self.conf = os.path.join(d, "storm.conf")
+        with open(self.conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def start_corosync(self):
+        pass  # headnet runs one per head
+
+    def start_mm(self, i):
+        try:
+            os.unlink(self.sock(i))
+        except FileNotFoundError:
+            pass
+        self.p.start("mm%d" % i, [os.path.join(self.build, "manager/mmd/storm-mm"),
+                                  "--config", self.conf, "--name", "mm%d" % i],
+                     os.path.join(self.dir, "mm%d.out" % i),
+                     netns=self.head_ns[i])
+
+    def start_nm(self, j):
+        self.p.start("nm%d" % j, [os.path.join(self.build, "node/storm-nm"),
+                                  "--config", self.conf, "--name", "nm%d" % j],
+                     os.path.join(self.dir, "nm%d.out" % j),
+                     netns=self.compute_ns)
+
+    def up(self):
+        # the heads' corosyncs are up (headnet waited for quorum)
+        self.m_up = True
+        Lab.up(self)
+
+    def cut(self, k):
+        out = subprocess.run([self.headnet, "cut", "--dir", self.net,
+                              str(k + 1)], capture_output=True, text=True,
+                             check=True)
+        return dict(line.split("=", 1) for line in out.stdout.split()
+                    if "=" in line)
+
+    def heal(self, k):
+        subprocess.run([self.headnet, "heal", "--dir", self.net, str(k + 1)],
+                       capture_output=True, check=True)
+
+    def stop(self):
+        try:
+            self.p.stop_all()
+        finally:
+            subprocess.run([self.headnet, "down", "--dir", self.net],
+                           capture_output=True)
