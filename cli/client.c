@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <munge.h>
 #include <storm_proto.h>
 
 #include "client.h"
@@ -332,6 +333,9 @@ static int endpoints(sc_ctx_t *ctx, char *err, size_t errlen)
 		if (cfg.managers[i].listen[0])
 			ADD(0, cfg.managers[i].listen);
 #undef ADD
+	if (!ctx->munge_socket[0])
+		snprintf(ctx->munge_socket, sizeof(ctx->munge_socket), "%s",
+			 cfg.munge_socket);
 	if (!ctx->neps) {
 		char sock[1200];
 
@@ -466,6 +470,34 @@ int sc_send_request(sc_ctx_t *ctx, int fd, json_t *req)
 		json_object_set_new(req, "client",
 				    json_string(ctx->client_id));
 		json_object_set_new(req, "seq", json_integer(++ctx->seq));
+	}
+	/* over TCP, a fresh MUNGE credential for this very request (munged
+	 * refuses one that is replayed) */
+	json_object_del(req, "munge");
+	if (!strncmp(ctx->endpoint, "address ", 8)) {
+		char payload[512], *cred = NULL;
+		munge_ctx_t mc = munge_ctx_create();
+		munge_err_t e;
+
+		if (!mc)
+			return -ENOMEM;
+		if (ctx->munge_socket[0])
+			munge_ctx_set(mc, MUNGE_OPT_SOCKET, ctx->munge_socket);
+		snprintf(payload, sizeof(payload), "%s:%lld",
+			 json_string_value(json_object_get(req, "client")),
+			 (long long)json_integer_value(json_object_get(req,
+								      "seq")));
+		e = munge_encode(&cred, mc, payload, (int)strlen(payload));
+		munge_ctx_destroy(mc);
+		if (e != EMUNGE_SUCCESS) {
+			free(cred);
+			sc_warn("cannot get a MUNGE credential for %s: %s (is "
+				"munged running?)", ctx->endpoint,
+				munge_strerror(e));
+			return -EACCES;
+		}
+		json_object_set_new(req, "munge", json_string(cred));
+		free(cred);
 	}
 	text = json_dumps(req, JSON_COMPACT);
 	if (!text)

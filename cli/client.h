@@ -46,6 +46,7 @@ typedef struct sc_ctx {
 	struct sc_ep eps[SC_MAX_EPS]; /* where replicas answer, in order */
 	int neps, ep_next;       /* ep_next: the one to try first */
 	int last_errno;          /* of the last refusal ("errno") */
+	char munge_socket[1024]; /* $STORM_MUNGE_SOCKET or the config's */
 	bool json;               /* --json */
 	int timeout_ms;          /* --timeout: for replies and connecting */
 	char client_id[320];     /* "<hostname>:<pid>:<random hex>" */

@@ -131,6 +131,9 @@ int main(int argc, char **argv)
 
 	ctx.config_path = env && env[0] ? env : DEFAULT_CONFIG;
 	ctx.timeout_ms = DEFAULT_TIMEOUT_MS;
+	if (getenv("STORM_MUNGE_SOCKET"))
+		snprintf(ctx.munge_socket, sizeof(ctx.munge_socket), "%s",
+			 getenv("STORM_MUNGE_SOCKET"));
 
 	first = parse_opts(NULL, sc_global_opts, true, argc, argv, &g);
 	for (int i = 0; i < g.nopts; i++) {

@@ -177,6 +177,9 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		return copy_str(p, k, v, c->ramdisk, sizeof(c->ramdisk));
 	if (!strcmp(k, "state_dir"))
 		return copy_str(p, k, v, c->state_dir, sizeof(c->state_dir));
+	if (!strcmp(k, "munge_socket"))
+		return copy_str(p, k, v, c->munge_socket,
+				sizeof(c->munge_socket));
 	if (!strcmp(k, "replication")) {
 		if (strcmp(v, "auto") && strcmp(v, "corosync") &&
 		    strcmp(v, "none"))

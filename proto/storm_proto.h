@@ -62,6 +62,7 @@ typedef struct st_config {
 	char state_dir[1024];     /* manager state: LMDB, one directory per
 				   * manager below it */
 	char replication[16];     /* auto | corosync | none */
+	char munge_socket[1024];  /* munged's socket; "": libmunge's default */
 	char run_dir[1024];       /* sockets, pid files, logs */
 	char log_target[1024];    /* stderr | syslog | file path */
 	int log_level;            /* LOG_ERR .. LOG_DEBUG */

@@ -29,6 +29,7 @@ struct mmd_client {
 	struct mmd *mm;
 	int fd;
 	uint32_t uid, gid;
+	int tcp;             /* over TCP: needs a MUNGE credential */
 	uint64_t client_key; /* hash of (uid, the request's "client") */
 	uint64_t seq;        /* the request's "seq" */
 	uint64_t anon_seq;   /* requests without "client": own numbering */

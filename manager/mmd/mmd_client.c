@@ -18,6 +18,8 @@
 
 #include <qb/qblog.h>
 
+#include <munge.h>
+
 #include "mmd.h"
 
 void mmd_job_ended(struct mmd *mm, const mm_job_t *j);
@@ -633,6 +635,56 @@ static int request_identity(struct mmd_client *c, json_t *req)
 	return 0;
 }
 
+/* A TCP request carries a MUNGE credential whose payload names the
+ * request ("CLIENT:SEQ"); munged vouches for the uid and gid, refuses a
+ * forged, expired or replayed one.  (The unix socket has SO_PEERCRED.) */
+static int authenticate(struct mmd *mm, struct mmd_client *c, json_t *req)
+{
+	const char *cred = json_string_value(json_object_get(req, "munge"));
+	const char *id = json_string_value(json_object_get(req, "client"));
+	json_int_t seq = json_integer_value(json_object_get(req, "seq"));
+	munge_ctx_t ctx;
+	munge_err_t e;
+	void *payload = NULL;
+	int len = 0;
+	uid_t uid;
+	gid_t gid;
+	char want[512];
+
+	if (!cred) {
+		reply_err(c, EACCES, "request over TCP without a MUNGE "
+			  "credential: use stormctl (it adds one) with munged "
+			  "running, or the manager's unix socket");
+		return -1;
+	}
+	if (!(ctx = munge_ctx_create()))
+		return reply_err(c, ENOMEM, "out of memory"), -1;
+	if (mm->cfg.munge_socket[0])
+		munge_ctx_set(ctx, MUNGE_OPT_SOCKET, mm->cfg.munge_socket);
+	e = munge_decode(cred, ctx, &payload, &len, &uid, &gid);
+	munge_ctx_destroy(ctx);
+	snprintf(want, sizeof(want), "%s:%lld", id ? id : "",
+		 (long long)seq);
+	if (e != EMUNGE_SUCCESS) {
+		reply_err(c, EACCES, "MUNGE credential refused: %s (is munged "
+			  "running with the cluster's key on both hosts?)",
+			  munge_strerror(e));
+		free(payload);
+		return -1;
+	}
+	if (!payload || (size_t)len != strlen(want) ||
+	    memcmp(payload, want, (size_t)len)) {
+		reply_err(c, EACCES, "MUNGE credential made for another "
+			  "request (its payload must be \"CLIENT:SEQ\")");
+		free(payload);
+		return -1;
+	}
+	free(payload);
+	c->uid = uid;
+	c->gid = gid;
+	return 0;
+}
+
 static void request(struct mmd *mm, struct mmd_client *c, const char *text)
 {
 	json_error_t jerr;
@@ -642,6 +694,8 @@ static void request(struct mmd *mm, struct mmd_client *c, const char *text)
 	if (!json_is_object(req) || !op) {
 		reply_err(c, EPROTO, "request: not a JSON object with \"op\" "
 			  "(%s)", req ? "no op" : jerr.text);
+	} else if (c->tcp && authenticate(mm, c, req)) {
+		/* refused */
 	} else if (request_identity(c, req)) {
 		/* answered */
 	} else if (!strcmp(op, "run") || !strcmp(op, "submit")) {
@@ -749,7 +803,8 @@ static int on_accept(int32_t fd, int32_t revents, void *data)
 		c->uid = cred.uid;
 		c->gid = cred.gid;
 	} else {
-		c->uid = c->gid = 65534;
+		c->uid = c->gid = 65534; /* until its MUNGE credential */
+		c->tcp = 1;
 	}
 	c->next = mm->clients;
 	mm->clients = c;

@@ -177,7 +177,7 @@ class Lab:
     """A local cluster: corosync + M storm-mm + N storm-nm, tcp on loopback."""
 
     def __init__(self, build, d, managers=3, nodes=2, cpus=1, slice_us=10000,
-                 log_level="info"):
+                 log_level="info", extra=()):
         self.build, self.dir = build, d
         self.m, self.n = managers, nodes
         self.p = Procs()
@@ -192,6 +192,7 @@ class Lab:
                  "log = %s/storm.log" % d, "log_level = %s" % log_level]
         if managers > 1:
             lines.append("replication = corosync")
+        lines += list(extra)
         for i in range(managers):
             lines += ["", "[manager mm%d]" % i,
                       "address = 127.0.0.1:%d" % ports[i],
@@ -436,3 +437,20 @@ class MultiHost(Lab):
         finally:
             subprocess.run([self.headnet, "down", "--dir", self.net],
                            capture_output=True)
+
+
+def start_munged(procs, d):
+    """A munged of the test's own: generated key, socket under d."""
+    key = os.path.join(d, "munge.key")
+    with open(key, "wb") as f:
+        f.write(os.urandom(1024))
+    os.chmod(key, 0o600)
+    sock = os.path.join(d, "munge.socket")
+    procs.start("munged", ["munged", "-F", "--force", "--socket", sock,
+                           "--key-file", key, "--pid-file",
+                           os.path.join(d, "munged.pid"), "--log-file",
+                           os.path.join(d, "munged.log"), "--seed-file",
+                           os.path.join(d, "munged.seed")],
+                os.path.join(d, "munged.out"))
+    wait_for(lambda: os.path.exists(sock), 10, "munged's socket")
+    return sock

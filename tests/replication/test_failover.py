@@ -231,6 +231,54 @@ def test_cut_head(lab):
     del refused_at
 
 
+def test_munge_tcp(lab):
+    """TCP clients authenticate with MUNGE; users act on their own jobs."""
+    ctl = os.path.join(lab.build, "cli/stormctl")
+    env = dict(os.environ, STORM_MUNGE_SOCKET=lab.munge_socket)
+    tcp = ",".join(lab.listen)
+    host, port = lab.listen[0].split(":")
+
+    def stormctl(*args, user=None):
+        argv = [ctl, "--managers", tcp] + list(args)
+        if user is not None:
+            argv = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user,
+                    "--clear-groups"] + argv
+        return subprocess.run(argv, env=env, capture_output=True, text=True,
+                              timeout=30)
+
+    r = stormctl("submit", "-n", "1", "--name", "mine", "/bin/sleep", "600")
+    check(r.returncode == 0, "submit over TCP failed: %s" % r.stderr)
+    job = int(r.stdout.split()[-1])
+    rep = stormlab.call((host, int(port)), {"op": "show", "job": job})
+    check(not rep.get("ok") and rep.get("errno") == 13 and "MUNGE" in
+          rep.get("error", ""), "no credential accepted: %s" % rep)
+    rep = stormlab.call((host, int(port)), {"op": "show", "job": job,
+                                            "client": "x", "seq": 1,
+                                            "munge": "MUNGE:forged:"})
+    check(not rep.get("ok") and rep.get("errno") == 13,
+          "forged credential accepted: %s" % rep)
+    # a credential is good for one request only
+    cred = subprocess.run(["munge", "-S", lab.munge_socket, "-s", "y:1"],
+                          capture_output=True, text=True).stdout.strip()
+    first = stormlab.call((host, int(port)), {"op": "show", "job": job,
+                                              "client": "y", "seq": 1,
+                                              "munge": cred})
+    again = stormlab.call((host, int(port)), {"op": "show", "job": job,
+                                              "client": "y", "seq": 1,
+                                              "munge": cred})
+    check(first.get("ok") and not again.get("ok") and
+          "replayed" in again.get("error", "").lower(),
+          "replayed credential: %s / %s" % (first, again))
+    # another user may not cancel it; its owner (root) may
+    r = stormctl("cancel", str(job), user=65534)
+    check(r.returncode != 0, "uid 65534 cancelled root's job")
+    r = stormctl("cancel", str(job))
+    check(r.returncode == 0, "root could not cancel: %s" % r.stderr)
+    print("munge_tcp: submit and cancel over TCP with MUNGE; missing, "
+          "forged and replayed credentials and another user's cancel "
+          "refused")
+
+
 TESTS = {
     "kill_random": (test_kill_random, dict(managers=3, nodes=1)),
     "kill_all": (test_kill_all, dict(managers=3, nodes=1)),
@@ -238,6 +286,7 @@ TESTS = {
     # token 1000 ms: with 300 ms the ring flaps by itself on this machine
     # under the test's load (bench/run replication measures the cut at
     # the smallest stable token)
+    "munge_tcp": (test_munge_tcp, dict(managers=3, nodes=1, munge=True)),
     "cut_head": (test_cut_head, dict(heads=3, nodes=2, token=1000)),
 }
 
@@ -261,8 +310,16 @@ def main():
     lab = None
     ok = False
     try:
+        munge = kw.pop("munge", False)
+        if munge:
+            procs = stormlab.Procs()
+            sock = stormlab.start_munged(procs, d)
+            kw["extra"] = ["munge_socket = %s" % sock]
         lab = (stormlab.MultiHost if multihost else stormlab.Lab)(build, d,
                                                                    **kw)
+        if munge:
+            lab.p.procs["munged"] = procs.procs["munged"]
+            lab.munge_socket = sock
         lab.up()
         fn(lab)
         ok = True
