@@ -30,6 +30,9 @@ struct mm_jobrec {
 	sp_nodeset_t *want;    /* the nodelist, or NULL: any node */
 	const char *nodelist;  /* its text as submitted (in blk), or NULL */
 	void *blk;             /* argv/env/files arrays and every string */
+	uint32_t behind;       /* PENDING: the head it was last queued behind
+				* (its reason says so; not state: a restore
+				* rewrites the same text) */
 };
 
 struct mm_state {
@@ -42,6 +45,8 @@ struct mm_state {
 	uint32_t njobs, jobcap;
 	uint32_t live_lo;        /* jobs[0 .. live_lo - 1] are terminal */
 	uint64_t slice, now_ms;  /* from the last TICK */
+	uint64_t active_gen;     /* bumped when a job starts or stops holding
+				  * cpus (not state: for the shell's caches) */
 };
 
 static inline int is_terminal(mm_job_state_t st)

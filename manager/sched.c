@@ -65,6 +65,7 @@ static void place(mm_state_t *s, struct mm_jobrec *j)
 	/* schedule() checked free_cpus() first */
 	assert(r == j->v.ranks);
 	j->v.state = MM_JOB_STAGING;
+	s->active_gen++;
 	j->v.reason[0] = '\0';
 	j->v.start_slice = s->slice;
 	j->v.start_ms = s->now_ms;
@@ -80,10 +81,17 @@ static void schedule(mm_state_t *s)
 		if (j->v.state != MM_JOB_PENDING)
 			continue;
 		if (head) {
-			mmi_fmt(j->v.reason, sizeof(j->v.reason),
-				"queued behind job %u", head);
+			/* the text is the same as the last tick wrote unless
+			 * the head changed: no formatting per waiting job per
+			 * tick (thousands wait during a burst) */
+			if (j->behind != head) {
+				j->behind = head;
+				mmi_fmt(j->v.reason, sizeof(j->v.reason),
+					"queued behind job %u", head);
+			}
 			continue;
 		}
+		j->behind = 0;
 		if (free_cpus(s, j->want) >= j->v.ranks) {
 			place(s, j);
 			continue;

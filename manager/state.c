@@ -199,6 +199,8 @@ static void release_cpus(mm_state_t *s, struct mm_jobrec *j)
  * j->v.reason first (or leaves it as it should read). */
 void mmi_job_end(mm_state_t *s, struct mm_jobrec *j, mm_job_state_t st)
 {
+	if (holds_cpus(j->v.state))
+		s->active_gen++;
 	release_cpus(s, j);
 	j->v.state = st;
 	j->v.end_slice = s->slice;
@@ -482,4 +484,9 @@ int mm_node_by_id(const mm_state_t *s, uint32_t world_id, mm_node_t *out)
 uint64_t mm_slice(const mm_state_t *s)
 {
 	return s ? s->slice : 0;
+}
+
+uint64_t mm_active_gen(const mm_state_t *s)
+{
+	return s->active_gen;
 }

@@ -161,6 +161,11 @@ MM_API int mm_node_get(const mm_state_t *s, uint32_t index, mm_node_t *out);
 MM_API int mm_node_by_id(const mm_state_t *s, uint32_t world_id,
 			 mm_node_t *out);
 MM_API uint64_t mm_slice(const mm_state_t *s);
+/** A number that changes whenever a job starts or stops holding cpus
+ * (STAGING/RUNNING): the shell rebuilds its list of active jobs only
+ * then, not at every slice over every queued job.  Not part of the
+ * state (a restored state starts its own count). */
+MM_API uint64_t mm_active_gen(const mm_state_t *s);
 /** A digest of the whole state: the FNV-1a 64 of the bytes
  * mm_state_encode() would give (computed without allocating), so it covers
  * everything mm_apply() depends on and replicas compare it; equal states

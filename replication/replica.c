@@ -37,7 +37,8 @@
 
 #include "rp_internal.h"
 
-#define INFLIGHT_MAX 128           /* own OPs sent, not yet delivered */
+#define INFLIGHT_MAX 1             /* own OP batches sent, not delivered */
+#define BATCH_MAX (256u << 10)     /* bytes of operations in one batch */
 #define SNAP_CHUNK (512u << 10)    /* snapshot bytes per CPG message */
 #define BUFFER_MAX ((size_t)1 << 30) /* ops buffered by a joiner */
 #define SESSION_WINDOW 1000000u    /* sessions idle this many ops expire */
@@ -121,16 +122,52 @@ static int queue_msg(rp_replica_t *r, uint8_t *msg, size_t len, int is_op)
 	return 0;
 }
 
+/* Consecutive queued operations go out as one BATCH message.  With at
+ * most INFLIGHT_MAX batches in flight, the requests that arrive while
+ * one is being ordered wait and leave together: one corosync message
+ * for many requests under load, none waiting when idle. */
+static int make_batch(rp_replica_t *r, struct rp_buf *b)
+{
+	uint32_t n = 0;
+	size_t bytes = 0;
+
+	for (struct rp_out *o = r->out_head; o && o->is_op &&
+	     (n == 0 || bytes + o->len <= BATCH_MAX); o = o->next) {
+		n++;
+		bytes += o->len + 4;
+	}
+	if (rpw_begin(b, RP_MSG_BATCH, bytes + 4))
+		return -ENOMEM;
+	rpw_u32(b, n);
+	for (struct rp_out *o = r->out_head; n--; o = o->next) {
+		rpw_u32(b, (uint32_t)o->len);
+		rpw_bytes(b, o->msg, o->len);
+	}
+	return b->bad ? -ENOMEM : 0;
+}
+
 static void flush_out(rp_replica_t *r)
 {
 	struct rp_out *o;
 
 	while ((o = r->out_head)) {
+		struct rp_buf batch = { 0 };
+		uint32_t nops = 1;
 		int rc;
 
 		if (o->is_op && r->inflight >= INFLIGHT_MAX)
 			break;
-		rc = rpg_send(r, o->msg, o->len);
+		if (o->is_op && o->next && o->next->is_op) {
+			if (make_batch(r, &batch))
+				break;
+			rc = rpg_send(r, batch.p, batch.len);
+			nops = (uint32_t)batch.p[4] | (uint32_t)batch.p[5] << 8 |
+			       (uint32_t)batch.p[6] << 16 |
+			       (uint32_t)batch.p[7] << 24;
+			free(batch.p);
+		} else {
+			rc = rpg_send(r, o->msg, o->len);
+		}
 		if (rc == -EAGAIN)
 			break;
 		if (rc) {
@@ -140,13 +177,19 @@ static void flush_out(rp_replica_t *r)
 				r->closed = 1;
 			break;
 		}
-		if (o->is_op)
+		if (o->is_op) {
 			r->inflight++;
-		r->out_head = o->next;
+			r->sent_batches++;
+			r->sent_ops += nops;
+		}
+		while (nops--) {
+			o = r->out_head;
+			r->out_head = o->next;
+			free(o->msg);
+			free(o);
+		}
 		if (!r->out_head)
 			r->out_tail = &r->out_head;
-		free(o->msg);
-		free(o);
 	}
 }
 
@@ -293,8 +336,6 @@ static int apply_op(rp_replica_t *r, const void *msg, size_t len, int log,
 	if (!replay && is_me(r, o.nodeid, o.pid)) {
 		struct rp_pending *p = pending_by_token(r, o.token);
 
-		if (r->inflight)
-			r->inflight--;
 		if (p) {
 			p->applied = 1;
 			p->rc = rc == -STORM_EREPLAY ? rc : 0;
@@ -335,17 +376,43 @@ static void pending_fail(rp_replica_t *r, int rc)
 	}
 }
 
-/* Commit what this round applied, then answer this replica's requests. */
+#define LAZY_SYNC_MS 200 /* a replica nobody waits on syncs this often */
+
+static int sync_now(rp_replica_t *r)
+{
+	int rc = rps_sync(&r->store);
+
+	if (rc) {
+		snprintf(r->fatal, sizeof(r->fatal), "cannot sync the state "
+			 "in %s: %s", r->state_dir, storm_strerror(rc));
+		return rc;
+	}
+	r->durable = r->committed;
+	r->sync_ms = rp_mono_ms();
+	return 0;
+}
+
+/* Commit what this round applied, then answer this replica's requests:
+ * their operations are synced to disk first (one fdatasync for the whole
+ * round).  A round with nobody waiting here stays in the page cache (a
+ * killed process loses nothing) until the next sync, at most LAZY_SYNC_MS
+ * later. */
 static int commit_batch(rp_replica_t *r)
 {
-	int rc = rps_commit(&r->store);
+	int rc = rps_commit(&r->store), waiting = 0;
 
 	if (rc) {
 		snprintf(r->fatal, sizeof(r->fatal), "cannot commit the state "
 			 "to %s: %s", r->state_dir, storm_strerror(rc));
 		return rc;
 	}
-	r->durable = r->applied;
+	r->committed = r->applied;
+	for (struct rp_pending *p = r->pend; p && !waiting; p = p->next)
+		waiting = p->applied;
+	if (r->durable < r->committed &&
+	    (waiting || rp_mono_ms() - r->sync_ms >= LAZY_SYNC_MS) &&
+	    (rc = sync_now(r)))
+		return rc;
 	for (struct rp_pending **pp = &r->pend; *pp;) {
 		struct rp_pending *p = *pp;
 
@@ -498,7 +565,9 @@ static int install_snapshot(rp_replica_t *r, uint64_t index)
 			 storm_strerror(rc));
 		return rc;
 	}
-	r->applied = r->durable = index;
+	r->applied = r->durable = r->committed = index;
+	if (rps_sync(&r->store) == 0)
+		r->sync_ms = rp_mono_ms();
 	r->synced = 1;
 	r->survivor = 1;
 	r->has_master = has_master;
@@ -642,6 +711,27 @@ static void try_seed(rp_replica_t *r)
 
 /* ---- transport events ----------------------------------------------------- */
 
+/* One operation in agreed order: applied when synced, kept for after
+ * the snapshot while joining. */
+static void deliver_op(rp_replica_t *r, const void *msg, size_t len)
+{
+	if (r->synced && r->primary) {
+		if (apply_op(r, msg, len, 1, 0))
+			r->closed = 1;
+	} else if (!r->synced && r->buf_bytes + len < BUFFER_MAX) {
+		struct rp_buffered *x = malloc(sizeof(*x) + len);
+
+		if (x) {
+			x->next = NULL;
+			x->len = len;
+			memcpy(x->msg, msg, len);
+			*r->buf_tail = x;
+			r->buf_tail = &x->next;
+			r->buf_bytes += len;
+		}
+	}
+}
+
 void rp_on_deliver(rp_replica_t *r, uint32_t nodeid, uint32_t pid,
 		   const void *msg, size_t len)
 {
@@ -650,24 +740,24 @@ void rp_on_deliver(rp_replica_t *r, uint32_t nodeid, uint32_t pid,
 
 	switch (type) {
 	case RP_MSG_OP:
-		if (r->synced && r->primary) {
-			if (apply_op(r, msg, len, 1, 0))
-				r->closed = 1;
-		} else if (!r->synced && r->buf_bytes + len < BUFFER_MAX) {
-			struct rp_buffered *x = malloc(sizeof(*x) + len);
-
-			if (x) {
-				x->next = NULL;
-				x->len = len;
-				memcpy(x->msg, msg, len);
-				*r->buf_tail = x;
-				r->buf_tail = &x->next;
-				r->buf_bytes += len;
-			}
-		}
-		if (!r->synced && is_me(r, nodeid, pid) && r->inflight)
+		deliver_op(r, msg, len);
+		if (is_me(r, nodeid, pid) && r->inflight)
 			r->inflight--;
 		break;
+	case RP_MSG_BATCH: {
+		uint32_t n = rpr_u32(&b);
+
+		for (uint32_t i = 0; i < n && !b.bad; i++) {
+			uint32_t l = rpr_u32(&b);
+			const uint8_t *op = rpr_bytes(&b, l);
+
+			if (op)
+				deliver_op(r, op, l);
+		}
+		if (is_me(r, nodeid, pid) && r->inflight)
+			r->inflight--;
+		break;
+	}
 	case RP_MSG_STATE: {
 		uint32_t replica = rpr_u32(&b);
 		int synced = rpr_u8(&b);
@@ -852,6 +942,8 @@ void rp_status(const rp_replica_t *r, rp_status_t *st)
 	st->view = r->view;
 	st->master = -1;
 	st->inflight = r->inflight;
+	st->sent_batches = r->sent_batches;
+	st->sent_ops = r->sent_ops;
 	for (struct rp_out *o = r->out_head; o; o = o->next)
 		st->queued++;
 	for (struct rp_pending *p = r->pend; p; p = p->next)
@@ -961,7 +1053,7 @@ int rp_create(const rp_config_t *cfg, const rp_callbacks_t *cb, void *ctx,
 		rc = -STORM_ESTATE;
 		goto fail;
 	}
-	r->durable = r->applied;
+	r->durable = r->committed = r->applied;
 	qb_log(LOG_INFO, "replication: state restored at index %llu "
 	       "(snapshot %llu + %llu logged operations)",
 	       (unsigned long long)r->applied, (unsigned long long)index,
@@ -1038,10 +1130,10 @@ int rp_dispatch(rp_replica_t *r)
 	return 0;
 }
 
-int rp_next_timeout_ms(rp_replica_t *r)
+/* Milliseconds until the lowest member of a restarted group may tell the
+ * others to seed from the majority present, or -1. */
+static int seed_timeout_ms(rp_replica_t *r)
 {
-	if (r->out_head)
-		return 2; /* corosync said try again */
 	if (!r->synced && r->primary && !r->seed_sent &&
 	    all_reported_unsynced(r)) {
 		uint32_t n = distinct_replicas(r);
@@ -1060,9 +1152,29 @@ int rp_next_timeout_ms(rp_replica_t *r)
 	return -1;
 }
 
+int rp_next_timeout_ms(rp_replica_t *r)
+{
+	int t = seed_timeout_ms(r);
+
+	if (r->out_head)
+		return 2; /* corosync said try again */
+	if (r->durable < r->committed) {
+		uint64_t now = rp_mono_ms();
+		int s = now - r->sync_ms >= LAZY_SYNC_MS ? 0 :
+			(int)(r->sync_ms + LAZY_SYNC_MS - now);
+
+		if (t < 0 || s < t)
+			t = s;
+	}
+	return t;
+}
+
 void rp_tick(rp_replica_t *r)
 {
-	if (rp_next_timeout_ms(r) == 0 && !r->out_head) {
+	if (r->durable < r->committed &&
+	    rp_mono_ms() - r->sync_ms >= LAZY_SYNC_MS)
+		sync_now(r);
+	if (seed_timeout_ms(r) == 0 && !r->out_head) {
 		struct rp_buf b;
 
 		qb_log(LOG_WARNING, "replication: %u of %u replicas back after "

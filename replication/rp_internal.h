@@ -23,6 +23,7 @@ enum rp_msg {
 	RP_MSG_SNAP = 3,  /* one chunk of a snapshot for joiners */
 	RP_MSG_CAST = 4,  /* an application message, not logged */
 	RP_MSG_SEED = 5,  /* total restart: seed from the members present */
+	RP_MSG_BATCH = 6, /* several OPs from one replica, in order */
 };
 
 struct rp_buf { /* bounds-checked writer / reader */
@@ -103,8 +104,10 @@ int rps_append(struct rp_store *s, uint64_t index, const void *e, size_t len);
  * clear: drop the whole log too (state transfer) */
 int rps_put_snapshot(struct rp_store *s, uint64_t index, const void *img,
 		     size_t len, int clear);
-/* commit the batch (durable on return) */
+/* commit the batch (to the page cache: survives the process) */
 int rps_commit(struct rp_store *s);
+/* make every commit so far durable on disk */
+int rps_sync(struct rp_store *s);
 void rps_abort(struct rp_store *s);
 
 /* ---- the replica (replica.c protocol, group.c transport) --------------- */
@@ -151,7 +154,9 @@ struct rp_replica {
 	struct rp_store store;
 	struct rp_sessions sessions;
 	uint64_t applied;          /* last applied index */
-	uint64_t durable;          /* last committed */
+	uint64_t durable;          /* last committed and synced to disk */
+	uint64_t committed;        /* last committed (page cache) */
+	uint64_t sync_ms;          /* when the last sync was */
 	uint64_t announced;        /* applied index last sent in a STATE */
 	int synced, primary, quorate;
 	int survivor;              /* has been synced in this process */
@@ -178,6 +183,7 @@ struct rp_replica {
 	struct rp_pending *pend;
 	uint64_t next_token;
 	uint32_t inflight;
+	uint64_t sent_batches, sent_ops;
 	struct rp_out *out_head, **out_tail;
 	/* transport */
 	cpg_handle_t cpg;

@@ -101,6 +101,8 @@ typedef struct rp_status {
 	uint32_t inflight;  /* own operations multicast, not yet delivered */
 	uint32_t queued;    /* messages waiting to be multicast */
 	uint32_t pending;   /* own requests not yet answered */
+	uint64_t sent_batches, sent_ops; /* own operations multicast, and in
+					  * how many messages */
 	uint32_t nmembers;
 	rp_member_t members[RP_MAX_REPLICAS];
 } rp_status_t;

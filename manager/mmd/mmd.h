@@ -90,7 +90,10 @@ struct mmd {
 	uint32_t staged_proposed; /* JOB_STAGED proposed for this job */
 	int exit_code;
 	int was_synced, world_stale, world_polled;
-	uint64_t caw_stalled;     /* slice in which a compare timed out */
+	uint64_t caw_stalled;
+	uint32_t *active, nactive, active_cap; /* mmd_active() */
+	uint64_t active_gen;
+	int active_valid;     /* slice in which a compare timed out */
 	st_layout_t lay;
 	const st_host_t *host;
 	sp_world_t *w;
@@ -159,6 +162,7 @@ void mmd_client_answer(struct mmd *mm, struct mmd_client *c, int kind,
 void mmd_box_agreed(struct mmd *mm, uint32_t node, const uint8_t *box,
 		    size_t boxlen);
 void mmd_master_changed(struct mmd *mm, int master);
+uint32_t mmd_active(struct mmd *mm);
 int mmd_on_timer(int32_t fd, int32_t revents, void *data);
 void mmd_check_view(struct mmd *mm);
 int mmd_on_notify(int32_t fd, int32_t revents, void *data);

@@ -447,9 +447,12 @@ static void op_managers(struct mmd *mm, struct mmd_client *c)
 			(json_int_t)(m ? m->applied : 0),
 			"self", i == mm->host->world_id));
 	}
-	json_t *diag = json_pack("{s:i, s:i, s:i, s:b, s:b, s:b}", "inflight",
-				 rs->inflight, "queued", rs->queued, "pending",
-				 rs->pending, "strobe_master", mm->master,
+	json_t *diag = json_pack("{s:i, s:i, s:i, s:I, s:I, s:b, s:b, s:b}",
+				 "inflight", rs->inflight, "queued", rs->queued,
+				 "pending", rs->pending, "sent_batches",
+				 (json_int_t)rs->sent_batches, "sent_ops",
+				 (json_int_t)rs->sent_ops,
+				 "strobe_master", mm->master,
 				 "tick_inflight", mm->tick_inflight,
 				 "world_stale", mm->world_stale);
 

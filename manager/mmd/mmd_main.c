@@ -301,6 +301,7 @@ out:
 	free(mm.hb_list);
 	free(mm.box_seq);
 	free(mm.box_cast);
+	free(mm.active);
 	free(mm.exit_proposed);
 	free(mm.ack);
 	free(mm.seen);

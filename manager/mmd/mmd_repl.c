@@ -132,6 +132,7 @@ static int on_restore(void *ctx, const uint8_t *buf, size_t len, char *err,
 		return rc;
 	mm_state_destroy(mm->st);
 	mm->st = st;
+	mm->active_valid = 0;
 	memcpy(mm->box_seq, buf + len - tail + 4, 8u * mm->nworld);
 	mm->tick_wanted = 1;
 	return 0;
@@ -344,6 +345,8 @@ void mmd_repl_tick(struct mmd *mm)
 		mm->announce_ms = now;
 		rp_announce(mm->rp);
 	}
-	if (rp_next_timeout_ms(mm->rp) == 0 || rp_next_timeout_ms(mm->rp) == 2)
+	int t = rp_next_timeout_ms(mm->rp);
+
+	if (t == 0 || t == 2)
 		rp_tick(mm->rp);
 }

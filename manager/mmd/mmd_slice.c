@@ -82,6 +82,36 @@ static int strobe_caw(struct mmd *mm, const sp_nodeset_t *set, uint64_t var,
 	return rc;
 }
 
+/* The jobs that hold cpus (STAGING, RUNNING), ascending: rebuilt only
+ * when the state says one started or stopped, so the per-slice work does
+ * not grow with the queue. */
+uint32_t mmd_active(struct mmd *mm)
+{
+	mm_job_t j;
+	uint32_t n = 0;
+
+	if (mm->active_valid && mm->active_gen == mm_active_gen(mm->st))
+		return mm->nactive;
+	for (uint32_t id = 1; mm_job_next(mm->st, id, &j) == 0; id = j.id + 1) {
+		if (j.state != MM_JOB_STAGING && j.state != MM_JOB_RUNNING)
+			continue;
+		if (n == mm->active_cap) {
+			uint32_t cap = mm->active_cap ? 2 * mm->active_cap : 64;
+			uint32_t *a = realloc(mm->active, cap * sizeof(*a));
+
+			if (!a)
+				break;
+			mm->active = a;
+			mm->active_cap = cap;
+		}
+		mm->active[n++] = j.id;
+	}
+	mm->nactive = n;
+	mm->active_gen = mm_active_gen(mm->st);
+	mm->active_valid = 1;
+	return n;
+}
+
 /* ---- 1. mailboxes ---------------------------------------------------------- */
 
 static int32_t *status_of(struct mmd *mm, uint32_t job, uint32_t ranks)
@@ -437,15 +467,17 @@ static void check_strobe(struct mmd *mm)
 
 static void check_ends(struct mmd *mm)
 {
+	uint32_t n = mmd_active(mm);
 	mm_job_t j;
 
-	for (uint32_t id = 1; mm_job_next(mm->st, id, &j) == 0; id = j.id + 1) {
-		uint32_t k = j.id % ST_DONE_SLOTS;
-		mm_op_t op = { .code = MM_OP_JOB_EXITED, .job = j.id };
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t k = mm->active[i] % ST_DONE_SLOTS;
+		mm_op_t op = { .code = MM_OP_JOB_EXITED, .job = mm->active[i] };
 		mm_result_t res;
 		int rc;
 
-		if (j.state != MM_JOB_RUNNING)
+		if (mm_job_get(mm->st, mm->active[i], &j) ||
+		    j.state != MM_JOB_RUNNING)
 			continue;
 		rc = strobe_caw(mm, j.nodes,
 					  st_done_var(&mm->lay, j.id),
@@ -662,13 +694,14 @@ static void stage(struct mmd *mm)
 		mmd_stage_free(mm);
 	}
 	if (!s->job) {
-		uint32_t id;
+		uint32_t id = 0, n = mmd_active(mm);
 
-		for (id = 1; mm_job_next(mm->st, id, &j) == 0; id = j.id + 1)
-			if (j.state == MM_JOB_STAGING &&
+		for (uint32_t i = 0; i < n && !id; i++)
+			if (!mm_job_get(mm->st, mm->active[i], &j) &&
+			    j.state == MM_JOB_STAGING &&
 			    j.id != mm->staged_proposed)
-				break;
-		if (mm_job_get(mm->st, id, &j) || j.state != MM_JOB_STAGING)
+				id = j.id;
+		if (!id || mm_job_get(mm->st, id, &j))
 			return;
 		mm->t_stage[j.id % ST_DONE_SLOTS] = mmd_mono_ns();
 		if (build_stream(mm, &j, why, sizeof(why))) {
@@ -770,8 +803,11 @@ static void heartbeat(struct mmd *mm)
 		mm->hb_late++;
 		return;
 	}
-	for (uint32_t id = 1; n < ST_HB_MAX_JOBS &&
-	     mm_job_next(mm->st, id, &j) == 0; id = j.id + 1) {
+	uint32_t na = mmd_active(mm);
+
+	for (uint32_t i = 0; n < ST_HB_MAX_JOBS && i < na; i++) {
+		if (mm_job_get(mm->st, mm->active[i], &j))
+			continue;
 		if (j.state == MM_JOB_STAGING)
 			list[n++] = (st_hb_job_t){ j.id, ST_HB_STAGING };
 		else if (j.state == MM_JOB_RUNNING)
@@ -800,13 +836,27 @@ static int tick_due(struct mmd *mm)
 {
 	mm_job_t j;
 
+	uint32_t n, nodes = mm_node_count(mm->st);
+	uint64_t now = mmd_now_ms(mm);
+
 	if (mm->tick_inflight)
-		return mmd_now_ms(mm) - mm->tick_last_ms > 2000; /* lost */
-	if (mm->tick_wanted || mmd_now_ms(mm) - mm->tick_last_ms >= 1000)
+		return now - mm->tick_last_ms > 2000; /* lost */
+	if (now - mm->tick_last_ms >= 1000)
 		return 1;
-	for (uint32_t id = 1; mm_job_next(mm->st, id, &j) == 0; id = j.id + 1)
-		if (j.state == MM_JOB_PENDING ||
-		    (j.state == MM_JOB_RUNNING && j.time_limit_ms))
+	/* a new job or freed cpus: only worth a tick if some cpu is free
+	 * (a full machine with a long queue must not pay a scan per slice) */
+	for (uint32_t i = 0; mm->tick_wanted && i < nodes; i++) {
+		mm_node_t x;
+
+		if (!mm_node_get(mm->st, i, &x) && x.state == MM_NODE_UP &&
+		    x.used < x.cpus)
+			return 1;
+	}
+	/* time limits: a tenth of a second is their resolution */
+	n = mmd_active(mm);
+	for (uint32_t i = 0; now - mm->tick_last_ms >= 100 && i < n; i++)
+		if (!mm_job_get(mm->st, mm->active[i], &j) &&
+		    j.time_limit_ms)
 			return 1;
 	return 0;
 }
