@@ -358,8 +358,18 @@ int sc_connect(sc_ctx_t *ctx, char *err, size_t errlen)
 	char last[2048] = "";
 	int rc = 0;
 
-	if (!ctx->neps && (rc = endpoints(ctx, err, errlen)))
-		return rc;
+	if (!ctx->neps) {
+		int nunix = 0;
+
+		if ((rc = endpoints(ctx, err, errlen)))
+			return rc;
+		/* any replica serves: start at a random local one, so that
+		 * many stormctl processes spread over the replicas */
+		while (nunix < ctx->neps && ctx->eps[nunix].is_unix)
+			nunix++;
+		if (nunix > 1)
+			ctx->ep_next = (int)((unsigned)getpid() % (unsigned)nunix);
+	}
 	/* from the one that answered last, round the list once */
 	for (int i = 0; i < ctx->neps; i++) {
 		int k = (ctx->ep_next + i) % ctx->neps;

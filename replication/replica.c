@@ -880,6 +880,9 @@ void rp_on_confchg(rp_replica_t *r, const struct cpg_address *members,
 	(void)nleft;
 	memcpy(old, r->mem, sizeof(old));
 	r->view++;
+	/* a batch multicast in the old view is delivered before this point
+	 * or not at all: do not wait for it to send the next */
+	r->inflight = 0;
 	r->seed_ok = 0;
 	r->seed_sent = 0;
 	r->view_since_ms = rp_mono_ms();

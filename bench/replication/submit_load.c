@@ -109,6 +109,9 @@ struct opts {
 	const char *log_path;
 	const char *prefix;
 	long cancel_every; /* 0: never */
+	int spread;        /* rotate replicas per request (default), or with
+			    * --sticky start at the first and keep the one
+			    * that answers */
 	int timeout_ms;
 	char cwd[4096];
 };
@@ -187,7 +190,7 @@ static const char usage_text[] =
 	"usage: submit-load --managers EP,EP,... --clients C --seconds S\n"
 	"                   [--ranks N] [--program ABS_PATH] [--arg ARG]\n"
 	"                   [--cancel-every K] [--log FILE] [--timeout-ms MS]\n"
-	"                   [--name-prefix P]\n"
+	"                   [--name-prefix P] [--sticky]\n"
 	"  EP = unix:/path/to/socket | tcp:HOST:PORT\n"
 	"  defaults: --ranks 1 --program /bin/sleep --arg 3600 "
 	"--timeout-ms 5000 --name-prefix load; --cancel-every 0 (never)\n";
@@ -295,6 +298,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "log", required_argument, NULL, 'l' },
 		{ "timeout-ms", required_argument, NULL, 't' },
 		{ "name-prefix", required_argument, NULL, 'P' },
+		{ "sticky", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -304,11 +308,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .ranks = 1, .program = "/bin/sleep",
 			    .arg = "3600", .prefix = "load",
-			    .timeout_ms = 5000 };
+			    .timeout_ms = 5000, .spread = 1 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm': managers = optarg; break;
+		case 'S': o->spread = 0; break;
 		case 'c': o->clients = (int)number("--clients", optarg, 1,
 						    MAX_CLIENTS); break;
 		case 's': seconds = optarg; break;
@@ -571,8 +576,10 @@ static void one_request(struct client *c)
 			break;
 	}
 	free(text);
-	/* the next request goes to the next replica: load on all of them */
-	c->ep = (c->ep + 1) % o->neps;
+	/* the next request goes to the next replica (load on all of them);
+	 * --sticky: it stays where this one was answered */
+	if (o->spread)
+		c->ep = (c->ep + 1) % o->neps;
 
 	if (out == ACKED) {
 		int64_t t = now_ns();
@@ -719,7 +726,7 @@ int main(int argc, char **argv)
 
 		c->run = &r;
 		c->k = k;
-		c->ep = k % o.neps;
+		c->ep = o.spread ? k % o.neps : 0;
 		snprintf(c->id, sizeof(c->id), "load-%ld-%d", r.pid, k);
 		rc = pthread_create(&c->thread, NULL, client_main, c);
 		if (rc != 0) {

@@ -70,7 +70,9 @@ static int strobe_caw(struct mmd *mm, const sp_nodeset_t *set, uint64_t var,
 		limit = 20;
 	if (timeout_ms > limit)
 		timeout_ms = limit;
-	if (mm->caw_stalled == mm->slice)
+	/* after a timeout, none for ten slices: the sequencer is probably
+	 * gone until the view changes, and clients wait while we block */
+	if (mm->caw_stalled && mm->slice < mm->caw_stalled + 10)
 		return -ETIMEDOUT;
 	rc = sp_compare_and_write(mm->w, set, var, op, value, wvar, wval,
 				  timeout_ms);

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""bench/replication/bench.py -- the replicated Machine Manager's figures,
+run by `bench/run replication` (which builds first and prints the table).
+
+Usage: bench.py BUILD_DIR [--quick] [--reps R] [--token MS]
+
+Measures, in one run, on real corosync + storm-mm + storm-nm processes:
+  * acknowledged submissions/s and p50/p99 latency with 1 and 3 replicas,
+    1 and 8 clients (bench/replication/submit-load, one request at a time
+    per client, each a new connection, as stormctl does);
+  * the raw agreed-order CPG throughput on the same corosync for messages of
+    the operations' size (cpg-probe, 3 senders): the ceiling;
+  * the client-visible failover gap (longest interval without an
+    acknowledgement) after kill -9 of the strobe master, and after cutting
+    off the strobe master's head namespace (three heads, headnet), next to
+    corosync's own time from the cut to the new membership (cpg-probe watch
+    on a surviving head) and the token timeout used.
+Prints one JSON object: {"figures": {...}, "table": "..."}.
+Figures are medians of R repetitions (the machine is small and noisy).
+"""
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+import stormlab  # noqa: E402
+
+TARGET_RATE = 2000.0
+TARGET_P99 = 20.0
+TARGET_CEILING_SHARE = 0.30
+TARGET_GAP_KILL = 50.0
+TARGET_GAP_CUT_MARGIN = 100.0
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def load(build, eps, clients, seconds, extra=()):
+    argv = [os.path.join(build, "bench/replication/submit-load"),
+            "--managers", ",".join("unix:" + e for e in eps),
+            "--clients", str(clients), "--seconds", str(seconds),
+            "--program", "/bin/sleep", "--arg", "3600"] + list(extra)
+    out = subprocess.run(argv, capture_output=True, text=True,
+                         timeout=seconds + 60)
+    if out.returncode != 0:
+        raise RuntimeError("submit-load failed: %s %s" % (out.stdout,
+                                                         out.stderr))
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def throughput(build, d, managers, clients, seconds):
+    lab = stormlab.Lab(build, os.path.join(d, "tp-%d-%d-%d" % (
+        managers, clients, time.monotonic_ns())), managers=managers, nodes=1)
+    try:
+        lab.up()
+        return load(build, lab.endpoints(), clients, seconds)
+    finally:
+        lab.stop()
+
+
+def ceiling(build, d, seconds, size):
+    """Raw CPG agreed-order throughput, 3 senders, on a corosync like the
+    replicas'."""
+    lab = stormlab.Lab(build, os.path.join(d, "ceiling"), managers=3, nodes=1)
+    probe = os.path.join(build, "bench/replication/cpg-probe")
+    try:
+        lab.start_corosync()
+        procs = [subprocess.Popen([probe, "ceiling", "--group", "ceiling",
+                                   "--size", str(size), "--seconds",
+                                   str(seconds), "--senders", "3"],
+                                  stdout=subprocess.PIPE, text=True)
+                 for _ in range(3)]
+        outs = [p.communicate(timeout=seconds + 60)[0] for p in procs]
+        res = [json.loads(o.strip().splitlines()[-1]) for o in outs]
+        # every sender counts every delivery: the group's rate is one's
+        return statistics.median(r["delivered_per_s"] for r in res)
+    finally:
+        lab.stop()
+
+
+def gap_kill(build, d, seconds):
+    lab = stormlab.Lab(build, os.path.join(d, "kill-%d" % time.monotonic_ns()),
+                       managers=3, nodes=1)
+    try:
+        lab.up()
+        master = lab.master()
+        argv = [os.path.join(build, "bench/replication/submit-load"),
+                "--managers", ",".join("unix:" + e for e in lab.endpoints()),
+                "--clients", "8", "--seconds", str(seconds), "--program",
+                "/bin/sleep", "--arg", "3600"]
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        time.sleep(seconds / 2.0)
+        lab.p.kill("mm%d" % master)
+        out = p.communicate(timeout=seconds + 60)[0]
+        return json.loads(out.strip().splitlines()[-1])["max_gap_ms"]
+    finally:
+        lab.stop()
+
+
+def gap_cut(build, d, seconds, token):
+    """Cut the strobe master's head off; the clients use every replica."""
+    mh = stormlab.MultiHost(build, os.path.join(d, "cut-%d" %
+                                                time.monotonic_ns()),
+                            heads=3, nodes=1, token=token)
+    watch = None
+    try:
+        mh.up()
+        master = mh.master()
+        survivor = (master + 1) % 3
+        probe = os.path.join(build, "bench/replication/cpg-probe")
+        watch = subprocess.Popen(["ip", "netns", "exec",
+                                  mh.head_ns[survivor], probe, "watch",
+                                  "--group", "watch"],
+                                 stdout=subprocess.PIPE, text=True)
+        time.sleep(1.0)  # its own join settles before the load starts
+        argv = [os.path.join(build, "bench/replication/submit-load"),
+                "--managers", ",".join("unix:" + e for e in mh.endpoints()),
+                "--clients", "8", "--seconds", str(seconds),
+                "--timeout-ms", str(4 * token), "--program", "/bin/sleep",
+                "--arg", "3600"]
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        time.sleep(seconds / 3.0)
+        cut = mh.cut(master)
+        out = p.communicate(timeout=seconds + 120)[0]
+        res = json.loads(out.strip().splitlines()[-1])
+        watch.send_signal(signal.SIGTERM)
+        lines = watch.communicate(timeout=10)[0].splitlines()
+        cut_ms = float(cut["HEADNET_CUT_MONO_MS"])
+        confchg = None
+        # corosync's new membership (the ring without the cut head), as a
+        # client on a surviving head is told
+        for line in lines:
+            ev = json.loads(line)
+            if ev.get("event") == "totem" and ev["mono_ms"] >= cut_ms and \
+                    ev.get("members", 3) < 3:
+                confchg = ev["mono_ms"] - cut_ms
+                break
+        if confchg is None:
+            raise RuntimeError("no membership change seen after the cut")
+        return res["max_gap_ms"], confchg
+    finally:
+        if watch and watch.poll() is None:
+            watch.kill()
+            watch.wait()
+        mh.stop()
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__, file=sys.stderr)
+        return 2
+    build = args[0]
+    quick = "--quick" in args
+    reps = int(args[args.index("--reps") + 1]) if "--reps" in args else \
+        (1 if quick else 3)
+    token = int(args[args.index("--token") + 1]) if "--token" in args else 300
+    secs = 2 if quick else 5
+    stormlab.run_in_private_netns()
+    d = tempfile.mkdtemp(prefix="storm-bench-repl-")
+    fig = {}
+    rows = []
+    try:
+        for m in (1, 3):
+            for c in (1, 8):
+                rs = []
+                for _ in range(reps):
+                    log("== %d replica(s), %d client(s)" % (m, c))
+                    rs.append(throughput(build, d, m, c, secs))
+                rate = statistics.median(r["acked_per_s"] for r in rs)
+                p50 = statistics.median(r["p50_ms"] for r in rs)
+                p99 = statistics.median(r["p99_ms"] for r in rs)
+                fig["submit_per_s_r%d_c%d" % (m, c)] = rate
+                fig["submit_p50_ms_r%d_c%d" % (m, c)] = p50
+                fig["submit_p99_ms_r%d_c%d" % (m, c)] = p99
+                rows.append((m, c, rate, p50, p99))
+        log("== CPG ceiling")
+        fig["cpg_ceiling_per_s"] = statistics.median(
+            ceiling(build, d, secs, 320) for _ in range(reps))
+        fig["ceiling_share_r3_c8"] = fig["submit_per_s_r3_c8"] / \
+            fig["cpg_ceiling_per_s"]
+        log("== failover: kill -9 of the strobe master")
+        fig["failover_gap_ms_kill"] = statistics.median(
+            gap_kill(build, d, 6 if not quick else 4) for _ in range(reps))
+        log("== failover: cut off the strobe master's head (token %d ms)"
+            % token)
+        cuts = [gap_cut(build, d, 8 if not quick else 6, token)
+                for _ in range(reps)]
+        fig["failover_gap_ms_cut"] = statistics.median(g for g, _ in cuts)
+        fig["confchg_ms_cut"] = statistics.median(c for _, c in cuts)
+        fig["token_ms"] = token
+    finally:
+        subprocess.run(["rm", "-rf", d])
+    t = []
+    t.append("bench replication: acknowledged submissions through stormctl's "
+             "protocol (submit-load), medians of %d rep(s), %d s each" %
+             (reps, secs))
+    t.append("")
+    t.append("replicas  clients  submit/s   p50 ms   p99 ms")
+    t.append("--------  -------  --------  -------  -------")
+    for m, c, rate, p50, p99 in rows:
+        t.append("%8d  %7d  %8.0f  %7.2f  %7.2f" % (m, c, rate, p50, p99))
+    t.append("")
+    t.append("raw CPG agreed-order ceiling (3 senders, 320 B): %.0f msg/s; "
+             "3 replicas x 8 clients reach %.1f %% of it" %
+             (fig["cpg_ceiling_per_s"], 100 * fig["ceiling_share_r3_c8"]))
+    t.append("failover gap, kill -9 of the strobe master: %.1f ms" %
+             fig["failover_gap_ms_kill"])
+    t.append("failover gap, strobe master's head cut off: %.1f ms; "
+             "corosync's own confchg after the cut: %.1f ms (token %d ms)" %
+             (fig["failover_gap_ms_cut"], fig["confchg_ms_cut"], token))
+    t.append("")
+    t.append("Targets:")
+
+    def tgt(name, ok, text):
+        t.append("  %-34s %s  %s" % (name, text, "PASS" if ok else "FAIL"))
+    tgt("submit/s (3 replicas, 8 clients)", fig["submit_per_s_r3_c8"] >=
+        TARGET_RATE, "%.0f >= %.0f" % (fig["submit_per_s_r3_c8"], TARGET_RATE))
+    tgt("p99 ms (3 replicas, 8 clients)", fig["submit_p99_ms_r3_c8"] <=
+        TARGET_P99, "%.2f <= %.0f" % (fig["submit_p99_ms_r3_c8"], TARGET_P99))
+    tgt("share of the CPG ceiling", fig["ceiling_share_r3_c8"] >=
+        TARGET_CEILING_SHARE, "%.1f %% >= %.0f %%" % (
+            100 * fig["ceiling_share_r3_c8"], 100 * TARGET_CEILING_SHARE))
+    tgt("failover gap, kill", fig["failover_gap_ms_kill"] <= TARGET_GAP_KILL,
+        "%.1f <= %.0f ms" % (fig["failover_gap_ms_kill"], TARGET_GAP_KILL))
+    tgt("failover gap, cut", fig["failover_gap_ms_cut"] <=
+        fig["confchg_ms_cut"] + TARGET_GAP_CUT_MARGIN,
+        "%.1f <= %.1f + %.0f ms" % (fig["failover_gap_ms_cut"],
+                                    fig["confchg_ms_cut"],
+                                    TARGET_GAP_CUT_MARGIN))
+    print(json.dumps({"figures": fig, "table": "\n".join(t)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
