@@ -26,10 +26,15 @@ static const char about[] =
 
 static const char finding[] =
 	"With --socket, stormctl talks to that unix socket; with --manager, "
-	"to that TCP address (when both are given, TCP is used only if the "
-	"socket does not exist).  Otherwise it reads the configuration and "
-	"uses RUN_DIR/storm-mm.sock, or, when that socket does not exist, "
-	"the listen address of the first manager that has one.";
+	"to that TCP address; with --managers, to those TCP addresses in "
+	"turn.  Otherwise it reads the configuration and knows every manager "
+	"replica: each RUN_DIR/storm-mm-NAME.sock that exists here, then "
+	"each listen address.  It starts at a random local replica and, "
+	"after a broken connection, no answer or a refusal that means go "
+	"elsewhere (no quorum, catching up), sends the same request (same "
+	"client id and sequence: applied exactly once) to the next one, "
+	"until --timeout.  Over TCP each request carries a MUNGE credential "
+	"(munge_socket in the configuration, or STORM_MUNGE_SOCKET).";
 
 /* ---- plain text --------------------------------------------------------- */
 
