@@ -279,6 +279,52 @@ def test_munge_tcp(lab):
           "refused")
 
 
+def test_bad_input(lab):
+    """Replayed and old sequence numbers, a client gone mid-request, and a
+    replica started on another cluster's state: refused, nothing applied
+    twice, nobody crashes."""
+    sock = lab.sock(0)
+    req = dict(submit_req("seq-test"), client="bad-%d" % os.getpid())
+    first = stormlab.call(sock, dict(req, seq=5))
+    again = stormlab.call(lab.sock(1), dict(req, seq=5))
+    older = stormlab.call(sock, dict(req, seq=4))
+    check(first.get("ok") and again.get("ok") and
+          again["job"] == first["job"], "a retry was not answered with the "
+          "same job: %s / %s" % (first, again))
+    check(not older.get("ok") and older.get("errno") == 4096 + 13,
+          "an older sequence was not refused: %s" % older)
+    check(len(jobs_by_name(lab, 2).get("seq-test", [])) == 1,
+          "the retried submission was applied twice")
+    # a client that leaves in the middle of a frame
+    import socket as so
+    s = so.socket(so.AF_UNIX)
+    s.connect(sock)
+    s.sendall(b"STRM" + bytes([1, 1, 0, 0]) + (1000).to_bytes(4, "big") +
+              b'{"op": "sub')
+    s.close()
+    rep = stormlab.call(sock, {"op": "status"})
+    check(rep.get("ok"), "the manager did not survive a torn request: %s"
+          % rep)
+    # another cluster's state directory is refused, exit status 2
+    lab.p.kill("mm2", signal.SIGTERM)
+    with open(lab.conf) as f:
+        conf = f.read()
+    other = lab.conf + ".other"
+    with open(other, "w") as f:
+        f.write(conf.replace("name = lab", "name = other"))
+    out = subprocess.run([os.path.join(lab.build, "manager/mmd/storm-mm"),
+                          "--config", other, "--name", "mm2"],
+                         capture_output=True, text=True, timeout=30)
+    check(out.returncode == 2 and "belongs to cluster" in out.stderr,
+          "storm-mm on another cluster's state: exit %d, %s" %
+          (out.returncode, out.stderr))
+    lab.start_mm(2)
+    reps = lab.converged(60)
+    print("bad_input: retry answered with job %d, older sequence refused, "
+          "torn request survived, foreign state refused (exit 2); replicas "
+          "at index %d" % (first["job"], reps[0]["applied"]))
+
+
 TESTS = {
     "kill_random": (test_kill_random, dict(managers=3, nodes=1)),
     "kill_all": (test_kill_all, dict(managers=3, nodes=1)),
@@ -286,6 +332,7 @@ TESTS = {
     # token 1000 ms: with 300 ms the ring flaps by itself on this machine
     # under the test's load (bench/run replication measures the cut at
     # the smallest stable token)
+    "bad_input": (test_bad_input, dict(managers=3, nodes=1)),
     "munge_tcp": (test_munge_tcp, dict(managers=3, nodes=1, munge=True)),
     "cut_head": (test_cut_head, dict(heads=3, nodes=2, token=1000)),
 }
