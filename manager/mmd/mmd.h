@@ -90,6 +90,7 @@ struct mmd {
 	uint32_t staged_proposed; /* JOB_STAGED proposed for this job */
 	int exit_code;
 	int was_synced, world_stale, world_polled;
+	int first_start;          /* nothing applied yet: manager 0 founds */
 	uint64_t caw_stalled;
 	uint32_t *active, nactive, active_cap; /* mmd_active() */
 	uint64_t active_gen;

@@ -105,15 +105,16 @@ void mmd_world_rejoin(struct mmd *mm)
 	char err[1024];
 	int rc;
 
-	qb_log(LOG_NOTICE, "manager %s: joining the machine again after "
-	       "losing the group", mm->host->name);
+	if (mm->w)
+		qb_log(LOG_NOTICE, "manager %s: joining the machine again "
+		       "after losing the group", mm->host->name);
 	if (mm->world_polled)
 		qb_loop_poll_del(mm->loop, mm->nfd);
 	mm->world_polled = 0;
 	mmd_stage_free(mm);
 	sp_close(mm->w);
 	mm->w = NULL;
-	if ((rc = mmd_world_open(mm, 0, err, sizeof(err)))) {
+	if ((rc = mmd_world_open(mm, mm->first_start, err, sizeof(err)))) {
 		qb_log(LOG_ERR, "cannot join the machine again: %s; exiting so "
 		       "that this replica restarts", err);
 		mm->exit_code = 1;
@@ -190,11 +191,12 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	rp_status(mm.rp, &mm.rs);
-	if ((rc = mmd_world_open(&mm, mm.rs.applied == 0, err, sizeof(err)))) {
-		qb_log(LOG_ERR, "cannot open the machine: %s", err);
-		rc = 1;
-		goto out;
-	}
+	/* The machine is joined once the group has synced this replica (see
+	 * mmd_repl_tick): joining it can take a while, and a restarted
+	 * replica must report to its group at once (a group that lost its
+	 * last synced member waits for exactly this one). */
+	mm.first_start = mm.rs.applied == 0;
+	mm.world_stale = 1;
 	mm.hb = calloc(1, mm.lay.hb_len);
 	mm.hb_list = calloc(ST_HB_MAX_JOBS, sizeof(*mm.hb_list));
 	mm.ack = calloc(mm.nworld, sizeof(*mm.ack));
@@ -235,10 +237,7 @@ int main(int argc, char **argv)
 			qb_loop_poll_add(mm.loop, QB_LOOP_HIGH, fds[i], POLLIN,
 					 &mm, mmd_on_repl);
 	}
-	mm.nfd = sp_notify_fd(mm.w);
-	qb_loop_poll_add(mm.loop, QB_LOOP_HIGH, mm.nfd, POLLIN, &mm,
-			 mmd_on_notify);
-	mm.world_polled = 1;
+	mm.nfd = -1;
 	qb_loop_signal_add(mm.loop, QB_LOOP_HIGH, SIGTERM, &mm, on_signal, &sh);
 	qb_loop_signal_add(mm.loop, QB_LOOP_HIGH, SIGINT, &mm, on_signal, &sh);
 	{

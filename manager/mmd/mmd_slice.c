@@ -321,7 +321,7 @@ int mmd_on_notify(int32_t fd, int32_t revents, void *data)
 	int rc;
 
 	(void)revents;
-	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	if (!mm->w || (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN))
 		return 0;
 	while (sp_test_event(mm->w, ST_EV_OUT, 0) == 0)
 		take_boxes(mm);
