@@ -283,15 +283,16 @@ static struct rp_pending *pending_by_token(rp_replica_t *r, uint64_t token)
 static int apply_op(rp_replica_t *r, const void *msg, size_t len, int log,
 		    int replay)
 {
-	struct rp_op o;
+	struct rp_op o = { 0 };
 	rp_request_t req;
 	uint8_t reply[RP_REPLY_MAX];
 	size_t rlen = 0;
-	int rc = 0;
+	int rc = 0, malformed = rp_op_decode(msg, len, &o) != 0;
 
-	if (rp_op_decode(msg, len, &o)) {
+	if (malformed) {
 		/* it was agreed: every replica drops it the same way, but it
-		 * still takes its index so the logs stay aligned */
+		 * still takes its index so the logs stay aligned.  Its fields
+		 * are not to be trusted: it answers no pending proposal */
 		qb_log(LOG_WARNING, "replication: malformed operation at "
 		       "index %llu dropped", (unsigned long long)r->applied + 1);
 	} else {
@@ -333,7 +334,7 @@ static int apply_op(rp_replica_t *r, const void *msg, size_t len, int log,
 	}
 	if (r->applied % SESSION_SWEEP == 0 && r->applied > SESSION_WINDOW)
 		rp_sessions_expire(&r->sessions, r->applied - SESSION_WINDOW);
-	if (!replay && is_me(r, o.nodeid, o.pid)) {
+	if (!replay && !malformed && is_me(r, o.nodeid, o.pid)) {
 		struct rp_pending *p = pending_by_token(r, o.token);
 
 		if (p) {
@@ -372,6 +373,7 @@ static void pending_fail(rp_replica_t *r, int rc)
 		r->pend = p->next;
 		if (r->cb.done && p->cookie)
 			r->cb.done(r->ctx, p->cookie, rc, NULL, 0);
+		free(p->msg);
 		free(p);
 	}
 }
@@ -423,6 +425,7 @@ static int commit_batch(rp_replica_t *r)
 		*pp = p->next;
 		if (r->cb.done && p->cookie)
 			r->cb.done(r->ctx, p->cookie, p->rc, p->reply, p->rlen);
+		free(p->msg);
 		free(p);
 	}
 	/* a durable snapshot every snapshot_every operations keeps the log
@@ -868,6 +871,45 @@ void rp_on_quorum(rp_replica_t *r, int quorate, uint32_t quorum_votes)
 	status_changed(r);
 }
 
+/* A batch multicast just before a view change may have been lost with the
+ * old ring: the requests still waiting here go out again (before anything
+ * queued after them).  One that was delivered after all arrives twice;
+ * the second is a retry of its (client, seq) and is answered from the
+ * sessions, not applied again. */
+static void resend_pending(rp_replica_t *r)
+{
+	struct rp_out *head = NULL, **tail = &head;
+
+	for (struct rp_pending *p = r->pend; p; p = p->next) {
+		struct rp_out *o;
+
+		if (p->applied || !p->msg || !(o = malloc(sizeof(*o))))
+			continue;
+		if (!(o->msg = malloc(p->len))) {
+			free(o);
+			continue;
+		}
+		memcpy(o->msg, p->msg, p->len);
+		o->len = p->len;
+		o->is_op = 1;
+		o->next = NULL;
+		*tail = o;
+		tail = &o->next;
+	}
+	if (!head)
+		return;
+	*tail = r->out_head;
+	r->out_head = head;
+	if (!*tail) {
+		/* the old queue was empty: the new tail is the last resent */
+		struct rp_out **t = &r->out_head;
+
+		while (*t)
+			t = &(*t)->next;
+		r->out_tail = t;
+	}
+}
+
 void rp_on_confchg(rp_replica_t *r, const struct cpg_address *members,
 		   size_t nmembers, const struct cpg_address *left,
 		   size_t nleft, const struct cpg_address *joined,
@@ -926,6 +968,7 @@ void rp_on_confchg(rp_replica_t *r, const struct cpg_address *members,
 
 		if (d >= 0 && d == me)
 			send_snapshot(r);
+		resend_pending(r);
 	}
 	send_state(r);
 	flush_out(r);
@@ -1225,15 +1268,22 @@ int rp_propose(rp_replica_t *r, uint64_t client, uint64_t seq, uint32_t uid,
 	}
 	o = (struct rp_op){ r->my_nodeid, r->my_pid, p->token, r->cfg.replica,
 			    client, seq, uid, gid, op, (uint32_t)len };
-	if ((rc = rp_op_encode(&o, &b)) ||
-	    (rc = queue_msg(r, b.p, b.len, 1))) {
-		free(p);
-		return rc;
+	if ((rc = rp_op_encode(&o, &b)))
+		goto fail;
+	if (client && (p->msg = malloc(b.len))) {
+		memcpy(p->msg, b.p, b.len);
+		p->len = b.len;
 	}
+	if ((rc = queue_msg(r, b.p, b.len, 1)))
+		goto fail;
 	p->next = r->pend;
 	r->pend = p;
 	flush_out(r);
 	return 0;
+fail:
+	free(p->msg);
+	free(p);
+	return rc;
 }
 
 void rp_announce(rp_replica_t *r)

@@ -130,6 +130,10 @@ struct rp_pending { /* a proposal of this replica not yet applied */
 	int rc;
 	size_t rlen;
 	uint8_t reply[RP_REPLY_MAX];
+	uint8_t *msg;          /* the OP as multicast (resent after a view
+				* change; a copy that arrives twice is a
+				* retry the sessions answer) */
+	size_t len;
 };
 
 struct rp_mem { /* a member of the current group view */

@@ -166,6 +166,8 @@ def main():
     token = int(args[args.index("--token") + 1]) if "--token" in args else 300
     secs = 2 if quick else 5
     stormlab.run_in_private_netns()
+    # a killed benchmark still stops every process it started (finally)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("SIGTERM"))
     d = tempfile.mkdtemp(prefix="storm-bench-repl-")
     fig = {}
     rows = []
