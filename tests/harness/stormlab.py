@@ -216,7 +216,11 @@ class Lab:
         cdir = os.path.join(self.dir, "corosync")
         os.makedirs(cdir, exist_ok=True)
         with open(os.path.join(cdir, "corosync.conf"), "w") as f:
-            f.write(COROSYNC_ONE % dict(port=self.knet_port, dir=cdir))
+            # realtime corosync starves the replicas sharing its cores
+            # (scripts/cluster does the same; docs/replication.md §6)
+            f.write(COROSYNC_ONE % dict(port=self.knet_port, dir=cdir,
+                                        rr=os.environ.get("STORM_COROSYNC_RR",
+                                                          "no")))
         self.p.start("corosync", ["corosync", "-f", "-c",
                                   os.path.join(cdir, "corosync.conf")],
                      os.path.join(cdir, "corosync.out"))
@@ -329,6 +333,7 @@ logging {
 }
 system {
   state_dir: %(dir)s
+  sched_rr: %(rr)s
 }
 """
 
