@@ -338,8 +338,12 @@ static int op_cancel(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 				  "may cancel it", j->v.id, j->v.uid, op->uid);
 	if (is_terminal(j->v.state))
 		return refuse_ended(res, "cancel", j);
-	mmi_fmt(j->v.reason, sizeof(j->v.reason), "cancelled by uid %u",
-		op->uid);
+	if (op->uid == 0)
+		mmi_fmt(j->v.reason, sizeof(j->v.reason), "cancelled by root "
+			"or an administrator");
+	else
+		mmi_fmt(j->v.reason, sizeof(j->v.reason), "cancelled by uid "
+			"%u", op->uid);
 	mmi_job_end(s, j, MM_JOB_CANCELLED);
 	return 0;
 }

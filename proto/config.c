@@ -121,6 +121,33 @@ static int parse_u32(struct parse *p, const char *key, const char *v,
 	return 1;
 }
 
+/* "0, 1000, 1001": uids, at most 32. */
+static int parse_admins(struct parse *p, const char *v, st_config_t *c)
+{
+	char buf[256], *save = NULL;
+
+	if (strlen(v) >= sizeof(buf)) {
+		perr(p, "admins: value longer than %zu characters",
+		     sizeof(buf) - 1);
+		return 0;
+	}
+	strcpy(buf, v);
+	c->nadmins = 0;
+	for (char *t = strtok_r(buf, ", ", &save); t;
+	     t = strtok_r(NULL, ", ", &save)) {
+		uint32_t uid;
+
+		if (c->nadmins == 32) {
+			perr(p, "admins: at most 32 uids");
+			return 0;
+		}
+		if (!parse_u32(p, "admins", t, 0, 4294967294u, &uid))
+			return 0;
+		c->admins[c->nadmins++] = uid;
+	}
+	return 1;
+}
+
 static int copy_str(struct parse *p, const char *key, const char *v,
 		    char *dst, size_t cap)
 {
@@ -177,6 +204,8 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		return copy_str(p, k, v, c->ramdisk, sizeof(c->ramdisk));
 	if (!strcmp(k, "state_dir"))
 		return copy_str(p, k, v, c->state_dir, sizeof(c->state_dir));
+	if (!strcmp(k, "admins"))
+		return parse_admins(p, v, c);
 	if (!strcmp(k, "munge_socket"))
 		return copy_str(p, k, v, c->munge_socket,
 				sizeof(c->munge_socket));

@@ -63,6 +63,8 @@ typedef struct st_config {
 				   * manager below it */
 	char replication[16];     /* auto | corosync | none */
 	char munge_socket[1024];  /* munged's socket; "": libmunge's default */
+	uint32_t admins[32];      /* uids that may act on any job (and root) */
+	uint32_t nadmins;
 	char run_dir[1024];       /* sockets, pid files, logs */
 	char log_target[1024];    /* stderr | syslog | file path */
 	int log_level;            /* LOG_ERR .. LOG_DEBUG */

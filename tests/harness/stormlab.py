@@ -445,7 +445,9 @@ class MultiHost(Lab):
 
 
 def start_munged(procs, d):
-    """A munged of the test's own: generated key, socket under d."""
+    """A munged of the test's own: generated key, socket under d (which
+    other users must be able to reach: their credentials come from it)."""
+    os.chmod(d, 0o755)
     key = os.path.join(d, "munge.key")
     with open(key, "wb") as f:
         f.write(os.urandom(1024))

@@ -272,14 +272,32 @@ def test_munge_tcp(lab):
     check(first.get("ok") and not again.get("ok") and
           "replayed" in again.get("error", "").lower(),
           "replayed credential: %s / %s" % (first, again))
-    # another user may not cancel it; its owner (root) may
+    # an expired credential (its time to live is the behaviour under test)
+    cred = subprocess.run(["munge", "-S", lab.munge_socket, "-t", "1", "-s",
+                           "z:1"], capture_output=True, text=True
+                          ).stdout.strip()
+    time.sleep(2.5)
+    rep = stormlab.call((host, int(port)), {"op": "show", "job": job,
+                                            "client": "z", "seq": 1,
+                                            "munge": cred})
+    check(not rep.get("ok") and "expired" in rep.get("error", "").lower(),
+          "expired credential accepted: %s" % rep)
+    # another user may not cancel it; its owner (root) or an administrator
+    # (uid 65533, admins in the configuration) may
     r = stormctl("cancel", str(job), user=65534)
-    check(r.returncode != 0, "uid 65534 cancelled root's job")
+    check(r.returncode != 0 and "belongs to uid 0" in r.stderr,
+          "uid 65534 cancelled root's job, or failed otherwise: %s" %
+          r.stderr)
     r = stormctl("cancel", str(job))
     check(r.returncode == 0, "root could not cancel: %s" % r.stderr)
+    r = stormctl("submit", "-n", "1", "--name", "other", "/bin/sleep", "600")
+    job2 = int(r.stdout.split()[-1])
+    r = stormctl("cancel", str(job2), user=65533)
+    check(r.returncode == 0, "an administrator could not cancel: %s" %
+          r.stderr)
     print("munge_tcp: submit and cancel over TCP with MUNGE; missing, "
-          "forged and replayed credentials and another user's cancel "
-          "refused")
+          "forged, replayed and expired credentials and another user's "
+          "cancel refused; an administrator's accepted")
 
 
 def test_bad_input(lab):
@@ -419,7 +437,7 @@ def main():
         if munge:
             procs = stormlab.Procs()
             sock = stormlab.start_munged(procs, d)
-            kw["extra"] = ["munge_socket = %s" % sock]
+            kw["extra"] = ["munge_socket = %s" % sock, "admins = 65533"]
         lab = (stormlab.MultiHost if multihost else stormlab.Lab)(build, d,
                                                                    **kw)
         if munge:
