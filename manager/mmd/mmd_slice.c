@@ -296,6 +296,9 @@ void mmd_box_agreed(struct mmd *mm, uint32_t node, const uint8_t *box,
 	if (st_box_get_hdr(box, boxlen, &seq, &len) ||
 	    ST_BOX_HDR + (size_t)len > boxlen)
 		return;
+	qb_log(LOG_DEBUG, "box %llu of node %u agreed (%s)",
+	       (unsigned long long)seq, node,
+	       seq != mm->box_seq[node] ? "new" : "seen");
 	if (seq != mm->box_seq[node]) {
 		size_t off = ST_BOX_HDR;
 		st_rec_t rec;

@@ -177,7 +177,8 @@ class Lab:
     """A local cluster: corosync + M storm-mm + N storm-nm, tcp on loopback."""
 
     def __init__(self, build, d, managers=3, nodes=2, cpus=1, slice_us=10000,
-                 log_level="info", extra=()):
+                 log_level=os.environ.get("STORMLAB_LOG_LEVEL", "info"),
+                 extra=()):
         self.build, self.dir = build, d
         self.m, self.n = managers, nodes
         self.p = Procs()

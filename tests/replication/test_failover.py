@@ -163,16 +163,22 @@ def test_master_during_job(lab):
     check(master is not None, "no strobe master")
     other = (master + 1) % lab.m
     script = "for i in 1 2 3 4 5 6 7 8 9 10; do echo line $i; sleep 0.3; done"
+    errf = tempfile.TemporaryFile()
     p = subprocess.Popen([os.path.join(lab.build, "cli/stormctl"),
                           "--socket", lab.sock(other), "run", "-n",
                           str(lab.n), "-l", "/bin/sh", "-c", script],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    # the job runs once a line came out
+                         stdout=subprocess.PIPE, stderr=errf)
+    # the job runs once a line came out; every line is read through the
+    # same buffered reader (communicate() would bypass what readline()
+    # already buffered)
     first = p.stdout.readline()
     check(first, "no output before the kill")
     lab.p.kill("mm%d" % master)
-    out, err = p.communicate(timeout=60)
-    lines = sorted([first.decode()] + out.decode().splitlines(True))
+    lines = [first.decode()] + [x.decode() for x in p.stdout]
+    p.wait(timeout=60)
+    errf.seek(0)
+    err = errf.read()
+    lines = sorted(lines)
     want = sorted("%d: line %d\n" % (r, i) for r in range(lab.n)
                   for i in range(1, 11))
     check(p.returncode == 0, "run exited %d: %s" % (p.returncode,
