@@ -43,7 +43,7 @@ int sc_cmd_queue(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 					    "STATE", ">RANKS", "NODES",
 					    ">TIME", "REASON" };
 	bool all = false;
-	json_t *req = json_object(), *reply, *jobs, *job;
+	json_t *req = NULL, *reply, *jobs, *job;
 	sc_table_t *t;
 	int64_t now = sc_now_ms();
 	size_t i;
@@ -51,15 +51,22 @@ int sc_cmd_queue(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	for (int k = 0; k < args->nopts; k++)
 		if (args->opts[k].id == 'a')
 			all = true;
-	if (req) {
-		json_object_set_new(req, "op", json_string("queue"));
-		json_object_set_new(req, "all", json_boolean(all));
-	}
-	reply = sc_call_or_die(ctx, cmd->name, req);
+	json_decref(req);
+	/* page by page ("next": where the next page starts) */
+	reply = json_pack("{s:b, s:[]}", "ok", 1, "jobs");
 	jobs = sc_jarray(reply, "jobs");
-	if (!jobs)
-		sc_die(SC_EXIT_PROTO, "%s: the manager at %s sent no job list",
-		       cmd->name, ctx->endpoint);
+	for (json_int_t from = 1; from > 0;) {
+		json_t *page, *r = json_pack("{s:s, s:b, s:I}", "op", "queue",
+					     "all", all, "from", from);
+
+		page = sc_call_or_die(ctx, cmd->name, r);
+		if (!sc_jarray(page, "jobs"))
+			sc_die(SC_EXIT_PROTO, "%s: the manager at %s sent no "
+			       "job list", cmd->name, ctx->endpoint);
+		json_array_extend(jobs, sc_jarray(page, "jobs"));
+		from = sc_jint(page, "next", 0);
+		json_decref(page);
+	}
 	if (ctx->json) {
 		sc_print_json(reply);
 	} else {

@@ -335,17 +335,35 @@ out:
 	free(files);
 }
 
+#define QUEUE_PAGE 5000 /* jobs per queue reply: well inside a frame */
+
+/* Jobs from id "from" on, at most a page; "next" says where the next page
+ * starts (a long history never outgrows a frame). */
 static void op_queue(struct mmd *mm, struct mmd_client *c, json_t *req)
 {
 	int all = json_is_true(json_object_get(req, "all"));
-	json_t *jobs = json_array();
+	json_int_t from = json_integer_value(json_object_get(req, "from"));
+	json_t *jobs = json_array(), *rep;
+	uint32_t n = 0, next = 0;
 	mm_job_t j;
 
-	for (uint32_t id = 1; mm_job_next(mm->st, id, &j) == 0; id = j.id + 1)
-		if (all || !is_terminal(j.state))
-			json_array_append_new(jobs, mmd_job_json(mm, &j));
-	send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:o}", "ok", 1, "jobs",
-					       jobs));
+	if (from < 1 || from > UINT32_MAX)
+		from = 1;
+	for (uint32_t id = (uint32_t)from; mm_job_next(mm->st, id, &j) == 0;
+	     id = j.id + 1) {
+		if (!all && is_terminal(j.state))
+			continue;
+		if (n == QUEUE_PAGE) {
+			next = j.id; /* the first one this page leaves out */
+			break;
+		}
+		json_array_append_new(jobs, mmd_job_json(mm, &j));
+		n++;
+	}
+	rep = json_pack("{s:b, s:o}", "ok", 1, "jobs", jobs);
+	if (next)
+		json_object_set_new(rep, "next", json_integer(next));
+	send_json(c, ST_FRAME_REPLY, rep);
 }
 
 static int job_arg(struct mmd_client *c, json_t *req, uint32_t *id)

@@ -296,9 +296,15 @@ class Lab:
         raise AssertionError("replicas did not converge: %s" % last)
 
     def queue(self, i):
-        rep = call(self.sock(i), {"op": "queue", "all": True}, timeout=10)
-        assert rep.get("ok"), rep
-        return rep["jobs"]
+        """Every job replica i holds, page by page."""
+        jobs, start = [], 1
+        while start:
+            rep = call(self.sock(i), {"op": "queue", "all": True,
+                                      "from": start}, timeout=10)
+            assert rep.get("ok"), rep
+            jobs += rep["jobs"]
+            start = rep.get("next", 0)
+        return jobs
 
     def stop(self):
         self.p.stop_all()
