@@ -927,7 +927,6 @@ void rp_on_confchg(rp_replica_t *r, const struct cpg_address *members,
 	r->inflight = 0;
 	r->seed_ok = 0;
 	r->seed_sent = 0;
-	r->view_since_ms = rp_mono_ms();
 	r->nmem = 0;
 	for (size_t i = 0; i < nmembers && r->nmem < RP_MAX_REPLICAS; i++) {
 		struct rp_mem *x = &r->mem[r->nmem++];
@@ -970,6 +969,13 @@ void rp_on_confchg(rp_replica_t *r, const struct cpg_address *members,
 			send_snapshot(r);
 		resend_pending(r);
 	}
+	/* the recovery wait runs from when the group was first seen without
+	 * a synced member, not from the last view change: under repeated
+	 * restarts a per-view timer would never run out */
+	if (r->synced || lowest_synced(r) >= 0)
+		r->view_since_ms = 0;
+	else if (!r->view_since_ms)
+		r->view_since_ms = rp_mono_ms();
 	send_state(r);
 	flush_out(r);
 	status_changed(r);
@@ -1190,7 +1196,8 @@ static int seed_timeout_ms(rp_replica_t *r)
 			for (uint32_t i = 0; i < r->nmem; i++)
 				if (lower(&r->mem[i], &r->mem[me]))
 					return -1; /* someone else's timer */
-			uint64_t at = r->view_since_ms +
+			uint64_t at = (r->view_since_ms ? r->view_since_ms :
+				       rp_mono_ms()) +
 				      r->cfg.recovery_wait_ms, now = rp_mono_ms();
 			return at > now ? (int)(at - now) : 0;
 		}

@@ -174,7 +174,7 @@ struct rp_replica {
 	uint64_t view;
 	uint32_t ring_size, quorum_votes;
 	int seed_ok;               /* a SEED was delivered in this view */
-	uint64_t view_since_ms;
+	uint64_t view_since_ms;    /* first seen without a synced member */
 	int seed_sent;
 	/* joiner: snapshot being assembled and the ops after its point */
 	uint8_t *snap;

@@ -58,6 +58,7 @@ def test_kill_random(lab):
     acked = []            # (name, job) of acknowledged submissions
     cancelled = []        # job ids of acknowledged cancels
     errors = []
+    unknown = []          # requests that got no answer in time
     lock = threading.Lock()
 
     def client(k):
@@ -88,8 +89,12 @@ def test_kill_random(lab):
                         mine.append(rep["job"])
                     else:
                         errors.append(("submit", name, rep))
-            except TimeoutError as e:
-                errors.append(("timeout", str(e)))
+            except TimeoutError:
+                # not acknowledged: applied once or not at all (checked
+                # below); the group may stall while it has no synced
+                # member and a restart keeps interrupting its recovery
+                with lock:
+                    unknown.append(k)
 
     threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
     for t in threads:
@@ -109,8 +114,9 @@ def test_kill_random(lab):
         for t in threads:
             t.join(timeout=60)
     print("kill_random: %d kills, %d submissions and %d cancels "
-          "acknowledged, %d errors" % (kills, len(acked), len(cancelled),
-                                       len(errors)))
+          "acknowledged, %d errors, %d unanswered" % (
+              kills, len(acked), len(cancelled), len(errors),
+              len(unknown)))
     check(not errors, "requests failed: %s" % errors[:5])
     check(len(acked) > 100, "too few acknowledged submissions: %d" % len(acked))
     reps = lab.converged(60)
@@ -130,6 +136,9 @@ def test_kill_random(lab):
                       "cancelled (acked) but is %s" % (i, job, got[0]["state"]))
         names = [n for n, js in byname.items() for _ in js]
         check(len(names) == len(set(names)), "mm%d: a job applied twice" % i)
+    c = stormlab.Client("fault-after-%d" % os.getpid(), lab.endpoints())
+    _, rep = c.request(submit_req("after-the-kills"))
+    check(rep.get("ok"), "no write accepted after the kills: %s" % rep)
 
 
 def test_kill_all(lab):
