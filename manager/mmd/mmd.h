@@ -91,6 +91,7 @@ struct mmd {
 	int exit_code;
 	int was_synced, world_stale, world_polled;
 	int first_start;          /* nothing applied yet: manager 0 founds */
+	uint64_t join_since_ms;   /* trying to join the machine since */
 	uint64_t caw_stalled;
 	uint32_t *active, nactive, active_cap; /* mmd_active() */
 	uint64_t active_gen;
@@ -141,7 +142,7 @@ void mmd_client_waits(struct mmd *mm);
 void mmd_job_ended(struct mmd *mm, const mm_job_t *j);
 
 /* mmd_main.c */
-int mmd_world_open(struct mmd *mm, int first_start, char *err,
+int mmd_world_open(struct mmd *mm, int may_found, char *err,
 		   size_t errlen);
 void mmd_world_rejoin(struct mmd *mm);
 

@@ -57,39 +57,35 @@ static int state_init(struct mmd *mm)
 	return rc;
 }
 
-/* The machine: manager 0 founds it on the cluster's first start
- * (first_start).  Any replica that has run before, or any other manager,
- * joins the running machine (whose root may be a node manager by then);
- * only manager 0 founds one after a long vain wait (the whole cluster was
- * down), never a replica that might split a running machine. */
-int mmd_world_open(struct mmd *mm, int first_start, char *err, size_t errlen)
+/* The machine: manager 0 founds it (may_found: on the cluster's first
+ * start, or after a long vain wait while the whole cluster was down);
+ * otherwise a replica joins the running machine, whose root may be a node
+ * manager by then, and never founds one that might split it.  A join
+ * attempt waits JOIN_WAIT_MS: the main loop (and the clients this replica
+ * serves) waits with it, so a failed attempt is retried at a later tick
+ * rather than waited out here. */
+#define JOIN_WAIT_MS 3000
+#define FOUND_AFTER_MS 30000
+
+int mmd_world_open(struct mmd *mm, int may_found, char *err, size_t errlen)
 {
 	sp_config_t *sc = NULL;
 	size_t size;
-	int rc = 0;
+	int boot = may_found && mm->host->world_id == 0, rc = 0;
 
-	for (int attempt = 0, expelled = 0; attempt < 2; attempt++) {
-		int boot = mm->host->world_id == 0 &&
-			   (attempt == 1 || first_start);
-		int wait = boot ? 1000 : 30000;
-
+	for (int expelled = 0;; expelled++) {
 		rc = st_config_world(&mm->cfg, mm->host->world_id, !boot,
-				     (uint32_t)wait, &sc, err, errlen);
+				     boot ? 1000 : JOIN_WAIT_MS, &sc, err,
+				     errlen);
 		if (!rc)
 			rc = sp_open(sc, &mm->w, err, errlen);
 		sp_config_destroy(sc);
 		sc = NULL;
 		/* a view that removes our previous incarnation can reach this
 		 * one while it joins: join again, as a new incarnation */
-		if (rc == -STORM_EEXPELLED && expelled++ < 10) {
-			qb_log(LOG_INFO, "joining again: %s", err);
-			attempt--;
-			continue;
-		}
-		if (!rc || boot || mm->host->world_id != 0)
+		if (rc != -STORM_EEXPELLED || expelled == 1)
 			break;
-		qb_log(LOG_WARNING, "no running machine to join (%s): "
-		       "founding it", err);
+		qb_log(LOG_INFO, "joining again: %s", err);
 	}
 	if (rc)
 		return rc;
@@ -97,11 +93,13 @@ int mmd_world_open(struct mmd *mm, int first_start, char *err, size_t errlen)
 	return 0;
 }
 
-/* After a cut that cost this replica its quorum, its view of the machine
- * is its own island: once synced again, it leaves it and joins the
- * running machine as a new incarnation, before it may be strobe master. */
+/* Join the machine: once synced (a restarted replica must report to its
+ * group first), and again after a cut that cost this replica its group
+ * (its view of the machine is its own island then), before it may be
+ * strobe master.  Called from the tick until it succeeds. */
 void mmd_world_rejoin(struct mmd *mm)
 {
+	uint64_t now = mmd_now_ms(mm);
 	char err[1024];
 	int rc;
 
@@ -114,13 +112,24 @@ void mmd_world_rejoin(struct mmd *mm)
 	mmd_stage_free(mm);
 	sp_close(mm->w);
 	mm->w = NULL;
-	if ((rc = mmd_world_open(mm, mm->first_start, err, sizeof(err)))) {
-		qb_log(LOG_ERR, "cannot join the machine again: %s; exiting so "
-		       "that this replica restarts", err);
-		mm->exit_code = 1;
-		qb_loop_stop(mm->loop);
+	if (!mm->join_since_ms)
+		mm->join_since_ms = now ? now : 1;
+	rc = mmd_world_open(mm, mm->first_start ||
+			    now - mm->join_since_ms >= FOUND_AFTER_MS,
+			    err, sizeof(err));
+	if (rc) {
+		qb_log(LOG_WARNING, "cannot join the machine yet (%s); trying "
+		       "again", err);
+		if (rc != -STORM_EUNREACH && rc != -STORM_EEXPELLED &&
+		    rc != -ETIMEDOUT) {
+			mm->exit_code = 1;
+			qb_loop_stop(mm->loop);
+		}
 		return;
 	}
+	if (mm->first_start || now - mm->join_since_ms >= FOUND_AFTER_MS)
+		mm->first_start = 0;
+	mm->join_since_ms = 0;
 	mm->nfd = sp_notify_fd(mm->w);
 	qb_loop_poll_add(mm->loop, QB_LOOP_HIGH, mm->nfd, POLLIN, mm,
 			 mmd_on_notify);
