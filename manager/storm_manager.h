@@ -44,6 +44,35 @@ typedef enum mm_job_state {
 	MM_JOB_CANCELLED,
 } mm_job_state_t;
 
+/** Scheduling policies (the configuration's sched_policy). */
+typedef enum mm_policy {
+	MM_POLICY_FCFS = 1,     /* batch, strict first come first served */
+	MM_POLICY_BACKFILL = 2, /* batch with EASY backfilling */
+	MM_POLICY_GANG = 3,     /* gang scheduling over mpl matrix rows */
+} mm_policy_t;
+
+/** Where a job's buddy block goes among the free ones. */
+typedef enum mm_placement {
+	MM_PLACE_BUDDY = 1, /* tightest fit (the buddy whose sibling is used),
+			     * then lowest column */
+	MM_PLACE_MOLAR = 2, /* the block whose least reliable node has the
+			     * longest observed MTTF, then as BUDDY */
+} mm_placement_t;
+
+#define MM_MPL_MAX 16u
+#define MM_QUANTUM_MAX 1000000u /* slices */
+
+/** The scheduler's settings: part of the replicated state (MM_OP_SCHED
+ * changes them), so every replica schedules alike. */
+typedef struct mm_sched_conf {
+	mm_policy_t policy;
+	uint32_t mpl;            /* matrix rows, 1..MM_MPL_MAX; only GANG
+				  * may use more than 1 */
+	uint32_t quantum_slices; /* GANG: slices a row stays active,
+				  * 1..MM_QUANTUM_MAX */
+	mm_placement_t placement;
+} mm_sched_conf_t;
+
 typedef enum mm_node_state {
 	MM_NODE_UP = 1,
 	MM_NODE_DOWN,
@@ -81,6 +110,8 @@ typedef enum mm_opcode {
 	MM_OP_JOB_EXITED = 7, /* job, per-rank exit statuses (wait status
 			       * encoding: exited code or killed signal) */
 	MM_OP_JOB_FAILED = 8, /* job, reason (e.g. launch error on a node) */
+	MM_OP_SCHED = 9,      /* sched: new scheduler settings (refused if
+			       * invalid, or if fewer rows than are in use) */
 } mm_opcode_t;
 
 typedef struct mm_op {
@@ -93,6 +124,7 @@ typedef struct mm_op {
 	const mm_job_spec_t *spec; /* SUBMIT */
 	uint32_t nstatus;          /* JOB_EXITED: one per rank */
 	const int32_t *status;
+	const mm_sched_conf_t *sched; /* SCHED */
 } mm_op_t;
 
 /** What an operation did. */
@@ -127,6 +159,9 @@ typedef struct mm_job {
 	int32_t exit_code;          /* job's: first non-zero rank's, else 0;
 				     * 128+sig for a signal */
 	const int32_t *rank_status; /* per rank once ended, else NULL */
+	/* its place in the matrix while it holds PEs (STAGING/RUNNING):
+	 * row, and the buddy block [col, col + width) of that row */
+	uint32_t row, col, width;
 } mm_job_t;
 
 typedef struct mm_node {
@@ -137,6 +172,9 @@ typedef struct mm_node {
 	char reason[MM_REASON_MAX]; /* why DOWN */
 	uint32_t used;              /* ranks placed on it now */
 	uint32_t failures;          /* times it went DOWN */
+	uint64_t up_ms;             /* time in service before up_since_ms */
+	uint64_t up_since_ms;       /* state time it last came UP (if UP) */
+	uint32_t col;               /* its first matrix column (cpus of them) */
 } mm_node_t;
 
 /** Create an empty state for a machine of world size nworld whose compute
@@ -146,6 +184,10 @@ typedef struct mm_node {
 MM_API int mm_state_create(uint32_t nworld, uint32_t nnodes,
 			   const uint32_t *ids, const char *const *names,
 			   const uint32_t *cpus, mm_state_t **out);
+/** Set the scheduler's settings of a state no operation has touched yet
+ * (a new state starts FCFS, MPL 1, quantum 1, BUDDY).  Later changes go
+ * through MM_OP_SCHED.  @return 0 or -EINVAL (invalid, or jobs exist). */
+MM_API int mm_state_set_sched(mm_state_t *s, const mm_sched_conf_t *c);
 MM_API void mm_state_destroy(mm_state_t *s);
 
 /** Apply one operation.  Deterministic.  Returns res->rc. */
@@ -195,6 +237,56 @@ MM_API int mm_state_encode(const mm_state_t *s, uint8_t **out, size_t *len);
  * NULL with len > 0); on failure *out is untouched. */
 MM_API int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,
 			   char *err, size_t errlen);
+
+/* ---- scheduling (sched.c, matrix.c) --------------------------------------
+ * The Ousterhout matrix: rows = time slots (the MPL), columns = PEs, the
+ * cpus of every compute node in ascending world id (node.col ..
+ * node.col + cpus - 1).  A job holds one buddy block of one row: width a
+ * power of two, col a multiple of it; its ranks sit on the block's first
+ * usable columns (a node that is DOWN or outside its nodelist counts as
+ * not usable).  Blocks may run past the last column (a machine that is not
+ * a power of two): only real columns count. */
+
+/** The settings in force. */
+MM_API void mm_sched_get(const mm_state_t *s, mm_sched_conf_t *out);
+/** Check settings: 0, or -EINVAL with what and what to do in err. */
+MM_API int mm_sched_check(const mm_sched_conf_t *c, char *err, size_t len);
+MM_API const char *mm_policy_name(mm_policy_t p);
+MM_API int mm_policy_parse(const char *name, mm_policy_t *out);
+MM_API const char *mm_placement_name(mm_placement_t p);
+MM_API int mm_placement_parse(const char *name, mm_placement_t *out);
+/** Rows in force (the mpl) and columns (every node's cpus). */
+MM_API uint32_t mm_matrix_rows(const mm_state_t *s);
+MM_API uint32_t mm_matrix_cols(const mm_state_t *s);
+/** The job holding (row, col), or 0 (free). */
+MM_API uint32_t mm_matrix_cell(const mm_state_t *s, uint32_t row,
+			       uint32_t col);
+/** World id of the node a column belongs to. */
+MM_API uint32_t mm_matrix_col_node(const mm_state_t *s, uint32_t col);
+/** The row whose jobs run at slice: rows holding a job take turns of
+ * quantum_slices slices in ascending order; UINT32_MAX when every row is
+ * empty.  A function of the state and the slice only, so a new strobe
+ * master continues the same rotation. */
+MM_API uint32_t mm_active_row(const mm_state_t *s, uint64_t slice);
+/** Whether rows other than the active one hold jobs (a context switch
+ * can happen); 0 at MPL 1. */
+MM_API int mm_matrix_shared(const mm_state_t *s);
+/** FNV-1a 64 of the matrix (settings, every cell); equal on replicas. */
+MM_API uint64_t mm_matrix_digest(const mm_state_t *s);
+/** Check every invariant linking the matrix, the jobs and the nodes
+ * (cells <-> jobs' blocks, ranks on usable columns of their block, node
+ * use counts).  0, or -STORM_ESTATE and what is wrong in err. */
+MM_API int mm_matrix_check(const mm_state_t *s, char *err, size_t len);
+/** Free PEs (cells) over the rows in force, on nodes that are UP. */
+MM_API uint64_t mm_free_pes(const mm_state_t *s);
+
+/** Expected start times of the first pending jobs (queue order, at most
+ * max): the scheduler replayed forward in time with every running job
+ * ending at its time limit.  ids[i] and start_ms[i] (state time; 0 =
+ * unknown: it waits behind jobs without a time limit).  Returns how many
+ * were filled (>= 0) or -ENOMEM. */
+MM_API int mm_expected_starts(const mm_state_t *s, uint32_t max,
+			      uint32_t *ids, uint64_t *start_ms);
 
 MM_API const char *mm_job_state_name(mm_job_state_t st);
 MM_API const char *mm_node_state_name(mm_node_state_t st);

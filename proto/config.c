@@ -220,6 +220,27 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		return copy_str(p, k, v, c->replication,
 				sizeof(c->replication));
 	}
+	if (!strcmp(k, "sched_policy")) {
+		if (strcmp(v, "fcfs") && strcmp(v, "backfill") &&
+		    strcmp(v, "gang")) {
+			perr(p, "sched_policy = \"%s\": no such policy; want "
+			     "fcfs, backfill or gang", v);
+			return 0;
+		}
+		return copy_str(p, k, v, c->sched_policy,
+				sizeof(c->sched_policy));
+	}
+	if (!strcmp(k, "mpl"))
+		return parse_u32(p, k, v, 1, 16, &c->mpl);
+	if (!strcmp(k, "quantum_us"))
+		return parse_u32(p, k, v, 100, 600000000, &c->quantum_us);
+	if (!strcmp(k, "placement")) {
+		if (strcmp(v, "buddy") && strcmp(v, "molar")) {
+			perr(p, "placement = \"%s\": want buddy or molar", v);
+			return 0;
+		}
+		return copy_str(p, k, v, c->placement, sizeof(c->placement));
+	}
 	if (!strcmp(k, "run_dir"))
 		return copy_str(p, k, v, c->run_dir, sizeof(c->run_dir));
 	if (!strcmp(k, "log"))
@@ -328,6 +349,10 @@ static void defaults(st_config_t *c)
 	strcpy(c->ramdisk, "/dev/shm/storm");
 	strcpy(c->state_dir, "/var/lib/storm");
 	strcpy(c->replication, "auto");
+	strcpy(c->sched_policy, "fcfs");
+	c->mpl = 1;
+	c->quantum_us = 0; /* 0: ten slices */
+	strcpy(c->placement, "buddy");
 	strcpy(c->run_dir, "/run/storm");
 	strcpy(c->log_target, "stderr");
 	c->log_level = LOG_INFO;
@@ -360,6 +385,26 @@ static int check(struct parse *p)
 			return -STORM_ECONFIG;
 		}
 		h->world_id = id++;
+	}
+	if (c->mpl > 1 && strcmp(c->sched_policy, "gang")) {
+		if (p->err)
+			snprintf(p->err, p->errlen, "%s: [cluster] mpl = %u "
+				 "needs sched_policy = gang (%s runs one job "
+				 "per PE); set mpl = 1 or the gang policy",
+				 path, c->mpl, c->sched_policy);
+		return -STORM_ECONFIG;
+	}
+	if (!c->quantum_us)
+		c->quantum_us = c->slice_us * 10u;
+	if (c->quantum_us % c->slice_us ||
+	    c->quantum_us / c->slice_us > 1000000u) {
+		if (p->err)
+			snprintf(p->err, p->errlen, "%s: [cluster] quantum_us "
+				 "= %u is not a whole number of slices of "
+				 "slice_us = %u (at most 1000000 of them); "
+				 "give a multiple of slice_us", path,
+				 c->quantum_us, c->slice_us);
+		return -STORM_ECONFIG;
 	}
 	if (c->hb_timeout_ms <= c->hb_period_ms) {
 		if (p->err)

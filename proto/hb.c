@@ -76,7 +76,8 @@ int st_hb_decode(const uint8_t *buf, size_t len, uint64_t *slice,
 	for (uint32_t i = 0; i < n; i++) {
 		jobs[i].job = (uint32_t)rd_n(&r, 4);
 		jobs[i].state = (uint8_t)rd_n(&r, 1);
-		if (jobs[i].state != ST_HB_STAGING && jobs[i].state != ST_HB_RUN)
+		if (jobs[i].state != ST_HB_STAGING && jobs[i].state != ST_HB_RUN &&
+		    jobs[i].state != ST_HB_STOP)
 			r.bad = 1;
 	}
 	if (r.bad)

@@ -65,6 +65,11 @@ typedef struct st_config {
 	char munge_socket[1024];  /* munged's socket; "": libmunge's default */
 	uint32_t admins[32];      /* uids that may act on any job (and root) */
 	uint32_t nadmins;
+	char sched_policy[16];    /* fcfs | backfill | gang */
+	uint32_t mpl;             /* gang: matrix rows (1..16) */
+	uint32_t quantum_us;      /* gang: a row's turn, a multiple of
+				   * slice_us */
+	char placement[16];       /* buddy | molar */
 	char run_dir[1024];       /* sockets, pid files, logs */
 	char log_target[1024];    /* stderr | syslog | file path */
 	int log_level;            /* LOG_ERR .. LOG_DEBUG */
@@ -191,7 +196,9 @@ static inline uint64_t st_done_var(const st_layout_t *l, uint32_t job)
 
 /* Level-triggered: the block lists every job that must exist on the nodes
  * now; a node kills and forgets any job it holds that is not listed. */
-enum st_hb_job_state { ST_HB_STAGING = 1, ST_HB_RUN = 2 };
+enum st_hb_job_state { ST_HB_STAGING = 1, ST_HB_RUN = 2,
+		       ST_HB_STOP = 3 /* staged/started, but its matrix row
+				       * is not active: processes stopped */ };
 
 typedef struct st_hb_job {
 	uint32_t job;
