@@ -47,6 +47,24 @@ struct mm_state {
 	uint64_t slice, now_ms;  /* from the last TICK */
 	uint64_t active_gen;     /* bumped when a job starts or stops holding
 				  * cpus (not state: for the shell's caches) */
+	/* the scheduler (matrix.c, sched.c) */
+	mm_sched_conf_t conf;
+	uint32_t ncols, pow2;    /* PEs; the buddy tree's leaves */
+	uint32_t *col_node;      /* column -> world id */
+	uint32_t *cells;         /* rows_alloc x ncols: job id or 0 */
+	uint32_t rows_alloc;
+	uint32_t *rowuse;        /* MM_MPL_MAX: occupied cells per row */
+	/* scratch, allocated with the state so TICK never allocates */
+	uint8_t *tree;           /* 2 x pow2: free blocks */
+	uint32_t *scratch;       /* ncols: a row being replayed */
+	struct mmi_holder *holders; /* ncols: jobs of a row, by end time */
+};
+
+/* A job holding a block, with the time it must end by (UINT64_MAX: no
+ * time limit). */
+struct mmi_holder {
+	uint64_t end_ms;
+	uint32_t job, row, col, width;
 };
 
 static inline int is_terminal(mm_job_state_t st)
@@ -86,9 +104,29 @@ void mmi_job_free(struct mm_jobrec *j);
 int mmi_job_new(mm_state_t *s, const mm_job_spec_t *sp,
 		struct mm_jobrec **out, mm_result_t *res);
 
+/* The matrix (matrix.c). */
+int mmi_matrix_init(mm_state_t *s);
+void mmi_matrix_free(mm_state_t *s);
+int mmi_matrix_grow(mm_state_t *s, uint32_t rows);
+uint32_t mmi_rows(const mm_state_t *s);
+/* Whether a column may carry a rank of j: its node UP and in j's
+ * nodelist. */
+int mmi_col_usable(const mm_state_t *s, const struct mm_jobrec *j,
+		   uint32_t col);
+/* The buddy block for j in a row's cells (ncols of them): 0 and the
+ * block, or -ENOSPC. */
+int mmi_find_block(const mm_state_t *s, const uint32_t *row,
+		   const struct mm_jobrec *j, uint32_t *col, uint32_t *width);
+/* Put j into a block (cells, ranks on its first usable columns, node
+ * use) / take it out. */
+void mmi_block_take(mm_state_t *s, struct mm_jobrec *j, uint32_t row,
+		    uint32_t col, uint32_t width);
+void mmi_block_release(mm_state_t *s, struct mm_jobrec *j);
+
 /* Operation handlers that live outside state.c. */
 int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 int mmi_op_tick(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
+int mmi_op_sched(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 
 /* ------------------------------------------------------------------------ */
 /* Wire helpers (opcodec.c), shared with snapshot.c                         */

@@ -17,6 +17,8 @@
  *   JOB_STAGED  u32 job
  *   JOB_EXITED  u32 job, u32 n, n x i32 status
  *   JOB_FAILED  u32 job, str reason
+ *   SCHED       u8 policy, u32 mpl, u32 quantum_slices, u8 placement
+ *               (any values: mm_apply() checks them)
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -426,6 +428,33 @@ static void dec_job_failed(struct mmi_rd *r, mm_op_t *op)
 	op->reason = mmi_get_str(r);
 }
 
+static void enc_sched(struct mmi_wr *w, const mm_op_t *op)
+{
+	if (!op->sched || (unsigned)op->sched->policy > UINT8_MAX ||
+	    (unsigned)op->sched->placement > UINT8_MAX) {
+		w->err = -EINVAL;
+		return;
+	}
+	mmi_put_u8(w, (uint8_t)op->sched->policy);
+	mmi_put_u32(w, op->sched->mpl);
+	mmi_put_u32(w, op->sched->quantum_slices);
+	mmi_put_u8(w, (uint8_t)op->sched->placement);
+}
+
+static void dec_sched(struct mmi_rd *r, mm_op_t *op)
+{
+	mm_sched_conf_t *c = mmi_arena_alloc(r, sizeof(*c),
+					     alignof(mm_sched_conf_t));
+
+	if (!c)
+		return;
+	c->policy = (mm_policy_t)mmi_get_u8(r);
+	c->mpl = mmi_get_u32(r);
+	c->quantum_slices = mmi_get_u32(r);
+	c->placement = (mm_placement_t)mmi_get_u8(r);
+	op->sched = c;
+}
+
 struct op_codec {
 	void (*enc)(struct mmi_wr *, const mm_op_t *);
 	void (*dec)(struct mmi_rd *, mm_op_t *);
@@ -441,6 +470,7 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_JOB_STAGED] = { enc_job_staged, dec_job_staged },
 	[MM_OP_JOB_EXITED] = { enc_job_exited, dec_job_exited },
 	[MM_OP_JOB_FAILED] = { enc_job_failed, dec_job_failed },
+	[MM_OP_SCHED] = { enc_sched, dec_sched },
 };
 
 /* Every version a replica can read; encode writes OP_VERSION. */

@@ -9,7 +9,7 @@
  *
  * Format (little-endian; str, strv and the spec as in opcodec.c):
  *
- *   u8[4] magic "SMMS" | u16 version (1) | the body of that version
+ *   u8[4] magic "SMMS" | u16 version (2) | the body of that version
  *
  *   body v1:
  *     u32 nworld | u64 slice | u64 now_ms
@@ -23,6 +23,16 @@
  *       submit_ms, start_ms, end_ms | i32 exit_code
  *       | u8 placed (0/1) | ranks x u32 rank_node (all 0 unless placed)
  *       | u8 has_status (0/1) | if 1: ranks x i32 rank_status
+ *
+ *   body v2 (the scheduler), v1 with:
+ *     after now_ms: u8 policy | u32 mpl | u32 quantum_slices | u8 placement
+ *     each node, after failures: u64 up_ms | u64 up_since_ms
+ *     each job, after its statuses: u32 row | u32 col | u32 width (all 0
+ *       unless it holds PEs)
+ *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
+ *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
+ *   snapshot (before the matrix) loads only if no job holds PEs: there is
+ *   no block to give a running job that keeps every invariant.
  *
  * Not stored, because it follows from the rest: the world id -> node map
  * and total cpus (from the node table), each job's nodelist set (parsed
@@ -54,7 +64,7 @@
 #include "mm_internal.h"
 
 static const uint8_t snap_magic[4] = { 'S', 'M', 'M', 'S' };
-#define SNAP_VERSION 1
+#define SNAP_VERSION 2
 #define HEADER_BYTES 6
 
 /* The fewest bytes a node takes (empty name and reason), and a floor
@@ -76,6 +86,8 @@ static void put_node(struct mmi_wr *w, const mm_node_t *n)
 	mmi_put_u8(w, (uint8_t)n->state);
 	mmi_put_str(w, n->reason);
 	mmi_put_u32(w, n->failures);
+	mmi_put_u64(w, n->up_ms);
+	mmi_put_u64(w, n->up_since_ms);
 }
 
 static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
@@ -116,6 +128,9 @@ static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
 	mmi_put_u8(w, j->rank_status != NULL);
 	for (uint32_t r = 0; j->rank_status && r < v->ranks; r++)
 		mmi_put_u32(w, (uint32_t)j->rank_status[r]);
+	mmi_put_u32(w, v->width ? v->row : 0);
+	mmi_put_u32(w, v->width ? v->col : 0);
+	mmi_put_u32(w, v->width);
 }
 
 static void put_state(struct mmi_wr *w, const mm_state_t *s)
@@ -125,6 +140,10 @@ static void put_state(struct mmi_wr *w, const mm_state_t *s)
 	mmi_put_u32(w, s->nworld);
 	mmi_put_u64(w, s->slice);
 	mmi_put_u64(w, s->now_ms);
+	mmi_put_u8(w, (uint8_t)s->conf.policy);
+	mmi_put_u32(w, s->conf.mpl);
+	mmi_put_u32(w, s->conf.quantum_slices);
+	mmi_put_u8(w, (uint8_t)s->conf.placement);
 	mmi_put_u32(w, s->nnodes);
 	for (uint32_t i = 0; i < s->nnodes; i++)
 		put_node(w, &s->nodes[i]);
@@ -173,6 +192,7 @@ struct sd {
 	char *err;
 	size_t errlen;
 	int failed;
+	unsigned version;
 };
 
 static void sd_msg(struct sd *d, size_t at, const char *f, va_list ap)
@@ -296,6 +316,10 @@ static int dec_node(struct sd *d, uint32_t i, uint32_t nworld,
 	n->state = get_ranged(d, "state", MM_NODE_UP, MM_NODE_DOWN);
 	get_fixed(d, "reason", n->reason, sizeof(n->reason));
 	n->failures = mmi_get_u32(&d->r);
+	if (d->version >= 2) {
+		n->up_ms = mmi_get_u64(&d->r);
+		n->up_since_ms = mmi_get_u64(&d->r);
+	}
 	if (sd_check(d))
 		return d->failed;
 	if (n->id >= nworld)
@@ -316,6 +340,9 @@ static int dec_nodes(struct sd *d, mm_state_t **out)
 	size_t at = r->pos, nodes_at;
 	uint32_t nworld, nnodes, *ids, *cpus;
 	uint64_t slice, now_ms;
+	mm_sched_conf_t conf = { MM_POLICY_FCFS, 1, 1, MM_PLACE_BUDDY };
+	size_t conf_at;
+	char why[200];
 	const char **names;
 	mm_node_t *tmp;
 	mm_state_t *s;
@@ -325,6 +352,13 @@ static int dec_nodes(struct sd *d, mm_state_t **out)
 	nworld = mmi_get_u32(r);
 	slice = mmi_get_u64(r);
 	now_ms = mmi_get_u64(r);
+	conf_at = r->pos;
+	if (d->version >= 2) {
+		conf.policy = (mm_policy_t)mmi_get_u8(r);
+		conf.mpl = mmi_get_u32(r);
+		conf.quantum_slices = mmi_get_u32(r);
+		conf.placement = (mm_placement_t)mmi_get_u8(r);
+	}
 	nodes_at = r->pos;
 	nnodes = mmi_get_u32(r);
 	if (sd_check(d))
@@ -332,6 +366,8 @@ static int dec_nodes(struct sd *d, mm_state_t **out)
 	if (nworld == 0 || nworld > 65536)
 		return sd_fail(d, at, "world size %u is not one of 1..65536",
 			       nworld);
+	if (mm_sched_check(&conf, why, sizeof(why)))
+		return sd_fail(d, conf_at, "scheduler settings: %s", why);
 	if (nnodes == 0 || nnodes > nworld)
 		return sd_fail(d, nodes_at, "%u compute nodes in a world of "
 			       "%u; there are 1..%u", nnodes, nworld, nworld);
@@ -356,9 +392,20 @@ static int dec_nodes(struct sd *d, mm_state_t **out)
 		return d->failed;
 	}
 	rc = mm_state_create(nworld, nnodes, ids, names, cpus, &s);
-	if (rc) { /* the checks above leave only -ENOMEM */
+	if (rc == -EINVAL) {
+		free(tmp);
+		return sd_fail(d, nodes_at, "%u nodes with more PEs than a "
+			       "matrix holds", nnodes);
+	}
+	if (rc) {
 		free(tmp);
 		return sd_nomem(d, "out of memory for the node table");
+	}
+	if (mm_state_set_sched(s, &conf)) {
+		free(tmp);
+		mm_state_destroy(s);
+		return sd_nomem(d, "out of memory for %u matrix rows",
+				conf.mpl);
 	}
 	/* ascending ids: tmp[i] is s->nodes[i], which it completes */
 	memcpy(s->nodes, tmp, nnodes * sizeof(*tmp));
@@ -406,9 +453,6 @@ static int dec_ranks(struct sd *d, mm_state_t *s, struct mm_jobrec *j,
 			return sd_fail(d, at, "rank %u of a %s job is on node "
 				       "%u, which is DOWN", r,
 				       mm_job_state_name(j->v.state), id);
-		if (holds && n->used >= n->cpus)
-			return sd_fail(d, at, "rank %u puts node %u over its "
-				       "%u cpus", r, id, n->cpus);
 		j->rank_node[r] = id;
 		sp_nodeset_add(j->nodes, id);
 		n->used += holds;
@@ -448,6 +492,54 @@ static int dec_status(struct sd *d, struct mm_jobrec *j, int placed)
 		v[r] = (int32_t)mmi_get_u32(&d->r);
 	j->rank_status = v;
 	j->v.rank_status = v;
+	return 0;
+}
+
+/* Its block (v2): only a job holding PEs has one, a buddy block of a row
+ * in force whose cells no other job holds; the rest of the consistency
+ * (ranks on its columns) is mm_matrix_check()'s, once all jobs are in.
+ * A v1 job holding PEs has none to give it. */
+static int dec_block(struct sd *d, mm_state_t *s, struct mm_jobrec *j)
+{
+	size_t at = d->r.pos;
+	uint32_t row = 0, col = 0, w = 0;
+
+	if (d->version >= 2) {
+		row = mmi_get_u32(&d->r);
+		col = mmi_get_u32(&d->r);
+		w = mmi_get_u32(&d->r);
+		if (sd_check(d))
+			return d->failed;
+	}
+	if (!holds_cpus(j->v.state)) {
+		if (row || col || w)
+			return sd_fail(d, at, "a %s job has a block",
+				       mm_job_state_name(j->v.state));
+		return 0;
+	}
+	if (d->version < 2)
+		return sd_fail(d, at, "a version 1 snapshot with a %s job: "
+			       "it has no matrix block; let the jobs end "
+			       "before upgrading", mm_job_state_name(j->v.state));
+	if (row >= s->conf.mpl || !w || (w & (w - 1)) || w > s->pow2 ||
+	    col % w || col >= s->ncols)
+		return sd_fail(d, at, "block row %u [%u, +%u) is not a buddy "
+			       "block of a %u x %u matrix", row, col, w,
+			       s->conf.mpl, s->ncols);
+	for (uint32_t c = col; c < col + w && c < s->ncols; c++) {
+		uint32_t *cell = &s->cells[(size_t)row * s->ncols + c];
+
+		if (mm_matrix_col_node(s, c) == UINT32_MAX)
+			continue; /* a phantom: never held */
+		if (*cell)
+			return sd_fail(d, at, "block row %u [%u, +%u) overlaps "
+				       "job %u's", row, col, w, *cell);
+		*cell = j->v.id;
+		s->rowuse[row]++;
+	}
+	j->v.row = row;
+	j->v.col = col;
+	j->v.width = w;
 	return 0;
 }
 
@@ -502,9 +594,9 @@ static int dec_job(struct sd *d, mm_state_t *s, uint32_t id)
 	if (!placed && holds_cpus(j->v.state))
 		return sd_fail(d, placed_at, "a %s job is not placed",
 			       mm_job_state_name(j->v.state));
-	if (dec_ranks(d, s, j, placed))
+	if (dec_ranks(d, s, j, placed) || dec_status(d, j, placed))
 		return d->failed;
-	return dec_status(d, j, placed);
+	return dec_block(d, s, j);
 }
 
 static int dec_jobs(struct sd *d, mm_state_t *s)
@@ -539,10 +631,16 @@ static int dec_jobs(struct sd *d, mm_state_t *s)
 static int dec_v1(struct sd *d, mm_state_t **out)
 {
 	mm_state_t *s = NULL;
+	char why[200];
 
 	if (dec_nodes(d, &s) || dec_jobs(d, s)) {
 		mm_state_destroy(s);
 		return d->failed;
+	}
+	if (mm_matrix_check(s, why, sizeof(why))) {
+		sd_part(d, "the matrix");
+		mm_state_destroy(s);
+		return sd_fail(d, d->r.pos, "%s", why);
 	}
 	if (d->r.pos != d->r.len) {
 		sd_part(d, "the end");
@@ -563,6 +661,7 @@ static int dec_v1(struct sd *d, mm_state_t **out)
  * replica can load what an older build wrote. */
 static int (*const decoders[])(struct sd *, mm_state_t **) = {
 	[1] = dec_v1,
+	[2] = dec_v1, /* the same decoder, reading d->version's fields */
 };
 
 int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,
@@ -603,6 +702,7 @@ int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,
 	if (!d.r.arena)
 		return sd_nomem(&d, "out of memory for %zu bytes of snapshot",
 				len);
+	d.version = version;
 	rc = decoders[version](&d, out);
 	free(d.r.arena);
 	return rc;

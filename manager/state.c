@@ -11,7 +11,8 @@
  *    an operation may need is allocated before its first change (a job's
  *    rank table at SUBMIT, its status copy before JOB_EXITED), so TICK,
  *    CANCEL and NODE_DOWN never allocate;
- *  - for every node, used == ranks of STAGING/RUNNING jobs on it <= cpus;
+ *  - for every node, used == ranks of STAGING/RUNNING jobs on it <= cpus
+ *    x mpl; the matrix holds exactly those jobs' blocks (matrix.c);
  *  - job ids are 1, 2, 3, ... and jobs[id - 1] is job id; records are
  *    never removed;
  *  - things happen only at TICK: a job is placed, or ends by its time
@@ -119,6 +120,7 @@ void mm_state_destroy(mm_state_t *s)
 	for (uint32_t i = 0; i < s->njobs; i++)
 		mmi_job_free(s->jobs[i]);
 	free(s->jobs);
+	mmi_matrix_free(s);
 	free(s->nodes);
 	free(s->node_at);
 	free(s);
@@ -175,6 +177,12 @@ int mm_state_create(uint32_t nworld, uint32_t nnodes, const uint32_t *ids,
 		snprintf(n->reason, sizeof(n->reason), "has not joined yet");
 		s->total_cpus += cpus[i];
 	}
+	if (mmi_matrix_init(s)) {
+		int rc = s->total_cpus > (1u << 24) ? -EINVAL : -ENOMEM;
+
+		mm_state_destroy(s);
+		return rc;
+	}
 	*out = s;
 	return 0;
 }
@@ -183,25 +191,14 @@ int mm_state_create(uint32_t nworld, uint32_t nnodes, const uint32_t *ids,
 /* Ending jobs                                                              */
 /* ------------------------------------------------------------------------ */
 
-static void release_cpus(mm_state_t *s, struct mm_jobrec *j)
-{
-	if (!holds_cpus(j->v.state))
-		return;
-	for (uint32_t r = 0; r < j->v.ranks; r++) {
-		mm_node_t *n = node_of(s, j->rank_node[r]);
-
-		assert(n && n->used > 0);
-		n->used--;
-	}
-}
-
 /* Move a job to a terminal state.  The caller formats the reason into
  * j->v.reason first (or leaves it as it should read). */
 void mmi_job_end(mm_state_t *s, struct mm_jobrec *j, mm_job_state_t st)
 {
 	if (holds_cpus(j->v.state))
 		s->active_gen++;
-	release_cpus(s, j);
+	if (holds_cpus(j->v.state))
+		mmi_block_release(s, j);
 	j->v.state = st;
 	j->v.end_slice = s->slice;
 	j->v.end_ms = s->now_ms;
@@ -375,6 +372,9 @@ static int op_node_down(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	n->state = MM_NODE_DOWN;
 	mmi_fmt(n->reason, sizeof(n->reason), "%s", why);
 	n->failures++;
+	/* its service time, for MOLAR's observed MTTF */
+	if (s->now_ms > n->up_since_ms)
+		n->up_ms += s->now_ms - n->up_since_ms;
 	for (uint32_t i = s->live_lo; i < s->njobs; i++) {
 		struct mm_jobrec *j = s->jobs[i];
 
@@ -394,6 +394,8 @@ static int op_node_up(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 
 	if (rc)
 		return rc;
+	if (n->state != MM_NODE_UP)
+		n->up_since_ms = s->now_ms;
 	n->state = MM_NODE_UP;
 	n->reason[0] = '\0';
 	return 0;
@@ -415,6 +417,7 @@ static const op_fn op_table[] = {
 	[MM_OP_JOB_STAGED] = op_job_staged,
 	[MM_OP_JOB_EXITED] = op_job_exited,
 	[MM_OP_JOB_FAILED] = op_job_failed,
+	[MM_OP_SCHED] = mmi_op_sched,
 };
 
 int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)

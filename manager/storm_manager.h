@@ -241,7 +241,10 @@ MM_API int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,
 /* ---- scheduling (sched.c, matrix.c) --------------------------------------
  * The Ousterhout matrix: rows = time slots (the MPL), columns = PEs, the
  * cpus of every compute node in ascending world id (node.col ..
- * node.col + cpus - 1).  A job holds one buddy block of one row: width a
+ * node.col + cpus - 1), each node starting at a multiple of its cpus
+ * rounded up to a power of two so that it is a buddy block of its own;
+ * the columns between are phantoms (no node: mm_matrix_col_node() gives
+ * UINT32_MAX, the cell is always 0).  A job holds one buddy block of one row: width a
  * power of two, col a multiple of it; its ranks sit on the block's first
  * usable columns (a node that is DOWN or outside its nodelist counts as
  * not usable).  Blocks may run past the last column (a machine that is not
@@ -261,7 +264,7 @@ MM_API uint32_t mm_matrix_cols(const mm_state_t *s);
 /** The job holding (row, col), or 0 (free). */
 MM_API uint32_t mm_matrix_cell(const mm_state_t *s, uint32_t row,
 			       uint32_t col);
-/** World id of the node a column belongs to. */
+/** World id of the node a column belongs to, UINT32_MAX for a phantom. */
 MM_API uint32_t mm_matrix_col_node(const mm_state_t *s, uint32_t col);
 /** The row whose jobs run at slice: rows holding a job take turns of
  * quantum_slices slices in ascending order; UINT32_MAX when every row is

@@ -74,6 +74,30 @@ struct mmd_req {
 	uint32_t job;         /* cancel: the job */
 };
 
+/* Strobe statistics (mmd_stats.c): the strobe master's slices since the
+ * last reset.  A histogram is log-linear in us: exact below 64, then 32
+ * buckets per power of two, up to 2^32 us. */
+#define MMD_STATS_BUCKETS 896
+struct mmd_hist {
+	uint64_t n, sum_us, max_us;
+	uint32_t b[MMD_STATS_BUCKETS];
+};
+struct mmd_stats {
+	uint64_t period_ns;       /* the timer's interval; 0: not anchored */
+	uint64_t anchor_ns;       /* nominal time of expiration anchor_micro */
+	uint64_t anchor_micro;
+	uint64_t boundary_ns;     /* the latest slice boundary's nominal time */
+	uint64_t pending_ns;      /* ... of the heartbeat in flight; 0: none */
+	uint64_t pending_sent_ns; /* when that heartbeat was sent */
+	uint64_t pending_slice;
+	uint64_t hb_late_seen;    /* mm->hb_late as last counted */
+	uint64_t since_ns;        /* the window's start */
+	uint64_t slices, missed, late;
+	struct mmd_hist lateness; /* boundary -> every node has the heartbeat */
+	struct mmd_hist wake;     /* boundary -> the timer handler runs */
+	struct mmd_hist xfer;     /* heartbeat sent -> its completion seen */
+};
+
 struct mmd {
 	st_config_t cfg;
 	/* replication (mmd_repl.c) */
@@ -125,6 +149,7 @@ struct mmd {
 	uint8_t *seen;       /* per world id: was in a view once */
 	uint64_t *joined;    /* per world id: sp_view_joined() last seen */
 	uint64_t *joined_slice; /* per world id: slice it came UP */
+	struct mmd_stats stats;  /* the strobe's (mmd_stats.c) */
 };
 
 /* mmd_client.c */
@@ -153,6 +178,10 @@ void mmd_repl_close(struct mmd *mm);
 int mmd_propose_client(struct mmd *mm, struct mmd_client *c, int kind,
 		       const mm_op_t *op, mm_result_t *res);
 void mmd_propose(struct mmd *mm, const mm_op_t *op);
+/* mmd_main.c: the configuration's scheduler settings; a new strobe
+ * master proposes them if the replicated ones differ */
+void mmd_sched_conf(const struct mmd *mm, mm_sched_conf_t *c);
+void mmd_sched_apply(struct mmd *mm);
 void mmd_client_gone(struct mmd *mm, struct mmd_client *c);
 int mmd_on_repl(int32_t fd, int32_t revents, void *data);
 void mmd_repl_tick(struct mmd *mm);
@@ -171,5 +200,20 @@ int mmd_on_notify(int32_t fd, int32_t revents, void *data);
 void mmd_stage_free(struct mmd *mm);
 uint64_t mmd_now_ms(struct mmd *mm);
 uint64_t mmd_mono_ns(void);
+
+/* mmd_stats.c — the strobe master's slice statistics.  Main loop only;
+ * every hook returns at once on a replica that is not the master. */
+/* The strobe timer fd fired n times (mm->micro already counts them). */
+void mmd_stats_timer(struct mmd *mm, int fd, uint64_t n);
+/* heartbeat() ran for this slice: sent, or skipped (mm->hb_late). */
+void mmd_stats_sent(struct mmd *mm);
+/* The heartbeat's local completion event, with its result rc. */
+void mmd_stats_hb_done(struct mmd *mm, int rc);
+/* The statistics since the last reset as a new JSON object (the
+ * `managers` reply's "strobe"; docs/protocol.md 5.8); NULL without
+ * memory. */
+json_t *mmd_stats_json(struct mmd *mm);
+/* Starts a new window: counters and histogram to zero. */
+void mmd_stats_reset(struct mmd *mm);
 
 #endif

@@ -445,8 +445,9 @@ void mmd_client_answer(struct mmd *mm, struct mmd_client *c, int kind,
 }
 
 /* The replicas as this one sees them: membership, quorum, the strobe
- * master and each applied index. */
-static void op_managers(struct mmd *mm, struct mmd_client *c)
+ * master and each applied index; on the strobe master, its slice
+ * statistics, read and then reset if the request says so. */
+static void op_managers(struct mmd *mm, struct mmd_client *c, json_t *req)
 {
 	const rp_status_t *rs = &mm->rs;
 	json_t *a = json_array();
@@ -481,14 +482,21 @@ static void op_managers(struct mmd *mm, struct mmd_client *c)
 				 "tick_inflight", mm->tick_inflight,
 				 "world_stale", mm->world_stale);
 
-	send_json(c, ST_FRAME_REPLY, json_pack(
+	json_t *rep = json_pack(
 		"{s:b, s:o, s:s, s:s, s:b, s:b, s:b, s:I, s:I, s:I, s:s, s:o}",
 		"ok", 1, "replication", diag,
 		"cluster", mm->cfg.cluster, "answered_by", mm->host->name,
 		"quorate", rs->quorate, "primary", rs->primary, "synced",
 		rs->synced, "view", (json_int_t)rs->view, "applied",
 		(json_int_t)rs->applied, "durable", (json_int_t)rs->durable,
-		"digest", digest, "managers", a));
+		"digest", digest, "managers", a);
+
+	if (rep && mm->master) {
+		json_object_set_new(rep, "strobe", mmd_stats_json(mm));
+		if (json_is_true(json_object_get(req, "reset_strobe_stats")))
+			mmd_stats_reset(mm);
+	}
+	send_json(c, ST_FRAME_REPLY, rep);
 }
 
 static void op_nodes(struct mmd *mm, struct mmd_client *c)
@@ -741,7 +749,7 @@ static void request(struct mmd *mm, struct mmd_client *c, const char *text)
 	} else if (!strcmp(op, "wait")) {
 		op_wait(mm, c, req);
 	} else if (!strcmp(op, "managers")) {
-		op_managers(mm, c);
+		op_managers(mm, c, req);
 	} else {
 		reply_err(c, EINVAL, "request: unknown op \"%s\"", op);
 	}

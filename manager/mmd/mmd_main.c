@@ -51,10 +51,53 @@ static int state_init(struct mmd *mm)
 		}
 		rc = mm_state_create(mm->nworld, n, ids, names, cpus, &mm->st);
 	}
+	if (!rc) {
+		mm_sched_conf_t c;
+
+		mmd_sched_conf(mm, &c);
+		rc = mm_state_set_sched(mm->st, &c);
+	}
 	free(ids);
 	free(cpus);
 	free(names);
 	return rc;
+}
+
+/* The scheduler settings of this replica's configuration (checked by
+ * st_config_load: a known policy and placement, mpl only with gang, the
+ * quantum a whole number of slices). */
+void mmd_sched_conf(const struct mmd *mm, mm_sched_conf_t *c)
+{
+	c->policy = MM_POLICY_FCFS;
+	c->placement = MM_PLACE_BUDDY;
+	mm_policy_parse(mm->cfg.sched_policy, &c->policy);
+	mm_placement_parse(mm->cfg.placement, &c->placement);
+	c->mpl = mm->cfg.mpl ? mm->cfg.mpl : 1;
+	c->quantum_slices = mm->cfg.quantum_us / mm->cfg.slice_us;
+	if (!c->quantum_slices)
+		c->quantum_slices = 1;
+}
+
+/* A new strobe master brings the replicated settings in line with its
+ * configuration (an administrator changed it and restarted the
+ * replicas): through the group, like any change.  Refused while rows
+ * that would go still hold jobs; the log says so. */
+void mmd_sched_apply(struct mmd *mm)
+{
+	mm_sched_conf_t want, have;
+	mm_op_t op = { .code = MM_OP_SCHED, .sched = &want };
+
+	mmd_sched_conf(mm, &want);
+	mm_sched_get(mm->st, &have);
+	if (!memcmp(&want, &have, sizeof(want)))
+		return;
+	qb_log(LOG_NOTICE, "scheduler settings from %s: policy %s, mpl %u, "
+	       "quantum %u slices, placement %s (were %s, %u, %u, %s)",
+	       mm->cfg.path, mm_policy_name(want.policy), want.mpl,
+	       want.quantum_slices, mm_placement_name(want.placement),
+	       mm_policy_name(have.policy), have.mpl, have.quantum_slices,
+	       mm_placement_name(have.placement));
+	mmd_propose(mm, &op);
 }
 
 /* The machine: manager 0 founds it (may_found: on the cluster's first

@@ -334,6 +334,7 @@ int mmd_on_notify(int32_t fd, int32_t revents, void *data)
 			while (sp_test_event(mm->w, k, 0) == 0)
 				;
 	while ((rc = sp_test_event(mm->w, ST_EV_LOCAL_HB, 0)) != -EAGAIN) {
+		mmd_stats_hb_done(mm, rc);
 		if (rc == 0 && mm->hb_inflight)
 			mm->hb_done_slice = mm->hb_sent_slice;
 		mm->hb_inflight = 0;
@@ -809,6 +810,10 @@ static void heartbeat(struct mmd *mm)
 		return;
 	}
 	uint32_t na = mmd_active(mm);
+	/* the gang matrix's row whose turn it is: its jobs RUN, the other
+	 * rows' STOP (with one busy row, as at MPL 1, every job RUNs) */
+	uint32_t row = mm_active_row(mm->st, mm->slice);
+	int shared = mm_matrix_shared(mm->st);
 
 	for (uint32_t i = 0; n < ST_HB_MAX_JOBS && i < na; i++) {
 		if (mm_job_get(mm->st, mm->active[i], &j))
@@ -816,7 +821,8 @@ static void heartbeat(struct mmd *mm)
 		if (j.state == MM_JOB_STAGING)
 			list[n++] = (st_hb_job_t){ j.id, ST_HB_STAGING };
 		else if (j.state == MM_JOB_RUNNING)
-			list[n++] = (st_hb_job_t){ j.id, ST_HB_RUN };
+			list[n++] = (st_hb_job_t){ j.id, !shared ||
+				j.row == row ? ST_HB_RUN : ST_HB_STOP };
 	}
 	len = st_hb_encode(mm->hb, mm->lay.hb_len, mm->slice, list, n);
 	sp_nodeset_copy(mm->tmp, mm->live);
@@ -841,22 +847,17 @@ static int tick_due(struct mmd *mm)
 {
 	mm_job_t j;
 
-	uint32_t n, nodes = mm_node_count(mm->st);
+	uint32_t n;
 	uint64_t now = mmd_now_ms(mm);
 
 	if (mm->tick_inflight)
 		return now - mm->tick_last_ms > 2000; /* lost */
 	if (now - mm->tick_last_ms >= 1000)
 		return 1;
-	/* a new job or freed cpus: only worth a tick if some cpu is free
+	/* a new job or freed cpus: only worth a tick if some PE is free
 	 * (a full machine with a long queue must not pay a scan per slice) */
-	for (uint32_t i = 0; mm->tick_wanted && i < nodes; i++) {
-		mm_node_t x;
-
-		if (!mm_node_get(mm->st, i, &x) && x.state == MM_NODE_UP &&
-		    x.used < x.cpus)
-			return 1;
-	}
+	if (mm->tick_wanted && mm_free_pes(mm->st) > 0)
+		return 1;
 	/* time limits: a tenth of a second is their resolution */
 	n = mmd_active(mm);
 	for (uint32_t i = 0; now - mm->tick_last_ms >= 100 && i < n; i++)
@@ -903,6 +904,7 @@ void mmd_master_changed(struct mmd *mm, int master)
 		mm->exit_proposed[k] = 0;
 	qb_log(LOG_NOTICE, "manager %s: strobe master from slice %llu",
 	       mm->host->name, (unsigned long long)mm->slice);
+	mmd_sched_apply(mm);
 	take_boxes(mm);
 }
 
@@ -936,6 +938,7 @@ int mmd_on_timer(int32_t fd, int32_t revents, void *data)
 	/* late by several: one pass, but a slice boundary is not skipped */
 	for (uint64_t i = 0; i < n; i++)
 		full |= ++mm->micro % mm->cfg.micro_slices == 0;
+	mmd_stats_timer(mm, fd, n);
 	mmd_repl_tick(mm);
 	if (!mm->master) {
 		/* a replica that is not the strobe master only serves */
@@ -965,6 +968,7 @@ int mmd_on_timer(int32_t fd, int32_t revents, void *data)
 	check_ends(mm);
 	stage(mm);
 	heartbeat(mm);
+	mmd_stats_sent(mm);
 	mmd_client_waits(mm);
 	mmd_client_reap(mm);
 	return 0;

@@ -379,30 +379,37 @@ static void test_jobs_are_scheduled_only_at_tick(void **state)
 	mm_state_destroy(s);
 }
 
-static void test_fcfs_fills_nodes_in_world_id_order(void **state)
+/* Columns: n1 [0,4), n2 [4,6), n3 [8,12), n5 [16,24) (each node aligned
+ * to its cpus rounded up to a power of two), 32 leaves in the tree. */
+static void test_buddy_places_jobs_in_aligned_blocks(void **state)
 {
 	mm_state_t *s = mkstate();
 	uint32_t a = submit(s, 7, 1000, NULL);
 	uint32_t b = submit(s, 5, 1000, NULL);
-	const uint32_t want_a[] = { 1, 1, 1, 1, 2, 2, 3 };
-	const uint32_t want_b[] = { 3, 3, 3, 5, 5 };
+	const uint32_t want_a[] = { 5, 5, 5, 5, 5, 5, 5 };
+	const uint32_t want_b[] = { 1, 1, 1, 1, 2 };
 	mm_job_t j;
 
 	(void)state;
 	tick(s, 1, 10);
+	/* width 8: [0,8) has 6 PEs, [8,16) 4, [16,24) 8 */
 	j = job(s, a);
 	assert_int_equal(j.state, MM_JOB_STAGING);
 	assert_memory_equal(j.rank_node, want_a, sizeof(want_a));
-	assert_int_equal(sp_nodeset_count(j.nodes), 3);
-	assert_true(sp_nodeset_has(j.nodes, 1) && sp_nodeset_has(j.nodes, 2) &&
-		    sp_nodeset_has(j.nodes, 3));
-	j = job(s, b); /* continues where a left free cpus */
+	assert_int_equal(j.row, 0);
+	assert_int_equal(j.col, 16);
+	assert_int_equal(j.width, 8);
+	assert_int_equal(sp_nodeset_count(j.nodes), 1);
+	j = job(s, b);
 	assert_memory_equal(j.rank_node, want_b, sizeof(want_b));
+	assert_int_equal(j.col, 0);
+	assert_int_equal(j.width, 8);
 	assert_int_equal(sp_nodeset_count(j.nodes), 2);
 	assert_int_equal(node(s, 1).used, 4);
-	assert_int_equal(node(s, 2).used, 2);
-	assert_int_equal(node(s, 3).used, 4);
-	assert_int_equal(node(s, 5).used, 2);
+	assert_int_equal(node(s, 2).used, 1);
+	assert_int_equal(node(s, 3).used, 0);
+	assert_int_equal(node(s, 5).used, 7);
+	assert_int_equal(mm_matrix_check(s, NULL, 0), 0);
 	mm_state_destroy(s);
 }
 
@@ -419,8 +426,8 @@ static void test_strict_fcfs_head_blocks_later_jobs(void **state)
 	assert_int_equal(job(s, a).state, MM_JOB_STAGING);
 	assert_int_equal(job(s, b).state, MM_JOB_PENDING);
 	assert_int_equal(job(s, c).state, MM_JOB_PENDING);
-	assert_string_equal(job(s, b).reason,
-			    "waiting for 4 free cpus (head of queue)");
+	assert_string_equal(job(s, b).reason, "head of queue: waiting for a "
+			    "free block of width 4 (4 ranks)");
 	snprintf(want, sizeof(want), "queued behind job %u", b);
 	assert_string_equal(job(s, c).reason, want);
 	assert_int_equal(used_total(s), 16);
@@ -448,10 +455,11 @@ static void test_nodelist_restricts_placement(void **state)
 	tick(s, 1, 10);
 	j = job(s, a);
 	assert_int_equal(j.state, MM_JOB_STAGING);
-	for (uint32_t r = 0; r < 4; r++)
-		assert_int_equal(j.rank_node[r], 3);
-	assert_int_equal(j.rank_node[4], 5);
+	/* width 8: [8,16) holds only n3's 4 PEs, [16,24) n5's 8 */
+	for (uint32_t r = 0; r < 5; r++)
+		assert_int_equal(j.rank_node[r], 5);
 	assert_false(sp_nodeset_has(j.nodes, 1));
+	assert_false(sp_nodeset_has(j.nodes, 3));
 	j = job(s, b);
 	assert_int_equal(j.state, MM_JOB_STAGING);
 	assert_int_equal(j.rank_node[0], 2);
@@ -471,8 +479,8 @@ static void test_nodelist_job_waits_for_its_nodes(void **state)
 	assert_int_equal(job(s, a).state, MM_JOB_STAGING);
 	/* 10 cpus are free elsewhere, but not on node 5 */
 	assert_int_equal(job(s, b).state, MM_JOB_PENDING);
-	assert_string_equal(job(s, b).reason,
-			    "waiting for 1 free cpus (head of queue)");
+	assert_string_equal(job(s, b).reason, "head of queue: waiting for a "
+			    "free block of width 1 (1 rank)");
 	mm_state_destroy(s);
 }
 
@@ -999,7 +1007,7 @@ int main(void)
 		cmocka_unit_test(
 			test_submit_assigns_ids_from_1_and_copies_strings),
 		cmocka_unit_test(test_jobs_are_scheduled_only_at_tick),
-		cmocka_unit_test(test_fcfs_fills_nodes_in_world_id_order),
+		cmocka_unit_test(test_buddy_places_jobs_in_aligned_blocks),
 		cmocka_unit_test(test_strict_fcfs_head_blocks_later_jobs),
 		cmocka_unit_test(test_nodelist_restricts_placement),
 		cmocka_unit_test(test_nodelist_job_waits_for_its_nodes),

@@ -1,0 +1,220 @@
+/*
+ * mmd_stats.c — strobe statistics: how late each slice's heartbeat
+ * reached every node, as the strobe master sees it.
+ *
+ * Why it exists: a time slice is only as good as the strobe that keeps
+ * it.  `bench/run gang` looks for the smallest slice_us the strobe
+ * sustains, and an administrator asks whether the one configured is kept
+ * (`stormctl` / the `managers` request's "strobe" object).
+ *
+ * What is measured, per slice:
+ *   lateness = (the heartbeat's local completion event seen: every node
+ *               has it) - (the slice boundary's nominal time);
+ * the nominal time is the strobe timerfd's own schedule, anchor + k x
+ * interval (a periodic kernel timer does not drift), not when the handler
+ * happened to run, so a handler woken late is counted late.  A slice is
+ *   missed when its boundary passed inside a timer overrun (several
+ *          boundaries in one wake-up: one pass serves them all), when its
+ *          heartbeat was not sent because the previous one was still in
+ *          flight (mm->hb_late), or when the transfer failed;
+ *   late   when its lateness exceeds one slice period.
+ * Two parts of the lateness are kept apart, to say where it goes: wake
+ * (boundary -> the timer handler runs) and xfer (heartbeat sent -> its
+ * completion seen); the rest is the slice's work before the heartbeat.
+ *
+ * Key invariant: constant cost per slice and no allocation — one
+ * clock_gettime per hook and histogram increments; the anchor takes one
+ * timerfd_gettime, once.  The histogram is log-linear in microseconds
+ * (exact below 64 us, then 32 buckets per power of two: a percentile is
+ * within ~3 %), so p50/p99/max cover everything since the last reset.
+ * Only the strobe master counts (the hooks return on the others).
+ */
+#include <stdint.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+
+#include "mmd.h"
+
+#define SUB_BITS 5
+#define SUB (1u << SUB_BITS) /* sub-buckets per power of two */
+
+static uint32_t bucket_of(uint64_t us)
+{
+	uint32_t msb, shift, idx;
+
+	if (us < 2u * SUB)
+		return (uint32_t)us;
+	msb = 63u - (uint32_t)__builtin_clzll(us);
+	shift = msb - SUB_BITS;
+	idx = 2u * SUB + (shift - 1u) * SUB + (uint32_t)(us >> shift) - SUB;
+	return idx < MMD_STATS_BUCKETS ? idx : MMD_STATS_BUCKETS - 1u;
+}
+
+/* The largest value bucket b holds (a percentile errs on the late side). */
+static uint64_t bucket_top(uint32_t b)
+{
+	uint32_t shift;
+
+	if (b < 2u * SUB)
+		return b;
+	shift = (b - 2u * SUB) / SUB + 1u;
+	return (((uint64_t)SUB + (b - 2u * SUB) % SUB + 1u) << shift) - 1u;
+}
+
+static void hist_add(struct mmd_hist *h, uint64_t us)
+{
+	h->n++;
+	h->sum_us += us;
+	if (us > h->max_us)
+		h->max_us = us;
+	h->b[bucket_of(us)]++;
+}
+
+/* Nearest rank over the histogram; 0 without samples. */
+static uint64_t percentile(const struct mmd_hist *h, double p)
+{
+	uint64_t rank, seen = 0;
+
+	if (!h->n)
+		return 0;
+	rank = (uint64_t)(p * (double)h->n + 0.999999);
+	if (rank < 1)
+		rank = 1;
+	for (uint32_t b = 0; b < MMD_STATS_BUCKETS; b++) {
+		seen += h->b[b];
+		if (seen >= rank) {
+			uint64_t v = bucket_top(b);
+
+			return v < h->max_us ? v : h->max_us;
+		}
+	}
+	return h->max_us;
+}
+
+static uint64_t us_between(uint64_t from_ns, uint64_t to_ns)
+{
+	return to_ns > from_ns ? (to_ns - from_ns) / 1000u : 0;
+}
+
+void mmd_stats_reset(struct mmd *mm)
+{
+	struct mmd_stats *s = &mm->stats;
+
+	s->slices = s->missed = s->late = 0;
+	memset(&s->lateness, 0, sizeof(s->lateness));
+	memset(&s->wake, 0, sizeof(s->wake));
+	memset(&s->xfer, 0, sizeof(s->xfer));
+	s->hb_late_seen = mm->hb_late;
+	s->since_ns = mmd_mono_ns();
+}
+
+void mmd_stats_timer(struct mmd *mm, int fd, uint64_t n)
+{
+	struct mmd_stats *s = &mm->stats;
+	uint64_t ms = mm->cfg.micro_slices, last, crossed, now;
+
+	if (!mm->master)
+		return;
+	now = mmd_mono_ns();
+	if (!s->period_ns) {
+		/* the anchor: the next expiration's nominal time, from the
+		 * timer itself; taken right after the read, so that one is
+		 * number micro + 1 */
+		struct itimerspec its;
+
+		if (timerfd_gettime(fd, &its) < 0)
+			return;
+		s->period_ns = (uint64_t)its.it_interval.tv_sec * 1000000000u +
+			       (uint64_t)its.it_interval.tv_nsec;
+		s->anchor_ns = now + (uint64_t)its.it_value.tv_sec *
+			       1000000000u + (uint64_t)its.it_value.tv_nsec;
+		s->anchor_micro = mm->micro + 1;
+		s->hb_late_seen = mm->hb_late;
+		s->since_ns = now;
+		if (!s->period_ns)
+			return;
+	}
+	crossed = mm->micro / ms - (mm->micro - n) / ms;
+	if (!crossed)
+		return;
+	s->slices += crossed;
+	s->missed += crossed - 1;
+	last = mm->micro / ms * ms; /* the latest boundary's expiration */
+	s->boundary_ns = (uint64_t)((int64_t)s->anchor_ns +
+				    ((int64_t)last - (int64_t)s->anchor_micro) *
+				    (int64_t)s->period_ns);
+	while (s->boundary_ns > now) {
+		/* an expiration came between the read and the anchor: it
+		 * is one period late, for good */
+		s->anchor_ns -= s->period_ns;
+		s->boundary_ns -= s->period_ns;
+	}
+	hist_add(&s->wake, us_between(s->boundary_ns, now));
+}
+
+void mmd_stats_sent(struct mmd *mm)
+{
+	struct mmd_stats *s = &mm->stats;
+
+	if (!mm->master || !s->period_ns)
+		return;
+	if (mm->hb_late != s->hb_late_seen) {
+		/* skipped: the previous heartbeat was still in flight */
+		s->missed += mm->hb_late - s->hb_late_seen;
+		s->hb_late_seen = mm->hb_late;
+		return;
+	}
+	if (mm->hb_inflight && mm->hb_sent_slice == mm->slice &&
+	    s->pending_slice != mm->slice) {
+		s->pending_ns = s->boundary_ns;
+		s->pending_sent_ns = mmd_mono_ns();
+		s->pending_slice = mm->slice;
+	}
+}
+
+void mmd_stats_hb_done(struct mmd *mm, int rc)
+{
+	struct mmd_stats *s = &mm->stats;
+	uint64_t now, us;
+
+	if (!s->pending_ns)
+		return;
+	if (rc) {
+		s->missed++;
+		s->pending_ns = 0;
+		return;
+	}
+	now = mmd_mono_ns();
+	us = us_between(s->pending_ns, now);
+	s->pending_ns = 0;
+	hist_add(&s->lateness, us);
+	hist_add(&s->xfer, us_between(s->pending_sent_ns, now));
+	if (us > mm->cfg.slice_us)
+		s->late++;
+}
+
+json_t *mmd_stats_json(struct mmd *mm)
+{
+	const struct mmd_stats *s = &mm->stats;
+	const struct mmd_hist *h = &s->lateness;
+
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I,"
+			 " s:I, s:I, s:I, s:I}",
+			 "slices", (json_int_t)s->slices,
+			 "missed", (json_int_t)s->missed,
+			 "late", (json_int_t)s->late,
+			 "samples", (json_int_t)h->n,
+			 "p50_us", (json_int_t)percentile(h, 0.50),
+			 "p99_us", (json_int_t)percentile(h, 0.99),
+			 "max_us", (json_int_t)h->max_us,
+			 "mean_us", h->n ? (double)h->sum_us / (double)h->n : 0.0,
+			 "period_us", (json_int_t)mm->cfg.slice_us,
+			 "window_ms", (json_int_t)(us_between(s->since_ns,
+							      mmd_mono_ns()) /
+						   1000u),
+			 "wake_p50_us", (json_int_t)percentile(&s->wake, 0.50),
+			 "wake_p99_us", (json_int_t)percentile(&s->wake, 0.99),
+			 "xfer_p50_us", (json_int_t)percentile(&s->xfer, 0.50),
+			 "xfer_p99_us", (json_int_t)percentile(&s->xfer, 0.99));
+}
