@@ -676,6 +676,24 @@ static void test_config_error_hb_timeout_not_above_period_names_key(
 			  "[cluster]", "hb_period_ms");
 }
 
+static void test_config_scheduler_settings(void **state)
+{
+	(void)state;
+	expect_line_error("[cluster]\nsched_policy = roundrobin\n"
+			  MINIMAL_HOSTS, 2, "no such policy");
+	expect_line_error("[cluster]\nplacement = random\n" MINIMAL_HOSTS, 2,
+			  "placement");
+	expect_line_error("[cluster]\nmpl = 0\n" MINIMAL_HOSTS, 2, "mpl");
+	expect_line_error("[cluster]\nmpl = 17\n" MINIMAL_HOSTS, 2, "mpl");
+	expect_line_error("[cluster]\nquantum_us = 50\n" MINIMAL_HOSTS, 2,
+			  "quantum_us");
+	/* mpl > 1 only with gang; a quantum of whole slices */
+	expect_file_error("[cluster]\nmpl = 2\n" MINIMAL_HOSTS, "[cluster]",
+			  "sched_policy = gang");
+	expect_file_error("[cluster]\nslice_us = 1000\nquantum_us = 1500\n"
+			  MINIMAL_HOSTS, "[cluster]", "whole number of slices");
+}
+
 static void test_config_missing_file_is_enoent_and_says_how(void **state)
 {
 	char path[4096], err[512] = "";
@@ -880,6 +898,7 @@ int main(void)
 			test_config_error_empty_node_section_is_not_dropped),
 		cmocka_unit_test(
 			test_config_error_hb_timeout_not_above_period_names_key),
+		cmocka_unit_test(test_config_scheduler_settings),
 		cmocka_unit_test(test_config_missing_file_is_enoent_and_says_how),
 		cmocka_unit_test(
 			test_config_load_without_err_buffer_still_fails),
