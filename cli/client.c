@@ -661,6 +661,42 @@ void sc_fmt_elapsed(int64_t ms, char *buf, size_t len)
 			 (int)(s % 3600 / 60), (int)(s % 60));
 }
 
+void sc_fmt_until(int64_t at_ms, int64_t now_ms, char *buf, size_t len)
+{
+	int64_t s = (at_ms - now_ms + 999) / 1000; /* a part-second counts */
+
+	if (at_ms <= 0)
+		snprintf(buf, len, "-");
+	else if (at_ms <= now_ms)
+		snprintf(buf, len, "now");
+	else if (s < 60)
+		snprintf(buf, len, "in %llds", (long long)s);
+	else if (s < 3600)
+		snprintf(buf, len, "in %dm%02ds", (int)(s / 60), (int)(s % 60));
+	else if (s < 86400)
+		snprintf(buf, len, "in %dh%02dm", (int)(s / 3600),
+			 (int)(s % 3600 / 60));
+	else
+		snprintf(buf, len, "in %lldd%02dh", (long long)(s / 86400),
+			 (int)(s % 86400 / 3600));
+}
+
+void sc_fmt_span(int64_t ms, char *buf, size_t len)
+{
+	int64_t s = ms / 1000;
+
+	if (ms < 0)
+		snprintf(buf, len, "-");
+	else if (s < 60)
+		snprintf(buf, len, "%llds", (long long)s);
+	else if (s < 3600)
+		snprintf(buf, len, "%lldm", (long long)(s / 60));
+	else if (s < 86400)
+		snprintf(buf, len, "%lldh", (long long)(s / 3600));
+	else
+		snprintf(buf, len, "%lldd", (long long)(s / 86400));
+}
+
 void sc_fmt_user(int64_t uid, char *buf, size_t len)
 {
 	struct passwd pw, *res = NULL;

@@ -132,6 +132,13 @@ json_t *sc_jarray(const json_t *o, const char *key);
 void sc_fmt_time(int64_t ms, char *buf, size_t len);
 /** Format a duration in ms as [D-]HH:MM:SS, "-" when negative. */
 void sc_fmt_elapsed(int64_t ms, char *buf, size_t len);
+/** Format a time to come (epoch ms) relative to now_ms, to the second:
+ * "in 12s", "in 5m03s", "in 2h03m", "in 3d04h"; "now" when it is not
+ * after now_ms; "-" when at_ms <= 0 (unknown). */
+void sc_fmt_until(int64_t at_ms, int64_t now_ms, char *buf, size_t len);
+/** Format a duration in ms coarsely for a narrow column: "45s", "12m",
+ * "5h", "3d" (whole units, rounded down); "-" when negative. */
+void sc_fmt_span(int64_t ms, char *buf, size_t len);
 /** Host names (a JSON array of strings) folded like nm[1-3,7]. */
 void sc_fmt_hostlist(const json_t *names, char *buf, size_t len);
 /** The user name of uid, or the number when it has none; "-" when < 0. */

@@ -1,6 +1,8 @@
 /*
  * cmd_nodes.c — `stormctl nodes`: one row per compute node as the manager
- * sees it (its view of who is up is the one that schedules).
+ * sees it (its view of who is up is the one that schedules), with what
+ * MOLAR placement weighs: failures seen, service time observed, and the
+ * observed MTTF (service time per failure + 1).
  */
 #include <stdio.h>
 
@@ -10,7 +12,8 @@ int sc_cmd_nodes(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		 const struct sc_args *args)
 {
 	static const char *const cols[] = { ">ID", "NAME", "STATE", ">CPUS",
-					    ">USED", ">FAILURES", "REASON" };
+					    ">USED", ">FAILURES", ">SERVICE",
+					    ">MTTF", "REASON" };
 	json_t *req = json_object(), *reply, *nodes, *n;
 	sc_table_t *t;
 	size_t i;
@@ -28,10 +31,10 @@ int sc_cmd_nodes(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		json_decref(reply);
 		return SC_EXIT_OK;
 	}
-	t = sc_table_new(7, cols);
+	t = sc_table_new(9, cols);
 	json_array_foreach(nodes, i, n) {
-		char id[24], cpus[24], used[24], fails[24];
-		const char *cells[7];
+		char id[24], cpus[24], used[24], fails[24], svc[24], mttf[24];
+		const char *cells[9];
 
 		snprintf(id, sizeof(id), "%lld",
 			 (long long)sc_jint(n, "id", -1));
@@ -46,8 +49,12 @@ int sc_cmd_nodes(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		cells[2] = sc_jstr(n, "state", "?");
 		cells[3] = cpus;
 		cells[4] = used;
+		sc_fmt_span(sc_jint(n, "service_ms", -1), svc, sizeof(svc));
+		sc_fmt_span(sc_jint(n, "mttf_ms", -1), mttf, sizeof(mttf));
 		cells[5] = fails;
-		cells[6] = sc_jstr(n, "reason", "");
+		cells[6] = svc;
+		cells[7] = mttf;
+		cells[8] = sc_jstr(n, "reason", "");
 		sc_table_row(t, cells);
 	}
 	sc_table_print(t);

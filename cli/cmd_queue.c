@@ -1,19 +1,28 @@
 /*
  * cmd_queue.c — `stormctl queue [-a]`: the manager's job list as a table
  * (or its reply as JSON).  The manager filters: "all": false asks only for
- * jobs that have not ended, so a long history costs nothing here.
+ * jobs that have not ended, so a long history costs nothing here.  A job
+ * holding PEs shows its matrix row; a pending one when it is expected to
+ * start (the first page's first pending jobs: the manager replays its
+ * scheduler with every job running to its time limit) and, as REASON,
+ * why it waits.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
 
+#define NCOLS 10
+
 static void job_row(sc_table_t *t, const json_t *job, int64_t now)
 {
-	char id[24], user[64], ranks[24], elapsed[32], hosts[256];
+	char id[24], user[64], ranks[24], elapsed[32], hosts[256], row[24];
+	char starts[32];
 	int64_t start = sc_jint(job, "start_ms", 0);
 	int64_t end = sc_jint(job, "end_ms", 0);
 	const json_t *names = json_object_get(job, "node_names");
-	const char *cells[8];
+	const char *state = sc_jstr(job, "state", "?");
+	const char *cells[NCOLS];
 
 	snprintf(id, sizeof(id), "%lld", (long long)sc_jint(job, "id", -1));
 	sc_fmt_user(sc_jint(job, "uid", -1), user, sizeof(user));
@@ -24,24 +33,37 @@ static void job_row(sc_table_t *t, const json_t *job, int64_t now)
 			       sizeof(elapsed));
 	else
 		snprintf(elapsed, sizeof(elapsed), "-");
+	if (sc_jint(job, "width", 0) > 0)
+		snprintf(row, sizeof(row), "%lld",
+			 (long long)sc_jint(job, "row", 0));
+	else
+		snprintf(row, sizeof(row), "-");
+	if (!strcmp(state, "PENDING"))
+		sc_fmt_until(sc_jint(job, "expected_start_ms", 0), now, starts,
+			     sizeof(starts));
+	else
+		snprintf(starts, sizeof(starts), "-");
 	cells[0] = id;
 	cells[1] = sc_jstr(job, "name", "?");
 	cells[2] = user;
-	cells[3] = sc_jstr(job, "state", "?");
+	cells[3] = state;
 	cells[4] = ranks;
 	sc_fmt_hostlist(names, hosts, sizeof(hosts));
 	cells[5] = hosts[0] ? hosts : "-";
-	cells[6] = elapsed;
-	cells[7] = sc_jstr(job, "reason", "");
+	cells[6] = row;
+	cells[7] = elapsed;
+	cells[8] = starts;
+	cells[9] = sc_jstr(job, "reason", "");
 	sc_table_row(t, cells);
 }
 
 int sc_cmd_queue(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		 const struct sc_args *args)
 {
-	static const char *const cols[] = { ">JOBID", "NAME", "USER",
-					    "STATE", ">RANKS", "NODES",
-					    ">TIME", "REASON" };
+	static const char *const cols[NCOLS] = {
+		">JOBID", "NAME", "USER", "STATE", ">RANKS", "NODES", ">ROW",
+		">TIME", "START", "REASON"
+	};
 	bool all = false;
 	json_t *req = NULL, *reply, *jobs, *job;
 	sc_table_t *t;
@@ -70,7 +92,7 @@ int sc_cmd_queue(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	if (ctx->json) {
 		sc_print_json(reply);
 	} else {
-		t = sc_table_new(8, cols);
+		t = sc_table_new(NCOLS, cols);
 		json_array_foreach(jobs, i, job)
 			job_row(t, job, now);
 		sc_table_print(t);

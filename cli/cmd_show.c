@@ -1,7 +1,9 @@
 /*
  * cmd_show.c — `stormctl show JOB`: every field of one job, one per line
  * with the names aligned, and each rank's wait status decoded into words
- * (runs of equal statuses collapsed, so 4096 ranks stay one line).
+ * (runs of equal statuses collapsed, so 4096 ranks stay one line).  A job
+ * holding PEs shows its matrix row and buddy block; a pending one its
+ * reason and, when the manager can tell, its expected start.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +46,8 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	json_t *req = json_object(), *reply, *job;
 	char num[8][48], user[64], submit[32], start[32], end[32], elapsed[32];
 	char *argv, *names, *status;
-	int64_t st, en;
+	char row[24], block[64], until[32], expect[80];
+	int64_t st, en, ex;
 	sc_table_t *t;
 
 	if (req) {
@@ -79,6 +82,33 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 			       sizeof(elapsed));
 	else
 		snprintf(elapsed, sizeof(elapsed), "-");
+	if (sc_jint(job, "width", 0) > 0) {
+		int64_t col = sc_jint(job, "col", 0);
+		int64_t w = sc_jint(job, "width", 0);
+
+		snprintf(row, sizeof(row), "%lld",
+			 (long long)sc_jint(job, "row", 0));
+		snprintf(block, sizeof(block), "[%lld,+%lld) (columns "
+			 "%lld-%lld)", (long long)col, (long long)w,
+			 (long long)col, (long long)(col + w - 1));
+	} else {
+		snprintf(row, sizeof(row), "-");
+		snprintf(block, sizeof(block), "-");
+	}
+	ex = sc_jint(job, "expected_start_ms", -1);
+	if (ex > 0) {
+		size_t k;
+
+		sc_fmt_time(ex, expect, sizeof(expect));
+		sc_fmt_until(ex, sc_now_ms(), until, sizeof(until));
+		k = strlen(expect);
+		snprintf(expect + k, sizeof(expect) - k, " (%s)", until);
+	} else if (ex == 0) {
+		snprintf(expect, sizeof(expect), "unknown (it waits for jobs "
+			 "without a time limit)");
+	} else {
+		snprintf(expect, sizeof(expect), "-");
+	}
 	argv = join(sc_jarray(job, "argv"), " ");
 	names = join(sc_jarray(job, "node_names"), ",");
 	status = sc_fmt_rank_status(sc_jarray(job, "rank_status"));
@@ -100,6 +130,9 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	ROW("started", start);
 	ROW("ended", end);
 	ROW("elapsed", elapsed);
+	ROW("row", row);
+	ROW("block", block);
+	ROW("expected_start", expect);
 	ROW("exit_code", num[2]);
 	ROW("rank_status", status);
 #undef ROW

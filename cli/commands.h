@@ -95,6 +95,8 @@ int sc_cmd_nodes(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		 const struct sc_args *args);
 int sc_cmd_managers(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		    const struct sc_args *args);
+int sc_cmd_matrix(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		  const struct sc_args *args);
 int sc_cmd_status(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		  const struct sc_args *args);
 int sc_cmd_help(sc_ctx_t *ctx, const struct sc_cmd *cmd,
@@ -236,8 +238,14 @@ const struct sc_cmd sc_commands[] = {
 		.operands = "",
 		.description =
 			"Lists the jobs that have not ended yet (all jobs "
-			"with -a): id, name, user, state, ranks, nodes, "
-			"elapsed time and the reason for the state.",
+			"with -a): id, name, user, state, ranks, nodes, the "
+			"matrix row of a job holding PEs, elapsed time, the "
+			"expected start of a pending job and the reason for "
+			"the state (for a pending job: why it waits).  The "
+			"expected start (\"in 12s\", \"now\") replays the "
+			"scheduler with every job running to its time limit; "
+			"\"-\" means unknown: the job waits for jobs without "
+			"a time limit, or is past the first 256 pending.",
 		.opts = queue_opts,
 		.min_operands = 0,
 		.max_operands = 0,
@@ -249,7 +257,9 @@ const struct sc_cmd sc_commands[] = {
 		.operands = "JOB",
 		.description =
 			"Prints every field the manager keeps for job JOB, "
-			"including each rank's exit status.",
+			"including each rank's exit status; for a job holding "
+			"PEs its matrix row and buddy block, for a pending "
+			"one why it waits and its expected start.",
 		.opts = no_opts,
 		.min_operands = 1,
 		.max_operands = 1,
@@ -274,11 +284,35 @@ const struct sc_cmd sc_commands[] = {
 		.operands = "",
 		.description =
 			"Lists every compute node: id, name, UP or DOWN, cpus, "
-			"cpus in use, failures seen and why it is down.",
+			"cpus in use, failures seen, service time observed "
+			"(time UP), observed MTTF (service time per failure "
+			"+ 1, what molar placement prefers) and why it is "
+			"down.",
 		.opts = no_opts,
 		.min_operands = 0,
 		.max_operands = 0,
 		.handler = sc_cmd_nodes,
+	},
+	{
+		.name = "matrix",
+		.summary = "show the scheduling matrix: rows, PEs, jobs",
+		.operands = "",
+		.description =
+			"Prints the scheduler's settings (policy, MPL, "
+			"quantum, placement), the slice and the row whose "
+			"jobs run in it, the matrix digest, then the matrix: "
+			"one line per row (time slot), one column per PE "
+			"headed NODE.CPU, each cell the job holding it or "
+			"\"-\"; \"*\" marks the active row.  Wide machines "
+			"are printed in bands of columns.  Last, each job "
+			"holding PEs with its row and buddy block "
+			"[COLUMN,+WIDTH).  Any manager replica answers; one "
+			"that is not the strobe master takes the slice from "
+			"its clock.",
+		.opts = no_opts,
+		.min_operands = 0,
+		.max_operands = 0,
+		.handler = sc_cmd_matrix,
 	},
 	{
 		.name = "managers",

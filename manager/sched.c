@@ -291,7 +291,7 @@ static void sim_free(struct sim *m)
 	free(m);
 }
 
-static struct sim *sim_new(const mm_state_t *o)
+static struct sim *sim_new(const mm_state_t *o, uint32_t last)
 {
 	struct sim *m = calloc(1, sizeof(*m));
 	mm_state_t *s;
@@ -331,7 +331,11 @@ static struct sim *sim_new(const mm_state_t *o)
 		const struct mm_jobrec *j = o->jobs[i];
 		struct mm_jobrec *c;
 
-		if (i < o->live_lo || is_terminal(j->v.state)) {
+		/* pending jobs after the last one asked about leave it out:
+		 * exact for fcfs and gang (strict order), and under backfill
+		 * they could only take PEs from the ones asked about */
+		if (i < o->live_lo || is_terminal(j->v.state) ||
+		    (j->v.id > last && j->v.state == MM_JOB_PENDING)) {
 			s->jobs[i] = &m->ended;
 			continue;
 		}
@@ -371,7 +375,7 @@ int mm_expected_starts(const mm_state_t *o, uint32_t max, uint32_t *ids,
 		}
 	if (!n)
 		return 0;
-	m = sim_new(o);
+	m = sim_new(o, ids[n - 1]);
 	if (!m)
 		return -ENOMEM;
 	s = &m->st;

@@ -407,7 +407,10 @@ static int dec_nodes(struct sd *d, mm_state_t **out)
 		return sd_nomem(d, "out of memory for %u matrix rows",
 				conf.mpl);
 	}
-	/* ascending ids: tmp[i] is s->nodes[i], which it completes */
+	/* ascending ids: tmp[i] is s->nodes[i], which it completes; the
+	 * first column is the layout's (mm_state_create), not stored */
+	for (uint32_t i = 0; i < nnodes; i++)
+		tmp[i].col = s->nodes[i].col;
 	memcpy(s->nodes, tmp, nnodes * sizeof(*tmp));
 	free(tmp);
 	s->slice = slice;

@@ -98,6 +98,21 @@ struct mmd_stats {
 	struct mmd_hist xfer;     /* heartbeat sent -> its completion seen */
 };
 
+/* Expected starts of the first pending jobs (mmd_client.c, for queue and
+ * show): replaying the scheduler costs O(live jobs) per round, so one
+ * result serves every request until the state changes, and is computed
+ * again at most once a second (a queue polled during a burst must not
+ * stall the strobe). */
+#define MMD_EXPECT_MAX 256
+struct mmd_expect {
+	int valid;        /* computed once at least */
+	uint64_t applied; /* the applied index it was computed at */
+	uint64_t at_ms;   /* mmd_now_ms() then */
+	int n;            /* entries, in queue (id) order */
+	uint32_t id[MMD_EXPECT_MAX];
+	uint64_t start_ms[MMD_EXPECT_MAX]; /* state time; 0: unknown */
+};
+
 struct mmd {
 	st_config_t cfg;
 	/* replication (mmd_repl.c) */
@@ -150,6 +165,7 @@ struct mmd {
 	uint64_t *joined;    /* per world id: sp_view_joined() last seen */
 	uint64_t *joined_slice; /* per world id: slice it came UP */
 	struct mmd_stats stats;  /* the strobe's (mmd_stats.c) */
+	struct mmd_expect expect; /* queue's expected starts (mmd_client.c) */
 };
 
 /* mmd_client.c */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <qb/qblog.h>
@@ -241,6 +242,12 @@ json_t *mmd_job_json(struct mmd *mm, const mm_job_t *j)
 			 "start_ms", (json_int_t)j->start_ms,
 			 "end_ms", (json_int_t)j->end_ms,
 			 "exit_code", j->exit_code, "rank_status", st);
+	/* its place in the matrix while it holds PEs (stormctl matrix) */
+	if (o && j->width) {
+		json_object_set_new(o, "row", json_integer(j->row));
+		json_object_set_new(o, "col", json_integer(j->col));
+		json_object_set_new(o, "width", json_integer(j->width));
+	}
 	/* launch timing measured here (benchmarks): files to every node,
 	 * then launch command to every rank ended and reported */
 	k = j->id % ST_DONE_SLOTS;
@@ -336,28 +343,69 @@ out:
 }
 
 #define QUEUE_PAGE 5000 /* jobs per queue reply: well inside a frame */
+#define EXPECT_EVERY_MS 1000 /* expected starts: recomputed at most so */
+
+/* The expected starts of the first MMD_EXPECT_MAX pending jobs, as of the
+ * state now or at most EXPECT_EVERY_MS ago (struct mmd_expect says why);
+ * a job submitted since may be missing from them.  Never fails: out of
+ * memory leaves none. */
+static const struct mmd_expect *expected_starts(struct mmd *mm)
+{
+	struct mmd_expect *e = &mm->expect;
+	uint64_t now = mmd_now_ms(mm);
+	rp_status_t rs = { .applied = 0 };
+	int n;
+
+	if (mm->rp)
+		rp_status(mm->rp, &rs);
+	if (e->valid && (e->applied == rs.applied ||
+			 now - e->at_ms < EXPECT_EVERY_MS))
+		return e;
+	n = mm_expected_starts(mm->st, MMD_EXPECT_MAX, e->id, e->start_ms);
+	e->n = n > 0 ? n : 0;
+	e->valid = 1;
+	e->applied = rs.applied;
+	e->at_ms = now;
+	return e;
+}
 
 /* Jobs from id "from" on, at most a page; "next" says where the next page
- * starts (a long history never outgrows a frame). */
+ * starts (a long history never outgrows a frame).  The first page gives
+ * the first pending jobs their expected start. */
 static void op_queue(struct mmd *mm, struct mmd_client *c, json_t *req)
 {
 	int all = json_is_true(json_object_get(req, "all"));
 	json_int_t from = json_integer_value(json_object_get(req, "from"));
 	json_t *jobs = json_array(), *rep;
 	uint32_t n = 0, next = 0;
+	const struct mmd_expect *e = NULL;
+	int k = 0;
 	mm_job_t j;
 
 	if (from < 1 || from > UINT32_MAX)
 		from = 1;
+	if (from == 1)
+		e = expected_starts(mm);
 	for (uint32_t id = (uint32_t)from; mm_job_next(mm->st, id, &j) == 0;
 	     id = j.id + 1) {
+		json_t *o;
+
 		if (!all && is_terminal(j.state))
 			continue;
 		if (n == QUEUE_PAGE) {
 			next = j.id; /* the first one this page leaves out */
 			break;
 		}
-		json_array_append_new(jobs, mmd_job_json(mm, &j));
+		o = mmd_job_json(mm, &j);
+		/* both in id order: one pass */
+		while (e && k < e->n && e->id[k] < j.id)
+			k++;
+		if (o && e && k < e->n && e->id[k] == j.id &&
+		    j.state == MM_JOB_PENDING)
+			json_object_set_new(o, "expected_start_ms",
+					    json_integer((json_int_t)
+							 e->start_ms[k]));
+		json_array_append_new(jobs, o);
 		n++;
 	}
 	rep = json_pack("{s:b, s:o}", "ok", 1, "jobs", jobs);
@@ -383,6 +431,7 @@ static void op_show(struct mmd *mm, struct mmd_client *c, json_t *req)
 {
 	uint32_t id;
 	mm_job_t j;
+	json_t *o;
 
 	if (job_arg(c, req, &id))
 		return;
@@ -390,8 +439,146 @@ static void op_show(struct mmd *mm, struct mmd_client *c, json_t *req)
 		reply_err(c, ENOENT, "no job %u (see stormctl queue -a)", id);
 		return;
 	}
+	o = mmd_job_json(mm, &j);
+	if (o && j.state == MM_JOB_PENDING) {
+		const struct mmd_expect *e = expected_starts(mm);
+
+		for (int k = 0; k < e->n; k++)
+			if (e->id[k] == j.id)
+				json_object_set_new(o, "expected_start_ms",
+						    json_integer((json_int_t)
+							e->start_ms[k]));
+	}
 	send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:o}", "ok", 1, "job",
-					       mmd_job_json(mm, &j)));
+					       o));
+}
+
+/* The wall clock, as the strobe master's slice count and the state's
+ * times (MM_OP_TICK's now_ms) read it. */
+static uint64_t wall_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* One row of the matrix over the real columns cols[0..n): job ids, 0 free;
+ * every job met is added to ids (a block's cells are adjacent: one entry
+ * per block and row). */
+static json_t *matrix_row(struct mmd *mm, uint32_t row, const uint32_t *cols,
+			  uint32_t n, uint32_t *ids, size_t *nids)
+{
+	json_t *a = json_array();
+	uint32_t last = 0;
+
+	for (uint32_t i = 0; a && i < n; i++) {
+		uint32_t id = mm_matrix_cell(mm->st, row, cols[i]);
+
+		json_array_append_new(a, json_integer(id));
+		if (id && id != last)
+			ids[(*nids)++] = id;
+		last = id;
+	}
+	return a;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The Ousterhout matrix (docs/protocol.md 5.10): the settings in force,
+ * the active row, every real column (phantoms left out) and cell, and the
+ * jobs holding PEs.  Read-only: any replica answers from its state.  The
+ * active row is a function of the state and the slice; the strobe master
+ * knows the slice, another replica's mm->slice stands still, so it takes
+ * the wall clock as mmd_master_changed() does (the master's count started
+ * from it, and they differ only by the master's missed boundaries). */
+static void op_matrix(struct mmd *mm, struct mmd_client *c)
+{
+	uint32_t rows = mm_matrix_rows(mm->st), ncols = mm_matrix_cols(mm->st);
+	uint32_t n = 0, active;
+	uint64_t slice = mm->master ? mm->slice :
+			 wall_us() / mm->cfg.slice_us;
+	uint32_t *cols = calloc(ncols ? ncols : 1, sizeof(*cols));
+	uint32_t *ids = calloc((size_t)rows * ncols + 1, sizeof(*ids));
+	json_t *acols = json_array(), *cells = json_array(),
+	       *jobs = json_array(), *rep = NULL;
+	size_t nids = 0;
+	mm_sched_conf_t sc;
+	mm_node_t x;
+	char digest[24], why[256];
+	int bad;
+
+	if (!cols || !ids || !acols || !cells || !jobs)
+		goto out;
+	mm_sched_get(mm->st, &sc);
+	active = mm_active_row(mm->st, slice);
+	snprintf(digest, sizeof(digest), "%016llx",
+		 (unsigned long long)mm_matrix_digest(mm->st));
+	/* a node's columns are adjacent: its cpu k is its k-th column */
+	for (uint32_t col = 0, first = 0, last = UINT32_MAX; col < ncols;
+	     col++) {
+		uint32_t id = mm_matrix_col_node(mm->st, col);
+
+		if (id == UINT32_MAX)
+			continue; /* a phantom */
+		if (id != last && mm_node_by_id(mm->st, id, &x))
+			continue;
+		if (id != last)
+			first = col;
+		last = id;
+		cols[n++] = col;
+		json_array_append_new(acols, json_pack(
+			"{s:i, s:s, s:i, s:i}", "col", col, "node", x.name,
+			"node_id", id, "cpu", col - first));
+	}
+	for (uint32_t r = 0; r < rows; r++)
+		json_array_append_new(cells, matrix_row(mm, r, cols, n, ids,
+							&nids));
+	qsort(ids, nids, sizeof(*ids), cmp_u32);
+	for (size_t i = 0; i < nids; i++) {
+		mm_job_t j;
+
+		if ((i && ids[i] == ids[i - 1]) ||
+		    mm_job_get(mm->st, ids[i], &j))
+			continue;
+		json_array_append_new(jobs, json_pack(
+			"{s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i}", "job", j.id,
+			"row", j.row, "col", j.col, "width", j.width, "state",
+			mm_job_state_name(j.state), "name", j.name, "ranks",
+			j.ranks, "uid", j.uid));
+	}
+	bad = mm_matrix_check(mm->st, why, sizeof(why));
+	rep = json_pack("{s:b, s:s, s:i, s:i, s:I, s:i, s:s, s:i, s:I, s:i,"
+			" s:s, s:s, s:b, s:b, s:O, s:O, s:O}",
+			"ok", 1, "policy", mm_policy_name(sc.policy),
+			"mpl", sc.mpl, "quantum_slices", sc.quantum_slices,
+			"quantum_us", (json_int_t)sc.quantum_slices *
+				      mm->cfg.slice_us,
+			"slice_us", mm->cfg.slice_us,
+			"placement", mm_placement_name(sc.placement),
+			"rows", rows, "slice", (json_int_t)slice,
+			"active_row", active == UINT32_MAX ? -1 : (int)active,
+			"digest", digest, "answered_by", mm->host->name,
+			"strobe_master", mm->master, "consistent", !bad,
+			"columns", acols, "cells", cells, "jobs", jobs);
+	if (rep && bad)
+		json_object_set_new(rep, "inconsistency", json_string(why));
+out:
+	json_decref(acols);
+	json_decref(cells);
+	json_decref(jobs);
+	free(cols);
+	free(ids);
+	if (!rep) {
+		reply_err(c, ENOMEM, "matrix: out of memory");
+		return;
+	}
+	send_json(c, ST_FRAME_REPLY, rep);
 }
 
 static void op_cancel(struct mmd *mm, struct mmd_client *c, json_t *req)
@@ -499,21 +686,33 @@ static void op_managers(struct mmd *mm, struct mmd_client *c, json_t *req)
 	send_json(c, ST_FRAME_REPLY, rep);
 }
 
+/* Nodes with their reliability as MOLAR placement scores it: service
+ * time observed (in service before, plus the current spell if UP) and
+ * that per failure (+1: a node never seen to fail scores all of it). */
 static void op_nodes(struct mmd *mm, struct mmd_client *c)
 {
 	json_t *a = json_array();
 	uint32_t n = mm_node_count(mm->st);
+	uint64_t now = wall_us() / 1000u;
 
 	for (uint32_t i = 0; i < n; i++) {
 		mm_node_t x;
+		uint64_t up;
 
 		if (mm_node_get(mm->st, i, &x))
 			continue;
+		up = x.up_ms;
+		if (x.state == MM_NODE_UP && x.up_since_ms &&
+		    now > x.up_since_ms)
+			up += now - x.up_since_ms;
 		json_array_append_new(a, json_pack(
-			"{s:i, s:s, s:s, s:i, s:i, s:i, s:s}", "id", x.id,
-			"name", x.name, "state", mm_node_state_name(x.state),
-			"cpus", x.cpus, "used", x.used, "failures",
-			x.failures, "reason", x.reason));
+			"{s:i, s:s, s:s, s:i, s:i, s:i, s:s, s:I, s:I}",
+			"id", x.id, "name", x.name,
+			"state", mm_node_state_name(x.state), "cpus", x.cpus,
+			"used", x.used, "failures", x.failures,
+			"reason", x.reason, "service_ms", (json_int_t)up,
+			"mttf_ms",
+			(json_int_t)(up / ((uint64_t)x.failures + 1))));
 	}
 	send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:o}", "ok", 1,
 					       "nodes", a));
@@ -746,6 +945,8 @@ static void request(struct mmd *mm, struct mmd_client *c, const char *text)
 		op_nodes(mm, c);
 	} else if (!strcmp(op, "status")) {
 		op_status(mm, c);
+	} else if (!strcmp(op, "matrix")) {
+		op_matrix(mm, c);
 	} else if (!strcmp(op, "wait")) {
 		op_wait(mm, c, req);
 	} else if (!strcmp(op, "managers")) {

@@ -328,7 +328,7 @@ def test_bad_input(lab):
     bad_config(lab, "sched_policy", "roundrobin", "no such policy")
     bad_config(lab, "mpl", "17", "mpl")
     bad_config(lab, "mpl", "0", "mpl")
-    bad_config(lab, "quantum_us", "15000", "whole number of slices")
+    bad_config(lab, "quantum_us", "1500", "whole number of slices")
     bad_config(lab, "placement", "random", "placement")
     # impossible jobs: refused whole; exit 2 (usage: stormctl's own
     # checks) or 1 (the manager refused it), a message either way
