@@ -335,7 +335,7 @@ void mmi_block_release(mm_state_t *s, struct mm_jobrec *j)
 	}
 	for (uint32_t r = 0; r < j->v.ranks; r++)
 		s->nodes[s->node_at[j->rank_node[r]]].used--;
-	j->v.width = 0;
+	j->v.row = j->v.col = j->v.width = 0;
 }
 
 /* ---- reading ---------------------------------------------------------------- */

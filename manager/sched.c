@@ -139,8 +139,19 @@ static int backfill(mm_state_t *s, struct mm_jobrec *j,
 	if (have_resv && col < resv->col + resv->width &&
 	    resv->col < col + width &&
 	    (end == END_NEVER || resv->end_ms == END_NEVER ||
-	     end > resv->end_ms))
-		return 0;
+	     end > resv->end_ms)) {
+		/* the tightest block would delay the head, but another free
+		 * one that misses the reserved block will do: search the row
+		 * with that block taken (scratch is free once reserve() ran;
+		 * blocks nest, so any block found misses it) */
+		memcpy(s->scratch, row_cells(s, 0),
+		       s->ncols * sizeof(*s->scratch));
+		for (uint32_t c = resv->col;
+		     c < resv->col + resv->width && c < s->ncols; c++)
+			s->scratch[c] = UINT32_MAX;
+		if (mmi_find_block(s, s->scratch, j, &col, &width))
+			return 0;
+	}
 	start(s, j, 0, col, width);
 	return 1;
 }

@@ -328,8 +328,9 @@ static int dec_node(struct sd *d, uint32_t i, uint32_t nworld,
 	if (i > 0 && n->id <= n[-1].id)
 		return sd_fail(d, at, "world id %u after %u: nodes are in "
 			       "ascending world id", n->id, n[-1].id);
-	if (n->cpus == 0)
-		return sd_fail(d, at + 4, "node %u has 0 cpus", n->id);
+	if (n->cpus == 0 || n->cpus > MM_CPUS_MAX)
+		return sd_fail(d, at + 4, "node %u has %u cpus, not 1..%u",
+			       n->id, n->cpus, MM_CPUS_MAX);
 	return 0;
 }
 

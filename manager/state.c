@@ -136,7 +136,8 @@ int mm_state_create(uint32_t nworld, uint32_t nnodes, const uint32_t *ids,
 	    nnodes > nworld || !ids || !names || !cpus)
 		return -EINVAL;
 	for (uint32_t i = 0; i < nnodes; i++) {
-		if (ids[i] >= nworld || cpus[i] == 0 || !names[i] ||
+		if (ids[i] >= nworld || cpus[i] == 0 || cpus[i] > MM_CPUS_MAX ||
+		    !names[i] ||
 		    strlen(names[i]) >= MM_NAME_MAX)
 			return -EINVAL;
 	}

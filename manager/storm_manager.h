@@ -60,6 +60,7 @@ typedef enum mm_placement {
 } mm_placement_t;
 
 #define MM_MPL_MAX 16u
+#define MM_CPUS_MAX 4096u /* per node, as the configuration allows */
 #define MM_QUANTUM_MAX 1000000u /* slices */
 
 /** The scheduler's settings: part of the replicated state (MM_OP_SCHED
@@ -179,7 +180,8 @@ typedef struct mm_node {
 
 /** Create an empty state for a machine of world size nworld whose compute
  * nodes are node ids/names/cpus (nnodes of them; all start DOWN, "has not
- * joined yet", until an MM_OP_NODE_UP puts each in service).
+ * joined yet", until an MM_OP_NODE_UP puts each in service).  cpus of
+ * each: 1..MM_CPUS_MAX.
  * @return 0, -EINVAL, -ENOMEM. */
 MM_API int mm_state_create(uint32_t nworld, uint32_t nnodes,
 			   const uint32_t *ids, const char *const *names,

@@ -5,7 +5,7 @@
  * Why it exists: a time slice is only as good as the strobe that keeps
  * it.  `bench/run gang` looks for the smallest slice_us the strobe
  * sustains, and an administrator asks whether the one configured is kept
- * (`stormctl` / the `managers` request's "strobe" object).
+ * (the `managers` request's "strobe" object, docs/protocol.md 5.8).
  *
  * What is measured, per slice:
  *   lateness = (the heartbeat's local completion event seen: every node
@@ -144,11 +144,14 @@ void mmd_stats_timer(struct mmd *mm, int fd, uint64_t n)
 	s->boundary_ns = (uint64_t)((int64_t)s->anchor_ns +
 				    ((int64_t)last - (int64_t)s->anchor_micro) *
 				    (int64_t)s->period_ns);
-	while (s->boundary_ns > now) {
-		/* an expiration came between the read and the anchor: it
-		 * is one period late, for good */
-		s->anchor_ns -= s->period_ns;
-		s->boundary_ns -= s->period_ns;
+	if (s->boundary_ns > now) {
+		/* an expiration came between the read and the anchor: the
+		 * anchor is whole periods late, for good */
+		uint64_t k = (s->boundary_ns - now + s->period_ns - 1) /
+			     s->period_ns;
+
+		s->anchor_ns -= k * s->period_ns;
+		s->boundary_ns -= k * s->period_ns;
 	}
 	hist_add(&s->wake, us_between(s->boundary_ns, now));
 }

@@ -4,7 +4,8 @@
  * truncated, mutated and random bytes, never crashes, never leaks (run it
  * under -Db_sanitize=address,undefined) and returns -STORM_EPROTO for
  * anything malformed.  Key rule: the encoding is canonical — whatever
- * decodes re-encodes to the very same bytes.
+ * decodes re-encodes to the very same bytes (SCHED's settings included,
+ * valid or not: mm_apply() judges them, not the codec).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -24,6 +25,12 @@ static const char *const argv_[] = { "/bin/app", "--size", "" };
 static const char *const env_[] = { "OMP_NUM_THREADS=4", "A=b" };
 static const char *const files_[] = { "/data/in.dat" };
 static const int32_t statuses[] = { 0, 2 << 8, 9, -1, INT32_MIN };
+static const mm_sched_conf_t gang_conf = {
+	.policy = MM_POLICY_GANG,
+	.mpl = MM_MPL_MAX,
+	.quantum_slices = 0x01020304,
+	.placement = MM_PLACE_MOLAR,
+};
 
 static const mm_job_spec_t full_spec = {
 	.name = "solver",
@@ -55,6 +62,7 @@ static const mm_op_t sample_ops[] = {
 	{ .code = MM_OP_JOB_EXITED, .job = 4, .nstatus = 5,
 	  .status = statuses },
 	{ .code = MM_OP_JOB_FAILED, .job = 9, .reason = NULL },
+	{ .code = MM_OP_SCHED, .sched = &gang_conf },
 };
 #define NSAMPLES (sizeof(sample_ops) / sizeof(sample_ops[0]))
 
@@ -87,6 +95,15 @@ static void assert_op_same(const mm_op_t *a, const mm_op_t *b)
 	if (a->nstatus)
 		assert_memory_equal(a->status, b->status,
 				    a->nstatus * sizeof(int32_t));
+	if (!a->sched || !b->sched) {
+		assert_ptr_equal(a->sched, b->sched);
+	} else {
+		assert_int_equal(a->sched->policy, b->sched->policy);
+		assert_int_equal(a->sched->mpl, b->sched->mpl);
+		assert_int_equal(a->sched->quantum_slices,
+				 b->sched->quantum_slices);
+		assert_int_equal(a->sched->placement, b->sched->placement);
+	}
 	if (!a->spec || !b->spec) {
 		assert_ptr_equal(a->spec, b->spec);
 		return;
@@ -183,9 +200,11 @@ static void test_encode_refuses_unknown_opcode_and_missing_spec(void **state)
 
 	(void)state;
 	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
-	op.code = (mm_opcode_t)9;
+	op.code = (mm_opcode_t)(MM_OP_SCHED + 1);
 	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
 	op.code = MM_OP_SUBMIT; /* no spec */
+	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
+	op.code = MM_OP_SCHED; /* no settings */
 	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
 	assert_int_equal(mm_op_encode(NULL, a, sizeof(a)), -EINVAL);
 }
@@ -210,7 +229,7 @@ static void test_decode_rejects_bad_magic_version_and_opcode(void **state)
 	assert_int_equal(mm_op_decode(b, (size_t)n, &op, &arena),
 			 -STORM_EPROTO);
 	for (unsigned code = 0; code < 0x10000; code += code < 16 ? 1 : 97) {
-		if (code >= MM_OP_SUBMIT && code <= MM_OP_JOB_FAILED)
+		if (code >= MM_OP_SUBMIT && code <= MM_OP_SCHED)
 			continue;
 		memcpy(b, a, (size_t)n);
 		b[2] = (uint8_t)code;
@@ -406,12 +425,110 @@ static void test_decode_survives_random_buffers(void **state)
 		if (len >= 4 && iter % 2) { /* a plausible header */
 			t[0] = 0x4D;
 			t[1] = 1;
-			t[2] = (uint8_t)(1 + rng_next(&x) % 8);
+			t[2] = (uint8_t)(1 + rng_next(&x) % MM_OP_SCHED);
 			t[3] = 0;
 		}
 		decode_checked(t, len);
 		free(t);
 	}
+}
+
+/* SCHED: u8 policy, u32 mpl, u32 quantum, u8 placement (10 bytes after
+ * the 4 of the frame), whatever their values: a replica must log and read
+ * back settings it will refuse, so that every replica refuses them. */
+static void test_sched_round_trips_any_settings_canonically(void **state)
+{
+	static const mm_sched_conf_t confs[] = {
+		{ MM_POLICY_FCFS, 1, 1, MM_PLACE_BUDDY },
+		{ MM_POLICY_BACKFILL, 1, MM_QUANTUM_MAX, MM_PLACE_MOLAR },
+		{ (mm_policy_t)0, 0, 0, (mm_placement_t)0 },
+		{ (mm_policy_t)255, UINT32_MAX, UINT32_MAX,
+		  (mm_placement_t)255 },
+		{ MM_POLICY_FCFS, 2, 1, (mm_placement_t)7 },
+	};
+	static const uint8_t want[] = { 0x4D, 1, 9, 0, 3, 16, 0, 0, 0,
+					0x04, 0x03, 0x02, 0x01, 2 };
+	uint8_t a[BUFSZ], b[BUFSZ];
+
+	(void)state;
+	assert_int_equal(encode(&sample_ops[NSAMPLES - 1], a),
+			 (int)sizeof(want));
+	assert_memory_equal(a, want, sizeof(want));
+	for (size_t i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
+		mm_op_t in = { .code = MM_OP_SCHED, .sched = &confs[i] }, op;
+		void *arena = NULL;
+		int n = encode(&in, a);
+
+		assert_int_equal(n, 14);
+		assert_int_equal(mm_op_decode(a, (size_t)n, &op, &arena), 0);
+		assert_op_same(&in, &op);
+		assert_int_equal(encode(&op, b), n);
+		assert_memory_equal(a, b, (size_t)n);
+		free(arena);
+	}
+	/* every byte value of the u8 fields decodes and encodes back */
+	for (unsigned v = 0; v < 256; v++) {
+		mm_op_t op;
+		void *arena = NULL;
+
+		encode(&sample_ops[NSAMPLES - 1], a);
+		a[4] = (uint8_t)v;
+		a[13] = (uint8_t)(255 - v);
+		assert_int_equal(mm_op_decode(a, 14, &op, &arena), 0);
+		assert_int_equal(op.sched->policy, v);
+		assert_int_equal(op.sched->placement, 255 - v);
+		assert_int_equal(encode(&op, b), 14);
+		assert_memory_equal(a, b, 14);
+		free(arena);
+	}
+}
+
+/* An enum value a byte cannot carry is not written (it would not come
+ * back the same). */
+static void test_sched_encode_refuses_values_over_a_byte(void **state)
+{
+	mm_sched_conf_t c = { (mm_policy_t)256, 1, 1, MM_PLACE_BUDDY };
+	mm_op_t op = { .code = MM_OP_SCHED, .sched = &c };
+	uint8_t a[BUFSZ];
+
+	(void)state;
+	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
+	c.policy = MM_POLICY_GANG;
+	c.placement = (mm_placement_t)0x1000;
+	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
+	c.placement = MM_PLACE_BUDDY;
+	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), 14);
+}
+
+/* A decoded SCHED applies like the original: accepted or refused alike. */
+static void test_decoded_sched_applies_to_a_state(void **state)
+{
+	static const uint32_t ids[] = { 0, 1 }, cpus[] = { 4, 4 };
+	static const char *const names[] = { "a", "b" };
+	const mm_sched_conf_t good = { MM_POLICY_GANG, 3, 2, MM_PLACE_MOLAR };
+	const mm_sched_conf_t bad = { MM_POLICY_FCFS, 3, 2, MM_PLACE_MOLAR };
+	const mm_sched_conf_t *confs[] = { &good, &bad };
+	int want[] = { 0, -EINVAL };
+	mm_state_t *s = NULL;
+
+	(void)state;
+	assert_int_equal(mm_state_create(2, 2, ids, names, cpus, &s), 0);
+	for (int k = 0; k < 2; k++) {
+		mm_op_t in = { .code = MM_OP_SCHED, .sched = confs[k] }, op;
+		uint8_t a[BUFSZ];
+		void *arena = NULL;
+		mm_result_t res;
+		mm_sched_conf_t now;
+
+		assert_int_equal(mm_op_decode(a, (size_t)encode(&in, a), &op,
+					      &arena), 0);
+		assert_int_equal(mm_apply(s, &op, &res), want[k]);
+		free(arena);
+		mm_sched_get(s, &now);
+		assert_memory_equal(&now, &good, sizeof(now));
+	}
+	assert_int_equal(mm_matrix_rows(s), 3);
+	mm_state_destroy(s);
 }
 
 static void test_decoded_submit_applies_to_a_state(void **state)
@@ -455,6 +572,10 @@ int main(void)
 		cmocka_unit_test(test_decode_rejects_nul_inside_a_string),
 		cmocka_unit_test(test_decode_survives_random_mutations),
 		cmocka_unit_test(test_decode_survives_random_buffers),
+		cmocka_unit_test(
+			test_sched_round_trips_any_settings_canonically),
+		cmocka_unit_test(test_sched_encode_refuses_values_over_a_byte),
+		cmocka_unit_test(test_decoded_sched_applies_to_a_state),
 		cmocka_unit_test(test_decoded_submit_applies_to_a_state),
 	};
 

@@ -2,16 +2,19 @@
  * test_mm_snapshot.c — the whole-state snapshot of the Machine Manager
  * (manager/snapshot.c): a decoded state is the encoded one — same views,
  * same digest — and goes on exactly like it under any further operations;
- * the encoding is canonical; a foreign version is refused saying so; and
- * the decoder, fed truncated, mutated and random bytes (each in a heap
- * block of exactly its length), never crashes or leaks under
+ * the encoding is canonical; a foreign version is refused saying so; a
+ * version 1 snapshot (before the matrix) loads only if no job holds PEs;
+ * a matrix block that no scheduler could have made is refused where it
+ * is; and the decoder, fed truncated, mutated and random bytes (each in a
+ * heap block of exactly its length), never crashes or leaks under
  * -Db_sanitize=address,undefined, and either refuses with -STORM_EPROTO or
  * gives a state that encodes back to the very same bytes and runs.
  * STORM_FUZZ_SEED=N replays the seeded parts.
  *
  * The machine: world of 8, compute nodes 0 (2 cpus), 1 (4), 3 (4), 5 (8)
- * and 7 (1).  Node 0 is a compute node on purpose: a job placed only there
- * has rank_node all 0, like a job never placed.
+ * and 7 (1): matrix columns n0 [0,2), n1 [4,8), n3 [8,12), n5 [16,24), n7
+ * 24.  Node 0 is a compute node on purpose: a job placed only there has
+ * rank_node all 0, like a job never placed.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -35,14 +38,22 @@ static const char *const node_names[NNODES] = { "n5", "n0", "n3", "n7",
 						 "n1" };
 static const uint32_t node_cpus[NNODES] = { 8, 2, 4, 1, 4 };
 
-/* Offsets in a v1 snapshot of this machine (see snapshot.c).  Node i is
- * the i-th in world id order; while UP (reason "") one takes 23 bytes. */
+/* Offsets in a v2 snapshot of this machine (see snapshot.c).  Node i is
+ * the i-th in world id order; while UP (reason "") one takes 39 bytes, 16
+ * of them (up_ms, up_since_ms) new in v2.  A job's block is its last 12
+ * bytes. */
 #define OFF_VERSION 4
 #define OFF_NWORLD 6
-#define OFF_NNODES 26
-#define OFF_NODE(i) (30 + 23 * (i))
+#define OFF_NOW 18
+#define OFF_POLICY 26 /* the settings: new in v2 */
+#define OFF_MPL 27
+#define OFF_QUANTUM 31
+#define OFF_PLACEMENT 35
+#define OFF_NNODES 36
+#define OFF_NODE(i) (40 + 39 * (i))
 #define OFF_CPUS 10  /* in a node: after its id and name */
 #define OFF_STATE 14
+#define BLOCK_BYTES 12
 
 static mm_state_t *mkmachine(int up)
 {
@@ -78,6 +89,8 @@ static mm_state_t *decode(const uint8_t *buf, size_t len)
 		fail_msg("decode: %d: %s", rc, err);
 	assert_string_equal(err, "");
 	assert_non_null(s);
+	if (mm_matrix_check(s, err, sizeof(err)))
+		fail_msg("decoded, but the matrix is not consistent: %s", err);
 	return s;
 }
 
@@ -110,6 +123,67 @@ static void put32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* The version 1 form of the v2 snapshot buf (of a state with at most one
+ * job): the settings, each node's service times and the job's block
+ * left out.  Returns a malloc'd buffer of *len bytes. */
+static uint8_t *to_v1(const uint8_t *buf, size_t n, size_t *len)
+{
+	uint8_t *v1 = malloc(n);
+	size_t in = OFF_NNODES + 4, out = OFF_POLICY;
+	uint32_t nnodes = get32(buf + OFF_NNODES), njobs;
+
+	assert_non_null(v1);
+	memcpy(v1, buf, OFF_POLICY);
+	v1[OFF_VERSION] = 1;
+	memcpy(v1 + out, buf + OFF_NNODES, 4);
+	out += 4;
+	for (uint32_t i = 0; i < nnodes; i++) {
+		/* id, name, cpus, state, reason, failures | up_ms, since */
+		size_t at = in;
+
+		in += 4;
+		in += 4 + get32(buf + in);
+		in += 5;
+		in += 4 + get32(buf + in);
+		in += 4;
+		memcpy(v1 + out, buf + at, in - at);
+		out += in - at;
+		in += 16;
+	}
+	njobs = get32(buf + in);
+	assert_true(njobs <= 1);
+	memcpy(v1 + out, buf + in, n - in - (njobs ? BLOCK_BYTES : 0));
+	out += n - in - (njobs ? BLOCK_BYTES : 0);
+	*len = out;
+	return v1;
+}
+
+/* Where the 12 bytes of the block (row, col, width) are: the only place
+ * they occur. */
+static size_t block_at(const uint8_t *buf, size_t n, uint32_t row,
+		       uint32_t col, uint32_t width)
+{
+	uint8_t pat[BLOCK_BYTES];
+	size_t at = SIZE_MAX;
+
+	put32(pat, row);
+	put32(pat + 4, col);
+	put32(pat + 8, width);
+	for (size_t i = 0; i + BLOCK_BYTES <= n; i++)
+		if (!memcmp(buf + i, pat, BLOCK_BYTES)) {
+			assert_int_equal(at, SIZE_MAX);
+			at = i;
+		}
+	assert_int_not_equal(at, SIZE_MAX);
+	return at;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -165,6 +239,13 @@ static void same_job(const mm_job_t *a, const mm_job_t *b)
 	assert_int_equal(a->start_ms, b->start_ms);
 	assert_int_equal(a->end_ms, b->end_ms);
 	assert_int_equal(a->exit_code, b->exit_code);
+	/* row and col mean something only while it holds PEs (a job that
+	 * ended keeps its last ones; a snapshot stores 0) */
+	assert_int_equal(a->width, b->width);
+	if (a->width) {
+		assert_int_equal(a->row, b->row);
+		assert_int_equal(a->col, b->col);
+	}
 	if (!a->rank_status || !b->rank_status)
 		assert_ptr_equal(a->rank_status, b->rank_status);
 	else
@@ -174,12 +255,23 @@ static void same_job(const mm_job_t *a, const mm_job_t *b)
 
 static void same_state(const mm_state_t *a, const mm_state_t *b)
 {
+	mm_sched_conf_t ca, cb;
 	mm_node_t na, nb;
 	mm_job_t ja, jb;
 	uint32_t id = 1;
 
 	assert_int_equal(mm_digest(a), mm_digest(b));
 	assert_int_equal(mm_slice(a), mm_slice(b));
+	mm_sched_get(a, &ca);
+	mm_sched_get(b, &cb);
+	assert_memory_equal(&ca, &cb, sizeof(ca));
+	assert_int_equal(mm_matrix_digest(a), mm_matrix_digest(b));
+	assert_int_equal(mm_matrix_rows(a), mm_matrix_rows(b));
+	assert_int_equal(mm_matrix_cols(a), mm_matrix_cols(b));
+	assert_int_equal(mm_free_pes(a), mm_free_pes(b));
+	for (uint64_t slice = 0; slice < 8; slice++)
+		assert_int_equal(mm_active_row(a, slice),
+				 mm_active_row(b, slice));
 	assert_int_equal(mm_node_count(a), mm_node_count(b));
 	for (uint32_t i = 0; mm_node_get(a, i, &na) == 0; i++) {
 		assert_int_equal(mm_node_get(b, i, &nb), 0);
@@ -190,6 +282,9 @@ static void same_state(const mm_state_t *a, const mm_state_t *b)
 		assert_string_equal(na.reason, nb.reason);
 		assert_int_equal(na.used, nb.used);
 		assert_int_equal(na.failures, nb.failures);
+		assert_int_equal(na.up_ms, nb.up_ms);
+		assert_int_equal(na.up_since_ms, nb.up_since_ms);
+		assert_int_equal(na.col, nb.col);
 	}
 	for (; mm_job_next(a, id, &ja) == 0; id = ja.id + 1) {
 		assert_int_equal(mm_job_next(b, id, &jb), 0);
@@ -226,6 +321,7 @@ struct gen {
 	mm_job_spec_t spec;
 	const char *argv[3], *env[2], *files[1];
 	int32_t status[16];
+	mm_sched_conf_t sched;
 };
 
 static const char *pick(const char *const *v, size_t n)
@@ -272,6 +368,21 @@ static void gen_spec(struct gen *g)
 	sp->out_path = sp->batch ? "out.%j.%r" : NULL;
 	sp->err_path = rnd() % 3 ? NULL : "err.%j";
 	sp->time_limit_ms = rnd() % 3 ? 0 : 100 * (1 + rnd() % 6);
+}
+
+/* Scheduler settings: mostly valid (gang with up to 3 rows), now and
+ * then not (refused, and fewer rows than are busy is refused too). */
+static void gen_sched(struct gen *g)
+{
+	mm_sched_conf_t *c = &g->sched;
+
+	c->policy = (mm_policy_t)(rnd() % 10 ? 1 + rnd() % 3 : rnd() % 5);
+	c->mpl = c->policy == MM_POLICY_GANG ? 1 + (uint32_t)(rnd() % 3) : 1;
+	if (rnd() % 10 == 0)
+		c->mpl = (uint32_t)(rnd() % 18);
+	c->quantum_slices = 1 + (uint32_t)(rnd() % 4);
+	c->placement = (mm_placement_t)(rnd() % 10 ? 1 + rnd() % 2 :
+					rnd() % 4);
 }
 
 /* Mostly a job that holds cpus (where things happen), else a recent one,
@@ -329,10 +440,14 @@ static mm_op_t gen_op(struct gen *g, const mm_state_t *s)
 		op.code = MM_OP_JOB_FAILED;
 		op.job = gen_job(g, s);
 		op.reason = rnd() % 2 ? "launch failed" : NULL;
-	} else if (k < 88) {
+	} else if (k < 85) {
 		op.code = MM_OP_CANCEL;
 		op.job = gen_job(g, s);
 		op.uid = rnd() % 2 ? 0 : 1000 + (uint32_t)(rnd() % 3);
+	} else if (k < 88) {
+		gen_sched(g);
+		op.code = MM_OP_SCHED;
+		op.sched = &g->sched;
 	} else {
 		op.code = rnd() % 3 ? MM_OP_NODE_UP : MM_OP_NODE_DOWN;
 		op.node = (uint32_t)(rnd() % 9);
@@ -435,6 +550,31 @@ static mm_state_t *every_state(void)
 	return s;
 }
 
+/* Gang, two rows, quantum 3, MOLAR, and a node with a service history:
+ * job 1 (19 ranks) holds row 0 [0, 32); job 2 (8 ranks on n5) row 1
+ * [16, 24); job 3 (12 ranks: more than the 10 PEs of row 1's [0, 16))
+ * waits for a row. */
+static mm_state_t *gang_state(void)
+{
+	const mm_sched_conf_t c = { MM_POLICY_GANG, 2, 3, MM_PLACE_MOLAR };
+	mm_state_t *s = mkmachine(0);
+
+	assert_int_equal(mm_state_set_sched(s, &c), 0);
+	for (uint32_t i = 0; i < NNODES; i++)
+		must(s, (mm_op_t){ .code = MM_OP_NODE_UP,
+				   .node = node_ids[i] });
+	must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = 1, .now_ms = 500 });
+	must(s, (mm_op_t){ .code = MM_OP_NODE_DOWN, .node = 3,
+			   .reason = "reboot" });
+	must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = 2, .now_ms = 700 });
+	must(s, (mm_op_t){ .code = MM_OP_NODE_UP, .node = 3 });
+	submit(s, 19, NULL);
+	submit(s, 8, "5");
+	submit(s, 12, NULL);
+	must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = 3, .now_ms = 900 });
+	return s;
+}
+
 /* ------------------------------------------------------------------------ */
 
 static void test_empty_state_round_trips(void **state)
@@ -445,8 +585,13 @@ static void test_empty_state_round_trips(void **state)
 
 	(void)state;
 	assert_memory_equal(buf, "SMMS", 4);
-	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 1);
+	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 2);
 	assert_int_equal(buf[OFF_NWORLD], 8);
+	/* a new state's settings: fcfs, mpl 1, quantum 1, buddy */
+	assert_int_equal(buf[OFF_POLICY], MM_POLICY_FCFS);
+	assert_int_equal(get32(buf + OFF_MPL), 1);
+	assert_int_equal(get32(buf + OFF_QUANTUM), 1);
+	assert_int_equal(buf[OFF_PLACEMENT], MM_PLACE_BUDDY);
 	assert_int_equal(buf[OFF_NNODES], NNODES);
 	assert_int_equal(buf[OFF_NODE(0)], 0); /* ascending world id */
 	free(buf);
@@ -487,7 +632,7 @@ static void test_digest_is_the_hash_of_the_snapshot(void **state)
 static void test_decoded_state_continues_like_the_original(void **state)
 {
 	uint32_t seen[MM_JOB_CANCELLED + 1] = { 0 };
-	int snapshots = 0;
+	int snapshots = 0, shared = 0;
 
 	(void)state;
 	fuzz_seed_begin(0x5a4e5407);
@@ -508,6 +653,7 @@ static void test_decoded_state_continues_like_the_original(void **state)
 				mm_state_destroy(b);
 				b = c;
 				snapshots++;
+				shared += mm_matrix_shared(b);
 				for (uint32_t id = 1;
 				     mm_job_next(b, id, &j) == 0; id = j.id + 1)
 					seen[j.state]++;
@@ -517,8 +663,10 @@ static void test_decoded_state_continues_like_the_original(void **state)
 		mm_state_destroy(a);
 		mm_state_destroy(b);
 	}
-	/* snapshots were taken with jobs in every state */
+	/* snapshots were taken with jobs in every state, some of them
+	 * with jobs in more than one row */
 	assert_true(snapshots > 100);
+	assert_true(shared > 0);
 	for (int k = MM_JOB_PENDING; k <= MM_JOB_CANCELLED; k++)
 		assert_true(seen[k] > 0);
 }
@@ -552,8 +700,8 @@ static void test_every_job_state_round_trips(void **state)
 	assert_int_equal(mm_job_get(c, 8, &j), 0);
 	assert_int_equal(j.state, MM_JOB_STAGING);
 	assert_int_equal(mm_job_get(c, 9, &j), 0);
-	assert_string_equal(j.reason, "waiting for 1 free cpus (head of "
-			    "queue)");
+	assert_string_equal(j.reason, "head of queue: waiting for a free block "
+			    "of width 1 (1 rank)");
 	same_state(s, c);
 	mm_state_destroy(c);
 	mm_state_destroy(s);
@@ -586,6 +734,225 @@ static void test_job_placed_on_node_0_keeps_its_nodes(void **state)
 	mm_state_destroy(s);
 }
 
+/* Jobs in two rows under gang: the same bytes, the same matrix, and both
+ * go on alike (rows taking turns, the waiting job taking a freed row). */
+static void test_gang_state_with_two_rows_round_trips(void **state)
+{
+	mm_state_t *s = gang_state(), *c;
+	struct gen g = { .slice = 3, .last_job = 3 };
+	mm_node_t n;
+	mm_job_t j;
+
+	(void)state;
+	assert_int_equal(mm_job_get(s, 1, &j), 0);
+	assert_int_equal(j.row, 0);
+	assert_int_equal(j.width, 32);
+	assert_int_equal(mm_job_get(s, 2, &j), 0);
+	assert_int_equal(j.row, 1);
+	assert_int_equal(j.col, 16);
+	assert_int_equal(j.width, 8);
+	assert_int_equal(mm_job_get(s, 3, &j), 0);
+	assert_int_equal(j.state, MM_JOB_PENDING);
+	assert_true(mm_matrix_shared(s));
+	c = round_trip(s);
+	assert_int_equal(mm_matrix_digest(c), mm_matrix_digest(s));
+	assert_int_equal(mm_matrix_cell(c, 1, 16), 2);
+	assert_int_equal(mm_matrix_cell(c, 1, 15), 0);
+	assert_int_equal(mm_node_by_id(c, 3, &n), 0);
+	assert_int_equal(n.failures, 1);
+	assert_int_equal(n.up_ms, 500);
+	assert_int_equal(n.up_since_ms, 700);
+	assert_int_equal(n.col, 8);
+	for (uint64_t slice = 0; slice < 12; slice++)
+		assert_int_equal(mm_active_row(c, slice), (slice / 3) % 2);
+	/* job 1 ends: 3 takes row 0 in both */
+	apply_both(s, c, &(mm_op_t){ .code = MM_OP_CANCEL, .job = 1 }, &g);
+	apply_both(s, c, &(mm_op_t){ .code = MM_OP_TICK, .slice = 4,
+				     .now_ms = 1000 }, &g);
+	assert_int_equal(mm_job_get(c, 3, &j), 0);
+	assert_int_equal(j.state, MM_JOB_STAGING);
+	assert_int_equal(j.row, 0);
+	same_state(s, c);
+	mm_state_destroy(c);
+	mm_state_destroy(s);
+}
+
+/* Version 1 (before the matrix) loads while no job holds PEs, as the
+ * default settings; with a job holding PEs there is no block to give it
+ * and it is refused, saying so. */
+static void test_version_1_loads_only_without_jobs_holding_pes(void **state)
+{
+	mm_state_t *s = mkmachine(1), *c;
+	uint8_t *v2, *v1, *back;
+	size_t n, n1, m;
+	const char *err;
+	char want[64];
+
+	(void)state;
+	submit(s, 2, NULL); /* PENDING */
+	v2 = encode(s, &n);
+	v1 = to_v1(v2, n, &n1);
+	assert_int_equal(n1, n - 10 - 16 * NNODES - BLOCK_BYTES);
+	c = decode(v1, n1);
+	/* it is the same state: written as v2, the same bytes */
+	same_state(s, c);
+	back = encode(c, &m);
+	assert_int_equal(m, n);
+	assert_memory_equal(back, v2, n);
+	free(back);
+	free(v1);
+	free(v2);
+	mm_state_destroy(c);
+
+	must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = 1, .now_ms = 10 });
+	v2 = encode(s, &n);
+	v1 = to_v1(v2, n, &n1);
+	err = refused(v1, n1);
+	assert_non_null(strstr(err, "in job 1: a version 1 snapshot with a "
+			       "STAGING job: it has no matrix block; let the "
+			       "jobs end before upgrading"));
+	/* where its block would be: after its statuses, the end */
+	snprintf(want, sizeof(want), "at offset %zu,", n1);
+	assert_non_null(strstr(err, want));
+	free(v1);
+	free(v2);
+
+	/* ended: loads again */
+	must(s, (mm_op_t){ .code = MM_OP_JOB_EXITED, .job = 1, .nstatus = 2,
+			   .status = (const int32_t[]){ 0, 0 } });
+	v2 = encode(s, &n);
+	v1 = to_v1(v2, n, &n1);
+	c = decode(v1, n1);
+	same_state(s, c);
+	free(v1);
+	free(v2);
+	mm_state_destroy(c);
+	mm_state_destroy(s);
+}
+
+/* A block no scheduler could have made, refused at the block (or, for
+ * what follows from all the jobs, at the end, "in the matrix"). */
+static void test_impossible_blocks_are_refused_where_they_are(void **state)
+{
+	mm_state_t *s = gang_state();
+	uint8_t *buf, *t;
+	size_t n, at, pend;
+	char want[96];
+
+	(void)state;
+	buf = encode(s, &n);
+	t = malloc(n);
+	assert_non_null(t);
+	at = block_at(buf, n, 1, 16, 8); /* job 2's */
+	pend = n - BLOCK_BYTES;          /* job 3's: PENDING, all 0 */
+	assert_int_equal(get32(buf + pend + 8), 0);
+
+	memcpy(t, buf, n);
+	put32(t + at, 0); /* onto job 1's row */
+	snprintf(want, sizeof(want), "at offset %zu, in job 2: block row 0 "
+		 "[16, +8) overlaps job 1's", at);
+	assert_non_null(strstr(refused(t, n), want));
+
+	memcpy(t, buf, n);
+	put32(t + at + 4, 20); /* not a multiple of its width */
+	snprintf(want, sizeof(want), "at offset %zu, in job 2: block row 1 "
+		 "[20, +8) is not a buddy block of a 2 x 25 matrix", at);
+	assert_non_null(strstr(refused(t, n), want));
+
+	memcpy(t, buf, n);
+	put32(t + at, 2); /* a row beyond the mpl */
+	snprintf(want, sizeof(want), "at offset %zu, in job 2: block row 2 "
+		 "[16, +8) is not", at);
+	assert_non_null(strstr(refused(t, n), want));
+
+	memcpy(t, buf, n);
+	put32(t + at + 8, 6); /* not a power of two */
+	assert_non_null(strstr(refused(t, n), "block row 1 [16, +6) is not"));
+
+	memcpy(t, buf, n);
+	put32(t + at + 8, 64); /* wider than the matrix */
+	assert_non_null(strstr(refused(t, n), "block row 1 [16, +64) is not"));
+
+	memcpy(t, buf, n);
+	put32(t + at + 8, 0); /* a STAGING job without a block */
+	assert_non_null(strstr(refused(t, n), "block row 1 [16, +0) is not"));
+
+	memcpy(t, buf, n);
+	put32(t + pend + 8, 1); /* a PENDING job with one */
+	snprintf(want, sizeof(want), "at offset %zu, in job 3: a PENDING job "
+		 "has a block", pend);
+	assert_non_null(strstr(refused(t, n), want));
+
+	/* a whole, free buddy block, but not where job 2's ranks are */
+	memcpy(t, buf, n);
+	put32(t + at + 4, 0);
+	assert_non_null(strstr(refused(t, n), "in the matrix: job 2: rank 0 "
+				"on node 5 has no column of its own in the "
+				"job's block"));
+
+	/* one row fewer than job 2 needs */
+	memcpy(t, buf, n);
+	put32(t + OFF_MPL, 1);
+	snprintf(want, sizeof(want), "at offset %zu, in job 2: block row 1 "
+		 "[16, +8) is not a buddy block of a 1 x 25 matrix", at);
+	assert_non_null(strstr(refused(t, n), want));
+	free(t);
+	free(buf);
+	mm_state_destroy(s);
+}
+
+/* Settings mm_sched_check() refuses, refused at their offset. */
+static void test_invalid_settings_are_refused(void **state)
+{
+	static const struct {
+		size_t off;
+		uint32_t v;
+		int wide;
+		const char *says;
+	} bad[] = {
+		{ OFF_POLICY, 0, 0, "scheduling policy 0 does not exist" },
+		{ OFF_POLICY, 4, 0, "scheduling policy 4 does not exist" },
+		{ OFF_POLICY, 0xff, 0, "scheduling policy 255 does not" },
+		{ OFF_POLICY, MM_POLICY_FCFS, 0, "mpl 2 needs the gang" },
+		{ OFF_MPL, 0, 1, "mpl 0 is out of range" },
+		{ OFF_MPL, 17, 1, "mpl 17 is out of range" },
+		{ OFF_QUANTUM, 0, 1, "quantum of 0 slices is out of range" },
+		{ OFF_QUANTUM, MM_QUANTUM_MAX + 1, 1, "quantum of 1000001" },
+		{ OFF_PLACEMENT, 0, 0, "placement 0 does not exist" },
+		{ OFF_PLACEMENT, 3, 0, "placement 3 does not exist" },
+	};
+	mm_state_t *s = gang_state();
+	uint8_t *buf, *t;
+	size_t n;
+
+	(void)state;
+	buf = encode(s, &n);
+	t = malloc(n);
+	assert_non_null(t);
+	assert_int_equal(buf[OFF_POLICY], MM_POLICY_GANG);
+	assert_int_equal(get32(buf + OFF_MPL), 2);
+	assert_int_equal(get32(buf + OFF_QUANTUM), 3);
+	assert_int_equal(buf[OFF_PLACEMENT], MM_PLACE_MOLAR);
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		const char *err;
+
+		memcpy(t, buf, n);
+		if (bad[k].wide)
+			put32(t + bad[k].off, bad[k].v);
+		else
+			t[bad[k].off] = (uint8_t)bad[k].v;
+		err = refused(t, n);
+		assert_non_null(strstr(err, "at offset 26, in the header: "
+				       "scheduler settings: "));
+		if (!strstr(err, bad[k].says))
+			fail_msg("\"%s\" does not say \"%s\"", err,
+				 bad[k].says);
+	}
+	free(t);
+	free(buf);
+	mm_state_destroy(s);
+}
+
 static void test_foreign_version_is_refused(void **state)
 {
 	mm_state_t *s = mkmachine(1);
@@ -594,16 +961,16 @@ static void test_foreign_version_is_refused(void **state)
 	const char *err;
 
 	(void)state;
-	buf[OFF_VERSION] = 2;
+	buf[OFF_VERSION] = 3;
 	err = refused(buf, n);
-	assert_non_null(strstr(err, "version 2"));
+	assert_non_null(strstr(err, "version 3"));
 	assert_non_null(strstr(err, "offset 4"));
-	assert_non_null(strstr(err, "reads version 1 and older"));
+	assert_non_null(strstr(err, "reads version 2 and older"));
 	buf[OFF_VERSION] = 0;
 	assert_non_null(strstr(refused(buf, n), "version 0"));
-	buf[OFF_VERSION] = 1;
-	buf[OFF_VERSION + 1] = 1; /* 257 */
-	assert_non_null(strstr(refused(buf, n), "version 257"));
+	buf[OFF_VERSION] = 2;
+	buf[OFF_VERSION + 1] = 1; /* 258 */
+	assert_non_null(strstr(refused(buf, n), "version 258"));
 	buf[OFF_VERSION + 1] = 0;
 	buf[0] = 'X';
 	err = refused(buf, n);
@@ -630,23 +997,26 @@ static void test_inconsistent_fields_are_refused_where_they_are(void **state)
 				"world size 0"));
 	memcpy(t, buf, n);
 	put32(t + OFF_NNODES, 9);
-	assert_non_null(strstr(refused(t, n), "offset 26, in the header: 9 "
+	assert_non_null(strstr(refused(t, n), "offset 36, in the header: 9 "
 				"compute nodes"));
 	memcpy(t, buf, n);
 	put32(t + OFF_NODE(0), 8); /* beyond the world */
-	assert_non_null(strstr(refused(t, n), "offset 30, in node 0: world "
+	assert_non_null(strstr(refused(t, n), "offset 40, in node 0: world "
 				"id 8"));
 	memcpy(t, buf, n);
 	put32(t + OFF_NODE(0), 1); /* equal to the next one's */
-	assert_non_null(strstr(refused(t, n), "offset 53, in node 1: world "
+	assert_non_null(strstr(refused(t, n), "offset 79, in node 1: world "
 				"id 1 after 1"));
 	memcpy(t, buf, n);
-	t[OFF_NODE(1) + OFF_STATE] = MM_NODE_DOWN; /* under jobs 1 and 7 */
-	assert_non_null(strstr(refused(t, n), "rank 2 of a STAGING job is "
-				"on node 1, which is DOWN"));
+	t[OFF_NODE(1) + OFF_STATE] = MM_NODE_DOWN; /* under job 1 */
+	assert_non_null(strstr(refused(t, n), "in job 1: rank 0 of a STAGING "
+				"job is on node 1, which is DOWN"));
 	memcpy(t, buf, n);
-	put32(t + OFF_NODE(1) + OFF_CPUS, 1); /* job 1 has a rank there */
-	assert_non_null(strstr(refused(t, n), "puts node 1 over its 1 cpus"));
+	/* job 1's 3 ranks on node 1's 4 cpus, block [4, 8): with 1 cpu the
+	 * node has one column, 2, and the block is node 3's */
+	put32(t + OFF_NODE(1) + OFF_CPUS, 1);
+	assert_non_null(strstr(refused(t, n), "in the matrix: job 1: rank 0 "
+				"on node 1 has no column of its own"));
 	memcpy(t, buf, n);
 	t[n] = 0; /* one byte too many */
 	assert_non_null(strstr(refused(t, n + 1), "1 bytes after the last"));
@@ -698,8 +1068,16 @@ static void test_decode_and_encode_check_their_arguments(void **state)
 	mm_state_destroy(s);
 }
 
+/* The most matrix columns a decoded state is driven on.  A node's cpus
+ * may be mutated up to the 2^24 PEs mm_state_create() allows, and
+ * placing a job looks at every column of every block width: seconds per
+ * TICK on such a machine (and far more under ASan).  Those states are
+ * decoded, re-encoded and checked all the same. */
+#define DRIVE_COLS_MAX 4096
+
 /* Decode t, which must not crash; if accepted it must encode back to
- * exactly t, decode again, and run. */
+ * exactly t (a version 1 input: to the v2 bytes of the same state),
+ * decode again, and run. */
 static int decode_checked(const uint8_t *t, size_t len)
 {
 	char err[256];
@@ -715,13 +1093,27 @@ static int decode_checked(const uint8_t *t, size_t len)
 		return 0;
 	}
 	back = encode(s, &m);
-	assert_int_equal(m, len);
-	assert_memory_equal(back, t, len);
-	again = decode(back, m);
+	if (t[OFF_VERSION] == 1 && t[OFF_VERSION + 1] == 0) {
+		uint8_t *back2;
+		size_t m2;
+
+		again = decode(back, m);
+		back2 = encode(again, &m2);
+		assert_int_equal(m2, m);
+		assert_memory_equal(back2, back, m);
+		free(back2);
+	} else {
+		assert_int_equal(m, len);
+		assert_memory_equal(back, t, len);
+		again = decode(back, m);
+	}
 	assert_int_equal(mm_digest(again), mm_digest(s));
+	if (mm_matrix_check(s, err, sizeof(err)))
+		fail_msg("accepted an inconsistent matrix: %s", err);
 	/* what the state machine asserts must hold in it: drive it (each
 	 * node down, a tick, up, a tick: cpus released, jobs placed) */
-	for (uint32_t node = 0; node < 8; node++) {
+	for (uint32_t node = 0; mm_matrix_cols(s) <= DRIVE_COLS_MAX &&
+	     node < 8; node++) {
 		const mm_op_t ops[] = {
 			{ .code = MM_OP_NODE_DOWN, .node = node },
 			{ .code = MM_OP_TICK, .slice = mm_slice(s) + 1,
@@ -731,8 +1123,11 @@ static int decode_checked(const uint8_t *t, size_t len)
 			  .now_ms = UINT64_MAX / 2 },
 		};
 
-		for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+		for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
 			mm_apply(s, &ops[k], NULL);
+			if (mm_matrix_check(s, err, sizeof(err)))
+				fail_msg("after op %d: %s", ops[k].code, err);
+		}
 	}
 	free(back);
 	mm_state_destroy(again);
@@ -762,18 +1157,23 @@ static void test_decode_refuses_every_truncation(void **state)
 static void test_decode_survives_random_mutations(void **state)
 {
 	mm_state_t *s;
-	uint8_t *base;
-	size_t n;
+	uint8_t *bases[2];
+	size_t ns[2];
 	int accepted = 0;
 
 	(void)state;
 	fuzz_seed_begin(0xf1195);
+	/* one row under fcfs, and two rows under gang */
 	s = every_state();
-	base = encode(s, &n);
+	bases[0] = encode(s, &ns[0]);
+	mm_state_destroy(s);
+	s = gang_state();
+	bases[1] = encode(s, &ns[1]);
 	mm_state_destroy(s);
 	for (int iter = 0; iter < 20000; iter++) {
+		const uint8_t *base = bases[iter % 2];
+		size_t n = ns[iter % 2], len = n;
 		uint8_t *t = exactly(base, n), *u;
-		size_t len = n;
 		int nmut = 1 + (int)(rnd() % 3);
 
 		for (int k = 0; k < nmut && len > 0; k++) {
@@ -808,7 +1208,8 @@ static void test_decode_survives_random_mutations(void **state)
 	}
 	/* some mutations (a uid, a time) still decode: that path ran */
 	assert_true(accepted > 0);
-	free(base);
+	free(bases[0]);
+	free(bases[1]);
 }
 
 static void test_decode_survives_random_buffers(void **state)
@@ -822,10 +1223,18 @@ static void test_decode_survives_random_buffers(void **state)
 		assert_non_null(t);
 		for (size_t k = 0; k < len; k++)
 			t[k] = (uint8_t)rnd();
-		if (len >= 30 && iter % 2) { /* a plausible header */
+		if (len >= 40 && iter % 2) { /* a plausible v2 header */
+			memcpy(t, "SMMS\2\0", 6);
+			put32(t + OFF_NWORLD, 1 + (uint32_t)(rnd() % 16));
+			t[OFF_POLICY] = (uint8_t)(1 + rnd() % 3);
+			put32(t + OFF_MPL, 1 + (uint32_t)(rnd() % 2));
+			put32(t + OFF_QUANTUM, 1 + (uint32_t)(rnd() % 2));
+			t[OFF_PLACEMENT] = (uint8_t)(1 + rnd() % 2);
+			put32(t + OFF_NNODES, (uint32_t)(rnd() % 3));
+		} else if (len >= 30 && iter % 4 == 0) { /* v1 */
 			memcpy(t, "SMMS\1\0", 6);
 			put32(t + OFF_NWORLD, 1 + (uint32_t)(rnd() % 16));
-			put32(t + OFF_NNODES, (uint32_t)(rnd() % 3));
+			put32(t + OFF_POLICY, (uint32_t)(rnd() % 3));
 		}
 		decode_checked(t, len);
 		free(t);
@@ -841,6 +1250,12 @@ int main(void)
 			test_decoded_state_continues_like_the_original),
 		cmocka_unit_test(test_every_job_state_round_trips),
 		cmocka_unit_test(test_job_placed_on_node_0_keeps_its_nodes),
+		cmocka_unit_test(test_gang_state_with_two_rows_round_trips),
+		cmocka_unit_test(
+			test_version_1_loads_only_without_jobs_holding_pes),
+		cmocka_unit_test(
+			test_impossible_blocks_are_refused_where_they_are),
+		cmocka_unit_test(test_invalid_settings_are_refused),
 		cmocka_unit_test(test_foreign_version_is_refused),
 		cmocka_unit_test(
 			test_inconsistent_fields_are_refused_where_they_are),
