@@ -3,14 +3,23 @@
  * file chunks multicast into its ring (counting them in gv_consumed, which
  * the manager's COMPARE-AND-WRITE reads for flow control), and at every
  * heartbeat — a slice boundary — reconciles its jobs with the block's
- * level-triggered list (start what must run, kill and forget what is not
- * listed) and sends its queued output and exit records to the manager.
+ * level-triggered list (start what must run, stop what must not run now,
+ * kill and forget what is not listed) and sends its queued output and
+ * exit records to the manager.
  *
- *   job here | listed RUN        | listed STAGING | not listed
- *   ---------+-------------------+----------------+-------------------
- *   staged   | start ranks       | keep           | forget (rm files)
- *   running  | keep              | keep           | kill, forget
- *   ended    | report, then done | -              | forget
+ *   job here | listed RUN        | listed STOP      | STAGING | not listed
+ *   ---------+-------------------+------------------+---------+------------
+ *   staged   | start ranks       | keep, unstarted  | keep    | forget
+ *   running  | keep              | SIGSTOP (gang.c) | keep    | kill, forget
+ *   stopped  | SIGCONT (gang.c)  | keep             | keep    | kill, forget
+ *   ended    | report, then done | report, then done| -       | forget
+ *
+ * (A job whose manifest has arrived but that no heartbeat has listed yet
+ * survives one heartbeat that does not list it: see on_heartbeat.)
+ *
+ * A context switch stops the outgoing jobs before it continues or starts
+ * the incoming ones.  When nothing changes (every job RUN and running, as
+ * at MPL 1) the switch sends no signal: no system call at all.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -177,6 +186,7 @@ struct nm_job *nm_job_new(struct nm *nm, uint32_t id, st_manifest_t *m)
 	j->nm = nm;
 	j->id = id;
 	j->m = m;
+	j->grace = 1;
 	snprintf(j->dir, sizeof(j->dir), "%s/%s-%s/job-%u", nm->cfg.ramdisk,
 		 nm->cfg.cluster, nm->host->name, id);
 	j->next = nm->jobs;
@@ -238,18 +248,29 @@ static void on_heartbeat(struct nm *nm)
 	}
 	nm->slice = slice;
 	sp_gvar_write_local(nm->w, nm->lay.gv_slice, (int64_t)slice);
+	/* 1. what each job must be now; the unlisted go — except a job
+	 * never listed yet: the manager has one heartbeat in flight at a
+	 * time, and the one in flight when the job's staging began (which
+	 * does not list it) can land after the job's first chunks */
 	for (j = nm->jobs; j; j = next) {
-		int state = 0;
-
 		next = j->next;
+		j->want = 0;
 		for (uint32_t i = 0; i < n; i++)
 			if (list[i].job == j->id)
-				state = list[i].state;
-		if (!state) {
-			job_forget(nm, j);
+				j->want = list[i].state;
+		if (j->want || j->grace) {
+			j->grace = 0;
 			continue;
 		}
-		if (state == ST_HB_RUN && !j->started && j->written) {
+		qb_log(LOG_DEBUG, "job %u: not listed at slice %llu, forgotten",
+		       j->id, (unsigned long long)slice);
+		job_forget(nm, j);
+	}
+	/* 2. the switch: outgoing jobs stopped, then incoming continued */
+	nm_gang_switch(nm);
+	/* 3. jobs at their first RUN start, after the stops */
+	for (j = nm->jobs; j; j = j->next) {
+		if (j->want == ST_HB_RUN && !j->started && j->written) {
 			char err[256];
 
 			qb_log(LOG_DEBUG, "job %u: RUN at slice %llu", j->id,
@@ -453,6 +474,17 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	qb_loop_poll_add(nm.loop, QB_LOOP_HIGH, nm.nfd, POLLIN, &nm, on_notify);
 	qb_loop_signal_add(nm.loop, QB_LOOP_HIGH, SIGCHLD, &nm, on_signal, &sh);
+	{
+		struct sigaction sa;
+
+		/* a rank stopped or continued by a context switch is no news:
+		 * SIGCHLD only for exits (libqb installs it without
+		 * SA_NOCLDSTOP; this keeps its handler and adds the flag) */
+		if (sigaction(SIGCHLD, NULL, &sa) == 0) {
+			sa.sa_flags |= SA_NOCLDSTOP;
+			sigaction(SIGCHLD, &sa, NULL);
+		}
+	}
 	qb_loop_signal_add(nm.loop, QB_LOOP_HIGH, SIGTERM, &nm, on_signal, &sh);
 	qb_loop_signal_add(nm.loop, QB_LOOP_HIGH, SIGINT, &nm, on_signal, &sh);
 	if (getenv("STORM_TEST_CONTROLS") &&

@@ -32,6 +32,11 @@ struct nm_job {
 	char dir[1200];
 	int written;       /* files on the ramdisk */
 	int started;
+	int stopped;       /* its ranks were last sent SIGSTOP (gang.c) */
+	int sig_warned;    /* a failed stop/continue was logged (gang.c) */
+	uint8_t want;      /* state in this heartbeat: ST_HB_*, 0 unlisted */
+	int grace;         /* 1 until first listed: one unlisted heartbeat,
+			    * sent before its staging began, is forgiven */
 	int reported;      /* EXIT records queued */
 	int done;          /* done gvar set */
 	uint32_t nlocal;
@@ -73,6 +78,10 @@ struct nm {
 /* ring.c */
 void nm_take_chunks(struct nm *nm);
 void nm_stage_forget(struct nm *nm, struct nm_job *j);
+/* gang.c: stop the started jobs whose want is ST_HB_STOP, then continue
+ * the stopped ones whose want is ST_HB_RUN; no system call for a job
+ * whose processes already match (main loop only) */
+void nm_gang_switch(struct nm *nm);
 /* launch.c */
 int nm_job_start(struct nm *nm, struct nm_job *j, char *err, size_t errlen);
 void nm_job_kill(struct nm *nm, struct nm_job *j);

@@ -74,6 +74,8 @@ static void stage_begin_files(struct nm *nm, st_manifest_t *m)
 		stage_fail(nm, "out of memory", 0);
 		return;
 	}
+	qb_log(LOG_DEBUG, "job %u: manifest in, %u file(s) to write",
+	       j->id, m->nfiles);
 	nm->stg_j = j;
 	nm->stg_file = 0;
 	nm->stg_foff = 0;

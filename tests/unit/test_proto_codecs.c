@@ -52,7 +52,8 @@ static void fill_jobs(st_hb_job_t *jobs, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		jobs[i].job = i * 2654435761u;
-		jobs[i].state = i % 2 ? ST_HB_RUN : ST_HB_STAGING;
+		jobs[i].state = i % 3 == 0 ? ST_HB_STAGING :
+				i % 3 == 1 ? ST_HB_RUN : ST_HB_STOP;
 	}
 }
 
@@ -62,7 +63,7 @@ static int encode_hb(uint8_t *buf, size_t cap, uint64_t slice, uint32_t n)
 	return st_hb_encode(buf, cap, slice, hb_in, n);
 }
 
-static void test_hb_round_trips_0_1_1000_jobs_both_states(void **state)
+static void test_hb_round_trips_0_1_1000_jobs_every_state(void **state)
 {
 	static const uint32_t counts[] = { 0, 1, 2, 1000, ST_HB_MAX_JOBS };
 	static const uint64_t slices[] = { 0, 1, UINT64_MAX, 0x0123456789abcdefULL };
@@ -194,7 +195,7 @@ static void test_hb_decode_rejects_more_than_max_jobs(void **state)
 
 static void test_hb_decode_rejects_bad_state_byte(void **state)
 {
-	static const uint8_t states[] = { 0, 3, 4, 0x81, 0xff };
+	static const uint8_t states[] = { 0, 4, 5, 0x81, 0xff };
 	static const uint32_t where[] = { 0, 4, 9 };
 	uint8_t buf[HB_LEN(10)];
 	uint64_t slice;
@@ -207,6 +208,50 @@ static void test_hb_decode_rejects_bad_state_byte(void **state)
 					 (int)sizeof(buf));
 			buf[16 + 5 * where[w] + 4] = states[s];
 			assert_int_equal(st_hb_decode(buf, sizeof(buf), &slice,
+						      hb_out, &n),
+					 -STORM_EPROTO);
+			assert_int_equal(n, 777);
+		}
+	}
+}
+
+/* STOP (3) is a state of its own: a block of STOP jobs, or STOP beside
+ * RUN (a context switch), decodes as sent; the next value, 4, is still
+ * malformed wherever it stands beside them. */
+static void test_hb_stop_state_decodes_and_state_4_is_rejected(void **state)
+{
+	static const uint8_t mixes[][4] = {
+		{ ST_HB_STOP, ST_HB_STOP, ST_HB_STOP, ST_HB_STOP },
+		{ ST_HB_RUN, ST_HB_STOP, ST_HB_STOP, ST_HB_RUN },
+		{ ST_HB_STOP, ST_HB_STAGING, ST_HB_RUN, ST_HB_STOP },
+	};
+	uint8_t buf[HB_LEN(4)];
+	uint64_t slice;
+	uint32_t n;
+
+	(void)state;
+	for (size_t m = 0; m < sizeof(mixes) / sizeof(mixes[0]); m++) {
+		for (uint32_t i = 0; i < 4; i++)
+			hb_in[i] = (st_hb_job_t){ 100 + i, mixes[m][i] };
+		assert_int_equal(st_hb_encode(buf, sizeof(buf), 9, hb_in, 4),
+				 (int)sizeof(buf));
+		n = 777;
+		assert_int_equal(st_hb_decode(buf, sizeof(buf), &slice, hb_out,
+					      &n), 0);
+		assert_int_equal(n, 4);
+		assert_true(slice == 9);
+		for (uint32_t i = 0; i < 4; i++) {
+			assert_int_equal(hb_out[i].job, 100 + i);
+			assert_int_equal(hb_out[i].state, mixes[m][i]);
+		}
+		/* one state byte one past STOP: the whole block is refused */
+		for (uint32_t at = 0; at < 4; at++) {
+			uint8_t bad[HB_LEN(4)];
+
+			memcpy(bad, buf, sizeof(bad));
+			bad[16 + 5 * at + 4] = ST_HB_STOP + 1;
+			n = 777;
+			assert_int_equal(st_hb_decode(bad, sizeof(bad), &slice,
 						      hb_out, &n),
 					 -STORM_EPROTO);
 			assert_int_equal(n, 777);
@@ -935,7 +980,8 @@ static int fuzz_hb(const uint8_t *p, size_t n)
 		FUZZ_CHECK(HB_LEN(njobs) <= n);
 		for (uint32_t i = 0; i < njobs; i++)
 			FUZZ_CHECK(hb_out[i].state == ST_HB_STAGING ||
-				   hb_out[i].state == ST_HB_RUN);
+				   hb_out[i].state == ST_HB_RUN ||
+				   hb_out[i].state == ST_HB_STOP);
 		/* canonical: it re-encodes to the very bytes decoded */
 		FUZZ_CHECK(st_hb_encode(re, sizeof(re), slice, hb_out, njobs) ==
 			   (int)HB_LEN(njobs));
@@ -1076,12 +1122,13 @@ static void test_codecs_fuzz_decoders_never_crash(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hb_round_trips_0_1_1000_jobs_both_states),
+		cmocka_unit_test(test_hb_round_trips_0_1_1000_jobs_every_state),
 		cmocka_unit_test(test_hb_encode_short_cap_is_enospc),
 		cmocka_unit_test(test_hb_decode_rejects_wrong_magic),
 		cmocka_unit_test(test_hb_decode_rejects_every_truncation),
 		cmocka_unit_test(test_hb_decode_rejects_more_than_max_jobs),
 		cmocka_unit_test(test_hb_decode_rejects_bad_state_byte),
+		cmocka_unit_test(test_hb_stop_state_decodes_and_state_4_is_rejected),
 		cmocka_unit_test(test_chunk_hdr_round_trips),
 		cmocka_unit_test(test_chunk_hdr_rejects_index_not_below_total),
 		cmocka_unit_test(test_chunk_hdr_rejects_len_past_slot),
