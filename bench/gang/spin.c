@@ -9,8 +9,11 @@
  * context switches cost, and it must be a fixed amount of work, not a fixed
  * time, so that a rank stopped half of the time takes twice as long.
  *
- * Usage: gang-spin ITERATIONS
- *   Runs ITERATIONS rounds of a 64-bit LCG step mixed with a xorshift (a
+ * Usage: gang-spin ITERATIONS [AT_NS]
+ *   With AT_NS (a CLOCK_MONOTONIC time in ns), first sleeps until then, so
+ *   that the ranks of jobs launched at different moments start their work
+ *   together and no launch falls inside the timed part.  Then runs
+ *   ITERATIONS rounds of a 64-bit LCG step mixed with a xorshift (a
  *   dependency chain the compiler can neither remove nor vectorise: the
  *   result is printed), then prints one JSON line on stdout:
  *     {"job":J,"rank":R,"iters":N,"start_ns":S,"end_ns":E,"wall_ms":W,
@@ -31,6 +34,7 @@
  *
  * Exit status: 0 done; 2 bad usage.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,8 +89,8 @@ int main(int argc, char **argv)
 	uint64_t iters, x, start, end, cpu0, cpu1, last, gaps = 0, gap_ns = 0;
 	char *endp;
 
-	if (argc != 2 || !argv[1][0]) {
-		fprintf(stderr, "usage: gang-spin ITERATIONS\n");
+	if (argc < 2 || argc > 3 || !argv[1][0]) {
+		fprintf(stderr, "usage: gang-spin ITERATIONS [AT_NS]\n");
 		return 2;
 	}
 	iters = strtoull(argv[1], &endp, 10);
@@ -94,6 +98,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gang-spin: ITERATIONS must be a positive "
 			"integer, not \"%s\"\n", argv[1]);
 		return 2;
+	}
+	if (argc == 3) {
+		uint64_t at = strtoull(argv[2], &endp, 10);
+		struct timespec ts = { (time_t)(at / 1000000000u),
+				       (long)(at % 1000000000u) };
+
+		if (*endp || !argv[2][0]) {
+			fprintf(stderr, "gang-spin: AT_NS must be a "
+				"CLOCK_MONOTONIC time in ns, not \"%s\"\n",
+				argv[2]);
+			return 2;
+		}
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				       NULL) == EINTR)
+			;
 	}
 	x = iters ^ 0x9e3779b97f4a7c15u;
 	start = last = ns_of(CLOCK_MONOTONIC);
