@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,9 @@ static pid_t spawn_rank(struct nm *nm, struct nm_job *j, uint32_t rank,
 	pid = vfork();
 	if (pid == 0) {
 		setpgid(0, 0);
+		/* a rank runs at normal priority whatever the node manager's
+		 * (realtime in the configuration) */
+		sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ 0 });
 		/* a rank never outlives its node manager, even a killed one */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)

@@ -438,6 +438,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	st_log_setup(&nm.cfg, "storm-nm");
+	st_realtime(&nm.cfg, "storm-nm");
 	st_layout(&nm.cfg, &nm.lay);
 	nm.box = calloc(1, nm.lay.outbox_len);
 	nm.box_done = calloc(64, sizeof(uint32_t));

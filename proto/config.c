@@ -230,6 +230,8 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		return copy_str(p, k, v, c->sched_policy,
 				sizeof(c->sched_policy));
 	}
+	if (!strcmp(k, "realtime"))
+		return parse_u32(p, k, v, 0, 99, &c->realtime);
 	if (!strcmp(k, "mpl"))
 		return parse_u32(p, k, v, 1, 16, &c->mpl);
 	if (!strcmp(k, "quantum_us"))

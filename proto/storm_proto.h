@@ -70,6 +70,7 @@ typedef struct st_config {
 	uint32_t quantum_us;      /* gang: a row's turn, a multiple of
 				   * slice_us */
 	char placement[16];       /* buddy | molar */
+	uint32_t realtime;        /* 0, or the daemons' SCHED_FIFO priority */
 	char run_dir[1024];       /* sockets, pid files, logs */
 	char log_target[1024];    /* stderr | syslog | file path */
 	int log_level;            /* LOG_ERR .. LOG_DEBUG */
@@ -78,6 +79,11 @@ typedef struct st_config {
 	st_host_t *nodes;
 	uint32_t nnodes;
 } st_config_t;
+
+/** Make the calling process SCHED_FIFO at cfg->realtime (0: nothing),
+ * before it creates threads.  A refusal is logged and returned (-errno);
+ * the daemon goes on at normal priority. */
+ST_API int st_realtime(const st_config_t *cfg, const char *who);
 
 /** Read and check the configuration at path into *cfg (zeroed first).
  * Unknown sections or keys, bad values and missing required entries are

@@ -52,6 +52,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import stormlab  # noqa: E402
 
+# the daemons' SCHED_FIFO priority (docs/gang.md: at normal priority the
+# strobe and the switch lose the CPU to the spinning ranks); 0 = off
+REALTIME = int(os.environ.get("STORM_BENCH_REALTIME", "10"))
 PROVIDER = os.environ.get("STORM_BENCH_PROVIDER", "shm")
 
 # (a): quanta in ms; one rank's CPU work in seconds
@@ -310,6 +313,7 @@ def one_quantum(build, d, spin, iters, q_ms, reps, work_s):
     lab = stormlab.Lab(build, os.path.join(d, "gang-%s" % qkey(q_ms)),
                        managers=1, nodes=2, cpus=1, slice_us=slice_us,
                        extra=("provider = %s" % PROVIDER, "micro_slices = 1",
+                              "realtime = %d" % REALTIME,
                               "sched_policy = gang", "mpl = 2",
                               "quantum_us = %d" % q_us))
     timeout = 40 * work_s + 60 + 4 * q_ms / 1e3
@@ -441,6 +445,7 @@ def one_period(build, d, n, period, windows, window_s):
     lab = stormlab.Lab(build, os.path.join(d, "strobe-n%d-p%d" % (n, period)),
                        managers=1, nodes=n, cpus=1, slice_us=period,
                        extra=("provider = %s" % PROVIDER,
+                              "realtime = %d" % REALTIME,
                               "micro_slices = 1"))
     out, res = [], {"redone": 0}
 

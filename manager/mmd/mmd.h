@@ -148,6 +148,8 @@ struct mmd {
 	uint64_t micro, micro_late; /* micro-slices so far, and missed */
 	int timer_fd;             /* the strobe: a periodic timerfd */
 	int hb_inflight;
+	int hb_owed;           /* a slice passed while it was in flight: send
+				 * the current one as soon as it completes */
 	uint64_t hb_sent_slice, hb_done_slice; /* last heartbeat everyone got */
 	uint8_t *hb;
 	st_hb_job_t *hb_list; /* ST_HB_MAX_JOBS, built every slice */

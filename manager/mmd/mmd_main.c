@@ -220,6 +220,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	st_log_setup(&mm.cfg, "storm-mm");
+	st_realtime(&mm.cfg, "storm-mm");
 	mkdir(mm.cfg.run_dir, 0755);
 	st_layout(&mm.cfg, &mm.lay);
 	mm.nworld = mm.cfg.nmanagers + mm.cfg.nnodes;

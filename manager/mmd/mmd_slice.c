@@ -317,6 +317,8 @@ void mmd_box_agreed(struct mmd *mm, uint32_t node, const uint8_t *box,
 			   SP_EV_NONE, ST_EV_OUTACK, NULL, 0);
 }
 
+static void heartbeat(struct mmd *mm);
+
 int mmd_on_notify(int32_t fd, int32_t revents, void *data)
 {
 	struct mmd *mm = data;
@@ -338,6 +340,14 @@ int mmd_on_notify(int32_t fd, int32_t revents, void *data)
 		if (rc == 0 && mm->hb_inflight)
 			mm->hb_done_slice = mm->hb_sent_slice;
 		mm->hb_inflight = 0;
+	}
+	/* a slice boundary passed while the last heartbeat was in flight:
+	 * its commands (the active row above all) go now, late, rather than
+	 * at the next boundary — skipping every other heartbeat would show
+	 * the nodes the same gang row each time */
+	if (mm->master && mm->hb_owed && !mm->hb_inflight) {
+		mm->hb_owed = 0;
+		heartbeat(mm);
 	}
 	return 0;
 }
@@ -807,6 +817,7 @@ static void heartbeat(struct mmd *mm)
 		qb_log(LOG_DEBUG, "slice %llu: heartbeat late",
 		       (unsigned long long)mm->slice);
 		mm->hb_late++;
+		mm->hb_owed = 1;
 		return;
 	}
 	uint32_t na = mmd_active(mm);
@@ -888,6 +899,7 @@ void mmd_master_changed(struct mmd *mm, int master)
 	mm->slice = ((uint64_t)ts.tv_sec * 1000000u +
 		     (uint64_t)ts.tv_nsec / 1000u) / mm->cfg.slice_us;
 	mm->hb_inflight = 0;
+	mm->hb_owed = 0;
 	mm->hb_done_slice = 0;
 	mm->tick_inflight = 0;
 	mm->tick_wanted = 1;
