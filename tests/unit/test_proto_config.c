@@ -687,6 +687,8 @@ static void test_config_scheduler_settings(void **state)
 	expect_line_error("[cluster]\nmpl = 17\n" MINIMAL_HOSTS, 2, "mpl");
 	expect_line_error("[cluster]\nquantum_us = 50\n" MINIMAL_HOSTS, 2,
 			  "quantum_us");
+	expect_line_error("[cluster]\nrealtime = 100\n" MINIMAL_HOSTS, 2,
+			  "realtime");
 	/* mpl > 1 only with gang; a quantum of whole slices */
 	expect_file_error("[cluster]\nmpl = 2\n" MINIMAL_HOSTS, "[cluster]",
 			  "sched_policy = gang");
