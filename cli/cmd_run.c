@@ -230,7 +230,7 @@ static json_t *build_request(const struct sc_cmd *cmd,
 		case SC_OPT_TIME_LIMIT:
 			time_limit = sc_number_or_die(cmd->name,
 						      "option --time-limit", v,
-						      0, MAX_TIME_LIMIT_MS);
+						      1, MAX_TIME_LIMIT_MS);
 			break;
 		case SC_OPT_FILE: {
 			char *f;

@@ -133,8 +133,8 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	  "Add K=V to the job's environment; --export K passes this "        \
 	  "shell's value of K.  Repeatable; nothing else is exported." },    \
 	{ SC_OPT_TIME_LIMIT, "time-limit", "MS",                             \
-	  "End the job as FAILED once it has run MS milliseconds (0, the "   \
-	  "default: no limit)." },                                           \
+	  "End the job as FAILED once it has run MS milliseconds (1 or "     \
+	  "more; without the option: no limit)." },                          \
 	{ SC_OPT_FILE, "file", "PATH",                                       \
 	  "Send PATH to the nodes along with the program.  Repeatable." },   \
 	{ SC_OPT_NAME, "name", "NAME",                                       \

@@ -334,6 +334,7 @@ def test_bad_input(lab):
     # checks) or 1 (the manager refused it), a message either way
     for args, what in ((["-n", "99"], "ranks"), (["-n", "0"], "ranks"),
                        (["-n", "-2"], ""), (["--time-limit", "-5"], ""),
+                       (["--time-limit", "0"], "time-limit"),
                        (["--time-limit", "0x"], "")):
         r = stormctl(lab, "submit", *args, "/bin/true")
         check(r.returncode in (1, 2) and r.stderr.strip(), "submit %s: exit "
