@@ -484,6 +484,11 @@ static void check_strobe(struct mmd *mm)
 static void check_ends(struct mmd *mm)
 {
 	uint32_t n = mmd_active(mm);
+	/* a job of a gang row that is not running now cannot end by itself
+	 * (its processes are stopped): its compare waits for its turn, so
+	 * time-sharing costs the strobe no more compares than one row */
+	int shared = mm_matrix_shared(mm->st);
+	uint32_t row = shared ? mm_active_row(mm->st, mm->slice) : 0;
 	mm_job_t j;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -493,7 +498,7 @@ static void check_ends(struct mmd *mm)
 		int rc;
 
 		if (mm_job_get(mm->st, mm->active[i], &j) ||
-		    j.state != MM_JOB_RUNNING)
+		    j.state != MM_JOB_RUNNING || (shared && j.row != row))
 			continue;
 		rc = strobe_caw(mm, j.nodes,
 					  st_done_var(&mm->lay, j.id),
