@@ -395,25 +395,8 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("SIGTERM"))
     stormlab.run_in_private_netns()
     d = tempfile.mkdtemp(prefix="storm-gang-")
-    lab = None
-    ok = False
-    try:
-        lab = stormlab.Lab(build, d, **kw)
-        lab.up()
-        fn(lab)
-        ok = True
-    except Exception as e:  # noqa: BLE001 -- report any failure with logs
-        print("FAIL %s: %s" % (name, e), file=sys.stderr)
-        log = os.path.join(d, "storm.log")
-        if os.path.exists(log):
-            subprocess.run(["tail", "-40", log], stdout=sys.stderr)
-    finally:
-        if lab:
-            lab.stop()
-        if ok:
-            subprocess.run(["rm", "-rf", d])
-    print("%s %s" % ("PASS" if ok else "FAIL", name))
-    return 0 if ok else 1
+    return stormlab.run_test(name, d, lambda: stormlab.Lab(build, d, **kw),
+                             fn)
 
 
 if __name__ == "__main__":

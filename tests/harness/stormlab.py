@@ -357,6 +357,33 @@ def wait_for(pred, timeout, what):
     raise TimeoutError("timed out waiting for %s" % what)
 
 
+
+def run_test(name, d, make_lab, fn):
+    """A test's whole life: lab = make_lab() (not yet up), lab.up(),
+    fn(lab).  On failure, says why with the tail of the cluster's log;
+    pass or fail, stops every process the lab started; removes d if the
+    test passed (a failed one's directory stays for its logs).  Returns
+    the exit code: 0 pass, 1 fail."""
+    lab = None
+    ok = False
+    try:
+        lab = make_lab()
+        lab.up()
+        fn(lab)
+        ok = True
+    except Exception as e:  # noqa: BLE001 -- report any failure with logs
+        print("FAIL %s: %s" % (name, e), file=sys.stderr)
+        log = os.path.join(d, "storm.log")
+        if os.path.exists(log):
+            subprocess.run(["tail", "-40", log], stdout=sys.stderr)
+    finally:
+        if lab:
+            lab.stop()
+        if ok:
+            subprocess.run(["rm", "-rf", d])
+    print("%s %s" % ("PASS" if ok else "FAIL", name))
+    return 0 if ok else 1
+
 # ---- several head nodes (network namespaces) --------------------------------
 
 class MultiHost(Lab):

@@ -436,7 +436,7 @@ def main():
     build, name = sys.argv[1], sys.argv[2]
     fn, kw = TESTS[name]
     # meson's timeout sends SIGTERM: unwind so that every process started
-    # is stopped (finally below)
+    # is stopped (stormlab.run_test)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("SIGTERM"))
     multihost = "heads" in kw
     if not multihost:
@@ -445,9 +445,8 @@ def main():
         print("SKIP: needs root for network namespaces", file=sys.stderr)
         return 77
     d = tempfile.mkdtemp(prefix="storm-fault-")
-    lab = None
-    ok = False
-    try:
+
+    def make_lab():
         munge = kw.pop("munge", False)
         if munge:
             procs = stormlab.Procs()
@@ -458,21 +457,8 @@ def main():
         if munge:
             lab.p.procs["munged"] = procs.procs["munged"]
             lab.munge_socket = sock
-        lab.up()
-        fn(lab)
-        ok = True
-    except Exception as e:  # noqa: BLE001 -- report any failure with logs
-        print("FAIL %s: %s" % (name, e), file=sys.stderr)
-        log = os.path.join(d, "storm.log")
-        if os.path.exists(log):
-            subprocess.run(["tail", "-40", log], stdout=sys.stderr)
-    finally:
-        if lab:
-            lab.stop()
-        if ok:
-            subprocess.run(["rm", "-rf", d])
-    print("%s %s" % ("PASS" if ok else "FAIL", name))
-    return 0 if ok else 1
+        return lab
+    return stormlab.run_test(name, d, make_lab, fn)
 
 
 if __name__ == "__main__":
