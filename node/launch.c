@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -255,15 +256,24 @@ void nm_job_kill(struct nm *nm, struct nm_job *j)
 
 void nm_reap(struct nm *nm)
 {
+	struct rusage ru;
 	int st;
 	pid_t pid;
 
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+	/* wait4: each rank's usage goes to the manager with its status */
+	while ((pid = wait4(-1, &st, WNOHANG, &ru)) > 0) {
 		for (struct nm_job *j = nm->jobs; j; j = j->next)
 			for (uint32_t i = 0; i < j->nlocal; i++)
 				if (j->ranks[i].pid == pid) {
-					j->ranks[i].pid = 0;
-					j->ranks[i].status = st;
+					struct nm_rank *x = &j->ranks[i];
+
+					x->pid = 0;
+					x->status = st;
+					x->utime_us = (uint64_t)ru.ru_utime.tv_sec *
+						1000000u + (uint64_t)ru.ru_utime.tv_usec;
+					x->stime_us = (uint64_t)ru.ru_stime.tv_sec *
+						1000000u + (uint64_t)ru.ru_stime.tv_usec;
+					x->maxrss_kib = (uint64_t)ru.ru_maxrss;
 				}
 	}
 }

@@ -14,8 +14,12 @@
  *   stopped  | SIGCONT (gang.c)  | keep             | keep    | kill, forget
  *   ended    | report, then done | report, then done| -       | forget
  *
+ * "Not listed" counts only inside the block's window of job ids: a job
+ * outside it keeps what it was last listed with (the manager sweeps the
+ * window when more jobs hold PEs than one block lists; docs/manager.md).
+ * RUN or STOP follows from the job's row and the block's active row.
  * (A job whose manifest has arrived but that no heartbeat has listed yet
- * survives one heartbeat that does not list it: see on_heartbeat.)
+ * survives one heartbeat that does not list it: see reconcile.)
  *
  * A context switch stops the outgoing jobs before it continues or starts
  * the incoming ones.  When nothing changes (every job RUN and running, as
@@ -93,8 +97,19 @@ static void box_flush(struct nm *nm)
 	nm->box_ndone = 0;
 	for (size_t at = 0; at < off;) {
 		st_box_next(nm->pend, off, &at, &rec);
-		if (rec.type == ST_REC_EXIT || rec.type == ST_REC_FAIL)
-			nm->box_done[nm->box_ndone++ % 64] = rec.job;
+		if (rec.type != ST_REC_EXIT && rec.type != ST_REC_FAIL)
+			continue;
+		if (nm->box_ndone == nm->box_done_cap) {
+			uint32_t cap = nm->box_done_cap ? 2 * nm->box_done_cap
+							: 64;
+			uint32_t *d = realloc(nm->box_done, cap * sizeof(*d));
+
+			if (!d)
+				return; /* sent with the next box */
+			nm->box_done = d;
+			nm->box_done_cap = cap;
+		}
+		nm->box_done[nm->box_ndone++] = rec.job;
 	}
 	memcpy(nm->box + ST_BOX_HDR, nm->pend, off);
 	st_box_put_hdr(nm->box, ++nm->box_seq, (uint32_t)off);
@@ -136,13 +151,14 @@ static void box_flush(struct nm *nm)
  * done here (the manager's termination compare reads this). */
 static void box_delivered(struct nm *nm)
 {
-	for (uint32_t i = 0; i < nm->box_ndone && i < 64; i++) {
+	for (uint32_t i = 0; i < nm->box_ndone; i++) {
 		uint32_t job = nm->box_done[i];
 
 		for (struct nm_job *j = nm->jobs; j; j = j->next)
 			if (j->id == job && j->reported && !j->done) {
 				sp_gvar_write_local(nm->w,
-						    st_done_var(&nm->lay, job),
+						    st_done_var(&nm->lay,
+								j->done_slot),
 						    job);
 				j->done = 1;
 				qb_log(LOG_DEBUG, "job %u: done", job);
@@ -204,11 +220,13 @@ static void job_check_end(struct nm *nm, struct nm_job *j)
 		    j->ranks[i].fd[1] >= 0)
 			return;
 	for (uint32_t i = 0; i < j->nlocal; i++) {
-		int32_t st = j->ranks[i].status;
-		uint8_t b[4] = { (uint8_t)st, (uint8_t)(st >> 8),
-				 (uint8_t)(st >> 16), (uint8_t)(st >> 24) };
+		const struct nm_rank *x = &j->ranks[i];
+		st_exit_t e = { x->status, x->utime_us, x->stime_us,
+				x->maxrss_kib };
+		uint8_t b[ST_EXIT_LEN];
 
-		nm_queue_rec(nm, ST_REC_EXIT, j->id, j->ranks[i].rank, b, 4);
+		st_exit_encode(b, &e);
+		nm_queue_rec(nm, ST_REC_EXIT, j->id, x->rank, b, sizeof(b));
 	}
 	if (j->nlocal == 0)
 		nm_queue_rec(nm, ST_REC_EXIT, j->id, UINT32_MAX, NULL, 0);
@@ -234,38 +252,97 @@ void nm_jobs_changed(struct nm *nm)
 	box_flush(nm);
 }
 
+static int cmp_job(const void *a, const void *b)
+{
+	uint32_t x = (*(struct nm_job *const *)a)->id,
+		 y = (*(struct nm_job *const *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct nm_job *find_job(struct nm_job **v, size_t n, uint32_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (v[mid]->id == id)
+			return v[mid];
+		if (v[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The block's listing into the jobs: those listed take their state, row
+ * and done slot; those inside the window and not listed go — except a
+ * job never listed yet: the manager has one heartbeat in flight at a
+ * time, and the one in flight when the job's staging began (which does
+ * not list it) can land after the job's first chunks. */
+static void reconcile(struct nm *nm)
+{
+	const st_hb_t *hb = &nm->hb;
+	struct nm_job **v = NULL, *j, *next;
+	size_t n = 0;
+
+	for (j = nm->jobs; j; j = j->next)
+		n++;
+	if (n && !(v = malloc(n * sizeof(*v)))) {
+		qb_log(LOG_WARNING, "out of memory: heartbeat ignored");
+		return;
+	}
+	n = 0;
+	for (j = nm->jobs; j; j = j->next) {
+		j->seen = 0;
+		v[n++] = j;
+	}
+	qsort(v, n, sizeof(*v), cmp_job);
+	for (uint32_t i = 0; i < hb->njobs; i++) {
+		const st_hb_job_t *e = &hb->jobs[i];
+
+		if (!(j = find_job(v, n, e->job)))
+			continue;
+		j->seen = 1;
+		j->listed = e->state;
+		j->row = e->row;
+		j->done_slot = e->done < nm->lay.done_slots ? e->done : 0;
+	}
+	free(v);
+	for (j = nm->jobs; j; j = next) {
+		next = j->next;
+		if (!j->seen && j->id >= hb->lo && j->id <= hb->hi) {
+			if (j->grace) {
+				j->grace = 0;
+				continue;
+			}
+			qb_log(LOG_DEBUG, "job %u: not listed at slice %llu, "
+			       "forgotten", j->id,
+			       (unsigned long long)hb->slice);
+			job_forget(nm, j);
+			continue;
+		}
+		if (j->seen)
+			j->grace = 0;
+		j->want = j->listed ? st_hb_want(j->listed, j->row, hb->row)
+				    : 0;
+	}
+}
+
 static void on_heartbeat(struct nm *nm)
 {
-	st_hb_job_t *list = nm->hb_list;
-	uint32_t n = 0;
-	uint64_t slice;
-	struct nm_job *j, *next;
+	struct nm_job *j;
 
-	if (st_hb_decode(nm->gmem + nm->lay.hb, nm->lay.hb_len, &slice, list,
-			 &n)) {
+	if (st_hb_decode(nm->gmem + nm->lay.hb, nm->lay.hb_len, &nm->hb)) {
 		qb_log(LOG_WARNING, "malformed heartbeat block: ignored");
 		return;
 	}
-	nm->slice = slice;
-	sp_gvar_write_local(nm->w, nm->lay.gv_slice, (int64_t)slice);
-	/* 1. what each job must be now; the unlisted go — except a job
-	 * never listed yet: the manager has one heartbeat in flight at a
-	 * time, and the one in flight when the job's staging began (which
-	 * does not list it) can land after the job's first chunks */
-	for (j = nm->jobs; j; j = next) {
-		next = j->next;
-		j->want = 0;
-		for (uint32_t i = 0; i < n; i++)
-			if (list[i].job == j->id)
-				j->want = list[i].state;
-		if (j->want || j->grace) {
-			j->grace = 0;
-			continue;
-		}
-		qb_log(LOG_DEBUG, "job %u: not listed at slice %llu, forgotten",
-		       j->id, (unsigned long long)slice);
-		job_forget(nm, j);
-	}
+	nm->slice = nm->hb.slice;
+	sp_gvar_write_local(nm->w, nm->lay.gv_slice, (int64_t)nm->slice);
+	/* 1. what each job must be now; the unlisted go */
+	reconcile(nm);
 	/* 2. the switch: outgoing jobs stopped, then incoming continued */
 	nm_gang_switch(nm);
 	/* 3. jobs at their first RUN start, after the stops */
@@ -274,7 +351,7 @@ static void on_heartbeat(struct nm *nm)
 			char err[256];
 
 			qb_log(LOG_DEBUG, "job %u: RUN at slice %llu", j->id,
-			       (unsigned long long)slice);
+			       (unsigned long long)nm->slice);
 			if (nm_job_start(nm, j, err, sizeof(err)))
 				nm_job_fail(nm, j, err);
 		}
@@ -441,8 +518,8 @@ int main(int argc, char **argv)
 	st_realtime(&nm.cfg, "storm-nm");
 	st_layout(&nm.cfg, &nm.lay);
 	nm.box = calloc(1, nm.lay.outbox_len);
-	nm.box_done = calloc(64, sizeof(uint32_t));
-	nm.hb_list = calloc(ST_HB_MAX_JOBS, sizeof(*nm.hb_list));
+	nm.hb.jobs = calloc(st_hb_capacity(nm.lay.hb_len) + 1,
+			    sizeof(*nm.hb.jobs));
 	nm.stg_fd = -1;
 	{
 		struct timespec ts;
@@ -463,7 +540,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (!nm.box || !nm.box_done || !nm.hb_list ||
+	if (!nm.box || !nm.hb.jobs ||
 	    sp_nodeset_create(sp_node_count(nm.w), &nm.live)) {
 		qb_log(LOG_ERR, "out of memory");
 		rc = 1;
@@ -506,7 +583,7 @@ out:
 	sp_close(nm.w);
 	free(nm.box);
 	free(nm.box_done);
-	free(nm.hb_list);
+	free(nm.hb.jobs);
 	sp_nodeset_destroy(nm.live);
 	free(nm.pend);
 	free(nm.stg);

@@ -22,6 +22,7 @@ struct nm_rank {
 	pid_t pid;         /* 0 once reaped */
 	int fd[2];         /* stdout, stderr read ends; -1 at EOF */
 	int32_t status;    /* wait status once reaped */
+	uint64_t utime_us, stime_us, maxrss_kib; /* wait4()'s, once reaped */
 };
 
 struct nm_job {
@@ -34,9 +35,14 @@ struct nm_job {
 	int started;
 	int stopped;       /* its ranks were last sent SIGSTOP (gang.c) */
 	int sig_warned;    /* a failed stop/continue was logged (gang.c) */
-	uint8_t want;      /* state in this heartbeat: ST_HB_*, 0 unlisted */
+	uint8_t want;      /* what it must be now: ST_HB_STAGING/RUN/STOP,
+			    * from its last listing and the active row */
+	uint8_t listed;    /* as last listed: ST_HB_STAGING or ST_HB_ACTIVE */
+	uint16_t row;      /* its gang row, as last listed */
+	uint32_t done_slot; /* its done gvar, as last listed */
 	int grace;         /* 1 until first listed: one unlisted heartbeat,
 			    * sent before its staging began, is forgiven */
+	int seen;          /* listed in the heartbeat being applied */
 	int reported;      /* EXIT records queued */
 	int done;          /* done gvar set */
 	uint32_t nlocal;
@@ -68,9 +74,10 @@ struct nm {
 	uint64_t box_seq;
 	int box_inflight, box_acked, box_sent;
 	uint32_t *box_done; /* jobs whose EXIT records are in the box */
-	uint32_t box_ndone;
+	uint32_t box_ndone, box_done_cap;
 	uint64_t slice;
-	st_hb_job_t *hb_list; /* ST_HB_MAX_JOBS, decoded every heartbeat */
+	st_hb_t hb;           /* the last heartbeat decoded (its jobs: room
+			       * for st_hb_capacity(lay.hb_len)) */
 	sp_nodeset_t *live;   /* the view, when it changed */
 	uint64_t view_epoch;
 };

@@ -198,6 +198,8 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		return parse_u32(p, k, v, 4, 65536, &c->chunk_kib);
 	if (!strcmp(k, "slots"))
 		return parse_u32(p, k, v, 1, 64, &c->slots);
+	if (!strcmp(k, "heartbeat_kib"))
+		return parse_u32(p, k, v, 1, 1024, &c->heartbeat_kib);
 	if (!strcmp(k, "output_kib"))
 		return parse_u32(p, k, v, 4, 4096, &c->output_kib);
 	if (!strcmp(k, "ramdisk"))
@@ -348,6 +350,7 @@ static void defaults(st_config_t *c)
 	c->chunk_kib = 1024;
 	c->slots = 4;
 	c->output_kib = 64;
+	c->heartbeat_kib = 64;
 	strcpy(c->ramdisk, "/dev/shm/storm");
 	strcpy(c->state_dir, "/var/lib/storm");
 	strcpy(c->replication, "auto");

@@ -11,7 +11,7 @@
 
 #include "storm_proto.h"
 
-#define HB_MAGIC 0x31424853u  /* "SHB1" */
+#define HB_MAGIC 0x32424853u  /* "SHB2" */
 #define MF_MAGIC 0x31464d53u  /* "SMF1" */
 #define MF_MAX_STR (64u << 10)
 #define MF_MAX_ARR 65536u
@@ -44,45 +44,85 @@ static void wr_n(uint8_t *p, uint64_t v, unsigned n)
 
 /* ---- heartbeat ----------------------------------------------------------- */
 
-int st_hb_encode(uint8_t *buf, size_t cap, uint64_t slice,
-		 const st_hb_job_t *jobs, uint32_t njobs)
+/* magic u32 | slice u64 | row u16 | lo u32 | hi u32 | njobs u32 | pad u32
+ * then njobs x (job u32 | state u8 | row u16 | done u32) */
+int st_hb_encode(uint8_t *buf, size_t cap, const st_hb_t *hb)
 {
-	size_t need = 16 + (size_t)njobs * 5;
+	size_t need = ST_HB_HDR + (size_t)hb->njobs * ST_HB_ENTRY;
 
-	if (njobs > ST_HB_MAX_JOBS || need > cap)
+	if (need > cap || hb->njobs > st_hb_capacity(cap))
 		return -ENOSPC;
 	wr_n(buf, HB_MAGIC, 4);
-	wr_n(buf + 4, slice, 8);
-	wr_n(buf + 12, njobs, 4);
-	for (uint32_t i = 0; i < njobs; i++) {
-		wr_n(buf + 16 + 5 * i, jobs[i].job, 4);
-		buf[16 + 5 * i + 4] = jobs[i].state;
+	wr_n(buf + 4, hb->slice, 8);
+	wr_n(buf + 12, hb->row, 2);
+	wr_n(buf + 14, hb->lo, 4);
+	wr_n(buf + 18, hb->hi, 4);
+	wr_n(buf + 22, hb->njobs, 4);
+	wr_n(buf + 26, 0, 4);
+	for (uint32_t i = 0; i < hb->njobs; i++) {
+		uint8_t *e = buf + ST_HB_HDR + (size_t)ST_HB_ENTRY * i;
+
+		wr_n(e, hb->jobs[i].job, 4);
+		e[4] = hb->jobs[i].state;
+		wr_n(e + 5, hb->jobs[i].row, 2);
+		wr_n(e + 7, hb->jobs[i].done, 4);
 	}
 	return (int)need;
 }
 
-int st_hb_decode(const uint8_t *buf, size_t len, uint64_t *slice,
-		 st_hb_job_t *jobs, uint32_t *njobs)
+int st_hb_decode(const uint8_t *buf, size_t len, st_hb_t *hb)
 {
 	struct rd r = { buf, len, 0, 0 };
 	uint32_t n;
 
 	if (rd_n(&r, 4) != HB_MAGIC)
 		return -STORM_EPROTO;
-	*slice = rd_n(&r, 8);
+	hb->slice = rd_n(&r, 8);
+	hb->row = (uint16_t)rd_n(&r, 2);
+	hb->lo = (uint32_t)rd_n(&r, 4);
+	hb->hi = (uint32_t)rd_n(&r, 4);
 	n = (uint32_t)rd_n(&r, 4);
-	if (r.bad || n > ST_HB_MAX_JOBS)
+	rd_n(&r, 4);
+	if (r.bad || n > st_hb_capacity(len) || hb->lo > hb->hi)
 		return -STORM_EPROTO;
 	for (uint32_t i = 0; i < n; i++) {
-		jobs[i].job = (uint32_t)rd_n(&r, 4);
-		jobs[i].state = (uint8_t)rd_n(&r, 1);
-		if (jobs[i].state != ST_HB_STAGING && jobs[i].state != ST_HB_RUN &&
-		    jobs[i].state != ST_HB_STOP)
+		st_hb_job_t *j = &hb->jobs[i];
+
+		j->job = (uint32_t)rd_n(&r, 4);
+		j->state = (uint8_t)rd_n(&r, 1);
+		j->row = (uint16_t)rd_n(&r, 2);
+		j->done = (uint32_t)rd_n(&r, 4);
+		if (j->state != ST_HB_STAGING && j->state != ST_HB_ACTIVE)
 			r.bad = 1;
 	}
 	if (r.bad)
 		return -STORM_EPROTO;
-	*njobs = n;
+	hb->njobs = n;
+	return 0;
+}
+
+/* ---- exit records ------------------------------------------------------------ */
+
+void st_exit_encode(uint8_t out[ST_EXIT_LEN], const st_exit_t *e)
+{
+	wr_n(out, (uint32_t)e->status, 4);
+	wr_n(out + 4, e->utime_us, 8);
+	wr_n(out + 12, e->stime_us, 8);
+	wr_n(out + 20, e->maxrss_kib, 8);
+}
+
+int st_exit_decode(const uint8_t *p, size_t len, st_exit_t *e)
+{
+	struct rd r = { p, len, 0, 0 };
+
+	if (len != 4 && len != ST_EXIT_LEN)
+		return -STORM_EPROTO;
+	*e = (st_exit_t){ .status = (int32_t)(uint32_t)rd_n(&r, 4) };
+	if (len == ST_EXIT_LEN) {
+		e->utime_us = rd_n(&r, 8);
+		e->stime_us = rd_n(&r, 8);
+		e->maxrss_kib = rd_n(&r, 8);
+	}
 	return 0;
 }
 

@@ -6,8 +6,21 @@
  */
 #include "storm_proto.h"
 
-#define HB_LEN (64u << 10)
 #define ALIGN(x, a) (((x) + (a) - 1) / (a) * (a))
+
+uint32_t st_matrix_cols(const st_config_t *cfg)
+{
+	uint64_t c = 0;
+
+	for (uint32_t i = 0; i < cfg->nnodes; i++) {
+		uint64_t a = 1;
+
+		while (a < cfg->nodes[i].cpus)
+			a <<= 1;
+		c = (c + a - 1) / a * a + cfg->nodes[i].cpus;
+	}
+	return (uint32_t)c;
+}
 
 void st_layout(const st_config_t *cfg, st_layout_t *out)
 {
@@ -15,15 +28,16 @@ void st_layout(const st_config_t *cfg, st_layout_t *out)
 	uint64_t at;
 
 	out->hb = 0;
-	out->hb_len = HB_LEN;
-	at = HB_LEN;
+	out->hb_len = (cfg->heartbeat_kib ? cfg->heartbeat_kib : 64) << 10;
+	at = ALIGN(out->hb_len, 4096);
 	/* one cache line each: the node writes them, compares read them */
 	out->gv_slice = at;
 	out->gv_consumed = at + 64;
 	out->gv_outseq = at + 128;
 	out->outack = at + 192;
 	out->gv_done = at + 256;
-	at = ALIGN(at + 256 + 8 * ST_DONE_SLOTS, 4096);
+	out->done_slots = ST_DONE_ROWS * st_matrix_cols(cfg);
+	at = ALIGN(at + 256 + 8 * (uint64_t)out->done_slots, 4096);
 	out->chunk = cfg->chunk_kib << 10;
 	out->slots = cfg->slots;
 	out->ring = at;

@@ -58,6 +58,7 @@ typedef struct st_config {
 	uint32_t chunk_kib;       /* launch: bytes per file chunk */
 	uint32_t slots;           /* launch: ring slots per node */
 	uint32_t output_kib;      /* per-node output mailbox at the manager */
+	uint32_t heartbeat_kib;   /* heartbeat block: jobs listed per slice */
 	char ramdisk[1024];       /* tmpfs directory for binaries on nodes */
 	char state_dir[1024];     /* manager state: LMDB, one directory per
 				   * manager below it */
@@ -179,8 +180,10 @@ typedef struct st_layout {
 	uint32_t hb_len;
 	uint64_t gv_slice;    /* node: last slice applied */
 	uint64_t gv_consumed; /* node: file chunks written out (count) */
-	uint64_t gv_done;     /* node: ST_DONE_SLOTS gvars; slot job % slots
-			       * holds the job id once its ranks all ended */
+	uint64_t gv_done;     /* node: done_slots gvars; a job's slot (the
+			       * heartbeat names it: its matrix cell) holds
+			       * the job id once its ranks all ended here */
+	uint32_t done_slots;
 	uint64_t gv_outseq;   /* node: output records the manager has taken */
 	uint64_t outack;      /* node: manager's ack (int64 seq) lands here */
 	uint64_t ring;        /* file ring: slots x chunk bytes */
@@ -190,35 +193,76 @@ typedef struct st_layout {
 	uint64_t size;        /* total */
 } st_layout_t;
 
-#define ST_DONE_SLOTS 64
+/* Done slots: one per cell of the gang matrix (ST_DONE_ROWS rows, the
+ * largest MPL, x its columns).  A cell belongs to one job at a time, so
+ * every job holding PEs has a slot of its own, whatever its id. */
+#define ST_DONE_ROWS 16u
 ST_API void st_layout(const st_config_t *cfg, st_layout_t *out);
-static inline uint64_t st_done_var(const st_layout_t *l, uint32_t job)
+/** Matrix columns of cfg's nodes: each node's first column a multiple of
+ * its cpus rounded up to a power of two (as the manager's matrix lays
+ * them out; phantom columns between). */
+ST_API uint32_t st_matrix_cols(const st_config_t *cfg);
+static inline uint64_t st_done_var(const st_layout_t *l, uint32_t slot)
 {
-	return l->gv_done + 8u * (job % ST_DONE_SLOTS);
+	return l->gv_done + 8u * (slot < l->done_slots ? slot : 0);
 }
-
 
 /* ---- heartbeat block (manager -> nodes, at layout.hb, every slice) ------ */
 
-/* Level-triggered: the block lists every job that must exist on the nodes
- * now; a node kills and forgets any job it holds that is not listed. */
+/* Level-triggered.  The block carries the gang row whose turn it is and
+ * lists jobs with their row and done slot; it is complete over a window
+ * of job ids [lo, hi]: a node kills and forgets a job it holds inside
+ * the window that is not listed.  Jobs outside the window keep what they
+ * were last listed with.  When every active job fits, the window is
+ * every id; otherwise the manager sweeps it over the ids slice by slice,
+ * listing jobs that just changed in every block besides (docs/manager.md
+ * says how soon every job is listed again). */
 enum st_hb_job_state { ST_HB_STAGING = 1, ST_HB_RUN = 2,
 		       ST_HB_STOP = 3 /* staged/started, but its matrix row
 				       * is not active: processes stopped */ };
 
+/* In a block: STAGING, or ACTIVE (staged: runs while its row is the
+ * block's active row, or in every row when the block's row is
+ * ST_HB_ALL_ROWS).  st_hb_want() turns it into RUN or STOP. */
+#define ST_HB_ACTIVE 2
+#define ST_HB_ALL_ROWS 0xffffu
+
 typedef struct st_hb_job {
 	uint32_t job;
-	uint8_t state; /* st_hb_job_state */
+	uint8_t state;  /* ST_HB_STAGING or ST_HB_ACTIVE */
+	uint16_t row;   /* its gang matrix row */
+	uint32_t done;  /* its done slot */
 } st_hb_job_t;
 
-#define ST_HB_MAX_JOBS 4096
+typedef struct st_hb {
+	uint64_t slice;
+	uint16_t row;        /* active gang row, or ST_HB_ALL_ROWS */
+	uint32_t lo, hi;     /* the window the list is complete over */
+	uint32_t njobs;
+	st_hb_job_t *jobs;
+} st_hb_t;
 
-/** Encode/decode a heartbeat block.  encode: bytes or -ENOSPC.  decode: 0,
- * or -STORM_EPROTO for anything malformed (jobs must hold ST_HB_MAX_JOBS). */
-ST_API int st_hb_encode(uint8_t *buf, size_t cap, uint64_t slice,
-			const st_hb_job_t *jobs, uint32_t njobs);
-ST_API int st_hb_decode(const uint8_t *buf, size_t len, uint64_t *slice,
-			st_hb_job_t *jobs, uint32_t *njobs);
+#define ST_HB_HDR 30
+#define ST_HB_ENTRY 11
+/** Jobs a block of len bytes holds. */
+static inline uint32_t st_hb_capacity(size_t len)
+{
+	return len < ST_HB_HDR ? 0 : (uint32_t)((len - ST_HB_HDR) / ST_HB_ENTRY);
+}
+/** What a job of state/row must be under active row `active`. */
+static inline uint8_t st_hb_want(uint8_t state, uint16_t row, uint16_t active)
+{
+	if (state == ST_HB_STAGING)
+		return ST_HB_STAGING;
+	return active == ST_HB_ALL_ROWS || row == active ? ST_HB_RUN
+							 : ST_HB_STOP;
+}
+
+/** Encode a heartbeat block: bytes or -ENOSPC.  decode: 0, or
+ * -STORM_EPROTO for anything malformed; hb->jobs must hold
+ * st_hb_capacity(len) entries. */
+ST_API int st_hb_encode(uint8_t *buf, size_t cap, const st_hb_t *hb);
+ST_API int st_hb_decode(const uint8_t *buf, size_t len, st_hb_t *hb);
 
 /* ---- file ring chunks (manager -> a job's nodes) ------------------------ */
 
@@ -245,6 +289,18 @@ enum st_rec_type { ST_REC_STDOUT = 1, ST_REC_STDERR = 2, ST_REC_EXIT = 3,
 		   ST_REC_FAIL = 4 };
 #define ST_BOX_HDR 12
 #define ST_REC_HDR 13
+
+/* An EXIT record's bytes: the rank's wait status (int32), then its
+ * usage as wait4() gave it: user and system CPU time in microseconds and
+ * peak resident set in KiB (u64 each).  Old nodes send the status alone. */
+#define ST_EXIT_LEN 28
+typedef struct st_exit {
+	int32_t status;
+	uint64_t utime_us, stime_us, maxrss_kib;
+} st_exit_t;
+ST_API void st_exit_encode(uint8_t out[ST_EXIT_LEN], const st_exit_t *e);
+/** 0, or -STORM_EPROTO unless len is 4 (status alone) or ST_EXIT_LEN. */
+ST_API int st_exit_decode(const uint8_t *p, size_t len, st_exit_t *e);
 
 typedef struct st_rec {
 	uint8_t type;

@@ -307,7 +307,16 @@ static int apply_op(rp_replica_t *r, const void *msg, size_t len, int log,
 		} else if (s && o.seq < s->seq) {
 			rc = -STORM_EREPLAY;
 		} else {
-			r->cb.apply(r->ctx, &req, reply, sizeof(reply), &rlen);
+			int arc = r->cb.apply(r->ctx, &req, reply,
+					      sizeof(reply), &rlen);
+
+			if (arc) {
+				snprintf(r->fatal, sizeof(r->fatal), "cannot "
+					 "apply operation %llu here: %s",
+					 (unsigned long long)r->applied + 1,
+					 storm_strerror(arc));
+				return arc;
+			}
 			if (rlen > sizeof(reply))
 				rlen = sizeof(reply);
 			if (o.client &&
@@ -721,10 +730,20 @@ static void deliver_op(rp_replica_t *r, const void *msg, size_t len)
 	if (r->synced && r->primary) {
 		if (apply_op(r, msg, len, 1, 0))
 			r->closed = 1;
-	} else if (!r->synced && r->buf_bytes + len < BUFFER_MAX) {
-		struct rp_buffered *x = malloc(sizeof(*x) + len);
+	} else if (!r->synced) {
+		struct rp_buffered *x = r->buf_bytes + len < BUFFER_MAX ?
+					malloc(sizeof(*x) + len) : NULL;
 
-		if (x) {
+		if (!x) {
+			/* an operation dropped here would be a hole in this
+			 * replica's history: stop, and join again later */
+			snprintf(r->fatal, sizeof(r->fatal), "joining: %zu "
+				 "bytes of operations wait for the snapshot, "
+				 "no room for more", r->buf_bytes);
+			r->closed = 1;
+			return;
+		}
+		{
 			x->next = NULL;
 			x->len = len;
 			memcpy(x->msg, msg, len);

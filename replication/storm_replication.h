@@ -110,10 +110,13 @@ typedef struct rp_status {
 typedef struct rp_callbacks {
 	/** Apply req to the state (deterministic).  Write up to cap bytes
 	 * of reply (what the client is told) to reply and their count to
-	 * *rlen.  Must not fail for a reason a peer would not share: a
-	 * refused operation is a reply, not an error. */
-	void (*apply)(void *ctx, const rp_request_t *req, uint8_t *reply,
-		      size_t cap, size_t *rlen);
+	 * *rlen, and return 0.  A refused operation is a reply, not an
+	 * error.  A non-zero return is a local failure a peer would not
+	 * share (no memory, a full disk): the replica stops (fail-stop,
+	 * rp_dispatch returns -STORM_ESTATE) rather than diverge; it rejoins
+	 * by state transfer when restarted. */
+	int (*apply)(void *ctx, const rp_request_t *req, uint8_t *reply,
+		     size_t cap, size_t *rlen);
 	/** Encode the whole state into a malloc'd buffer. @return 0 or
 	 * -errno. */
 	int (*snapshot)(void *ctx, uint8_t **buf, size_t *len);

@@ -1,5 +1,5 @@
 /*
- * test_mmd_stats.c — storm-mm's strobe statistics (manager/mmd/mmd_stats.c)
+ * test_mmd_stats.c — storm-mm's strobe statistics (manager/mmd/stats.c)
  * driven by hand: the test plays the strobe (micro-slice counts, the
  * heartbeat's send and completion) against a clock it moves itself.
  *
@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "mmd.h"
+#include "stats.h"
 
 #define PERIOD_US 1000000u /* slice_us of the test's strobe: 1 s */
 #define TOL_US 50000u      /* what the test's own running may add */
@@ -40,7 +40,8 @@ uint64_t mmd_mono_ns(void)
 }
 
 struct fx {
-	struct mmd mm;
+	struct mmd_strobe_clock clk;
+	struct mmd_stats st;
 	int fd;
 	uint64_t t0_off; /* offset when the anchor was taken */
 };
@@ -54,9 +55,9 @@ static int setup(void **state)
 	if (!f)
 		return -1;
 	offset_ns = 0;
-	f->mm.cfg.slice_us = PERIOD_US;
-	f->mm.cfg.micro_slices = 1;
-	f->mm.master = 1;
+	f->clk.slice_us = PERIOD_US;
+	f->clk.micro_slices = 1;
+	f->clk.master = 1;
 	f->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (f->fd < 0 || timerfd_settime(f->fd, 0, &its, NULL) < 0)
 		return -1;
@@ -79,10 +80,10 @@ static int teardown(void **state)
  * anchor's offset. */
 static void anchor(struct fx *f)
 {
-	f->mm.micro = 0;
-	mmd_stats_timer(&f->mm, f->fd, 0);
-	assert_int_not_equal(f->mm.stats.period_ns, 0);
-	assert_int_equal(f->mm.stats.period_ns, 1000000000u);
+	f->clk.micro = 0;
+	mmd_stats_timer(&f->st, &f->clk, f->fd, 0);
+	assert_int_not_equal(f->st.period_ns, 0);
+	assert_int_equal(f->st.period_ns, 1000000000u);
 	f->t0_off = offset_ns;
 }
 
@@ -91,23 +92,23 @@ static void anchor(struct fx *f)
 static void boundary(struct fx *f, uint64_t k, uint64_t n, uint64_t late_us)
 {
 	offset_ns = f->t0_off + k * 1000000000ull + late_us * 1000u;
-	f->mm.micro += n;
-	f->mm.slice++;
-	mmd_stats_timer(&f->mm, f->fd, n);
+	f->clk.micro += n;
+	f->clk.slice++;
+	mmd_stats_timer(&f->st, &f->clk, f->fd, n);
 }
 
 static void send_hb(struct fx *f)
 {
-	f->mm.hb_inflight = 1;
-	f->mm.hb_sent_slice = f->mm.slice;
-	mmd_stats_sent(&f->mm);
+	f->clk.hb_inflight = 1;
+	f->clk.hb_sent_slice = f->clk.slice;
+	mmd_stats_sent(&f->st, &f->clk);
 }
 
 static void hb_done(struct fx *f, uint64_t k, uint64_t at_us, int rc)
 {
 	offset_ns = f->t0_off + k * 1000000000ull + at_us * 1000u;
-	mmd_stats_hb_done(&f->mm, rc);
-	f->mm.hb_inflight = 0;
+	mmd_stats_hb_done(&f->st, &f->clk, rc);
+	f->clk.hb_inflight = 0;
 }
 
 static json_int_t field(json_t *o, const char *k)
@@ -134,7 +135,7 @@ static void test_lateness_runs_from_the_nominal_boundary(void **state)
 	boundary(f, 1, 1, 300000);
 	send_hb(f);
 	hb_done(f, 1, 500000, 0);
-	o = mmd_stats_json(&f->mm);
+	o = mmd_stats_json(&f->st, &f->clk);
 	assert_non_null(o);
 	assert_int_equal(field(o, "slices"), 1);
 	assert_int_equal(field(o, "missed"), 0);
@@ -160,7 +161,7 @@ static void test_overrun_counts_skipped_boundaries_as_missed(void **state)
 	boundary(f, 3, 3, 100000);
 	send_hb(f);
 	hb_done(f, 3, 200000, 0);
-	o = mmd_stats_json(&f->mm);
+	o = mmd_stats_json(&f->st, &f->clk);
 	assert_int_equal(field(o, "slices"), 3);
 	assert_int_equal(field(o, "missed"), 2);
 	assert_int_equal(field(o, "samples"), 1);
@@ -178,11 +179,11 @@ static void test_heartbeat_still_in_flight_is_missed(void **state)
 	send_hb(f);
 	/* boundary 2: the first is still in flight, heartbeat() skips */
 	boundary(f, 2, 1, 0);
-	f->mm.hb_late++;
-	mmd_stats_sent(&f->mm);
+	f->clk.hb_late++;
+	mmd_stats_sent(&f->st, &f->clk);
 	/* the first completes 1.5 periods after its boundary: late */
 	hb_done(f, 1, 1500000, 0);
-	o = mmd_stats_json(&f->mm);
+	o = mmd_stats_json(&f->st, &f->clk);
 	assert_int_equal(field(o, "slices"), 2);
 	assert_int_equal(field(o, "missed"), 1);
 	assert_int_equal(field(o, "late"), 1);
@@ -199,7 +200,7 @@ static void test_failed_transfer_is_missed_not_sampled(void **state)
 	boundary(f, 1, 1, 0);
 	send_hb(f);
 	hb_done(f, 1, 1000, -EIO);
-	o = mmd_stats_json(&f->mm);
+	o = mmd_stats_json(&f->st, &f->clk);
 	assert_int_equal(field(o, "missed"), 1);
 	assert_int_equal(field(o, "samples"), 0);
 	assert_int_equal(field(o, "p99_us"), 0);
@@ -215,11 +216,11 @@ static void test_reset_starts_a_new_window(void **state)
 	boundary(f, 2, 2, 0);
 	send_hb(f);
 	hb_done(f, 2, 900000, 0);
-	mmd_stats_reset(&f->mm);
+	mmd_stats_reset(&f->st, &f->clk);
 	boundary(f, 3, 1, 0);
 	send_hb(f);
 	hb_done(f, 3, 100000, 0);
-	o = mmd_stats_json(&f->mm);
+	o = mmd_stats_json(&f->st, &f->clk);
 	assert_int_equal(field(o, "slices"), 1);
 	assert_int_equal(field(o, "missed"), 0);
 	assert_int_equal(field(o, "samples"), 1);
@@ -240,7 +241,7 @@ static void test_percentiles_within_the_histogram_error(void **state)
 		send_hb(f);
 		hb_done(f, k, k * 9000, 0);
 	}
-	o = mmd_stats_json(&f->mm);
+	o = mmd_stats_json(&f->st, &f->clk);
 	assert_int_equal(field(o, "samples"), 100);
 	p50 = field(o, "p50_us");
 	p99 = field(o, "p99_us");
@@ -257,12 +258,12 @@ static void test_a_replica_that_is_not_master_counts_nothing(void **state)
 	struct fx *f = *state;
 	json_t *o;
 
-	f->mm.master = 0;
-	f->mm.micro = 5;
-	mmd_stats_timer(&f->mm, f->fd, 5);
-	mmd_stats_sent(&f->mm);
-	mmd_stats_hb_done(&f->mm, 0);
-	o = mmd_stats_json(&f->mm);
+	f->clk.master = 0;
+	f->clk.micro = 5;
+	mmd_stats_timer(&f->st, &f->clk, f->fd, 5);
+	mmd_stats_sent(&f->st, &f->clk);
+	mmd_stats_hb_done(&f->st, &f->clk, 0);
+	o = mmd_stats_json(&f->st, &f->clk);
 	assert_int_equal(field(o, "slices"), 0);
 	assert_int_equal(field(o, "samples"), 0);
 	json_decref(o);

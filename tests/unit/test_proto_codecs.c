@@ -44,57 +44,80 @@ static void put_u32(uint8_t *p, uint32_t v)
 
 /* ---- heartbeat ---------------------------------------------------------- */
 
-#define HB_LEN(n) (16u + 5u * (n))
+#define HB_LEN(n) (ST_HB_HDR + ST_HB_ENTRY * (size_t)(n))
+#define HB_MAX 6000u /* more than a 64 KiB block holds */
 
-static st_hb_job_t hb_in[ST_HB_MAX_JOBS], hb_out[ST_HB_MAX_JOBS];
+static st_hb_job_t hb_in[HB_MAX], hb_out[HB_MAX];
 
 static void fill_jobs(st_hb_job_t *jobs, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		jobs[i].job = i * 2654435761u;
-		jobs[i].state = i % 3 == 0 ? ST_HB_STAGING :
-				i % 3 == 1 ? ST_HB_RUN : ST_HB_STOP;
+		jobs[i].state = i % 2 ? ST_HB_STAGING : ST_HB_ACTIVE;
+		jobs[i].row = (uint16_t)(i % 16);
+		jobs[i].done = i * 7u;
 	}
+}
+
+static int encode_hb_w(uint8_t *buf, size_t cap, uint64_t slice, uint32_t n,
+		       uint16_t row, uint32_t lo, uint32_t hi)
+{
+	st_hb_t hb = { slice, row, lo, hi, n, hb_in };
+
+	fill_jobs(hb_in, n);
+	return st_hb_encode(buf, cap, &hb);
 }
 
 static int encode_hb(uint8_t *buf, size_t cap, uint64_t slice, uint32_t n)
 {
-	fill_jobs(hb_in, n);
-	return st_hb_encode(buf, cap, slice, hb_in, n);
+	return encode_hb_w(buf, cap, slice, n, ST_HB_ALL_ROWS, 0, UINT32_MAX);
+}
+
+static int decode_hb(const uint8_t *p, size_t len, st_hb_t *hb)
+{
+	hb->jobs = hb_out;
+	return st_hb_decode(p, len, hb);
 }
 
 static void test_hb_round_trips_0_1_1000_jobs_every_state(void **state)
 {
-	static const uint32_t counts[] = { 0, 1, 2, 1000, ST_HB_MAX_JOBS };
+	static const uint32_t counts[] = { 0, 1, 2, 1000, 5955 };
 	static const uint64_t slices[] = { 0, 1, UINT64_MAX, 0x0123456789abcdefULL };
-	static uint8_t buf[HB_LEN(ST_HB_MAX_JOBS) + 64];
+	static uint8_t buf[64u << 10];
 
 	(void)state;
+	assert_int_equal(st_hb_capacity(sizeof(buf)), 5955);
 	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
 		for (size_t s = 0; s < sizeof(slices) / sizeof(slices[0]); s++) {
-			uint32_t n = counts[c], got = 12345;
-			uint64_t slice = 99;
+			uint32_t n = counts[c];
+			st_hb_t hb = { .njobs = 12345 };
 			uint8_t *p;
-			int len = encode_hb(buf, sizeof(buf), slices[s], n);
+			int len = encode_hb_w(buf, sizeof(buf), slices[s], n,
+					      (uint16_t)c, (uint32_t)s,
+					      (uint32_t)s + 1000);
 
 			assert_int_equal(len, HB_LEN(n));
 			p = exact_copy(buf, (size_t)len);
 			memset(hb_out, 0, sizeof(hb_out));
-			assert_int_equal(st_hb_decode(p, (size_t)len, &slice,
-						      hb_out, &got), 0);
-			assert_int_equal(got, n);
-			assert_true(slice == slices[s]);
+			assert_int_equal(decode_hb(p, (size_t)len, &hb), 0);
+			assert_int_equal(hb.njobs, n);
+			assert_true(hb.slice == slices[s]);
+			assert_int_equal(hb.row, c);
+			assert_int_equal(hb.lo, s);
+			assert_int_equal(hb.hi, s + 1000);
 			for (uint32_t i = 0; i < n; i++) {
 				assert_int_equal(hb_out[i].job, hb_in[i].job);
 				assert_int_equal(hb_out[i].state,
 						 hb_in[i].state);
+				assert_int_equal(hb_out[i].row, hb_in[i].row);
+				assert_int_equal(hb_out[i].done,
+						 hb_in[i].done);
 			}
 			free(p);
 			/* in a larger region (layout.hb_len) too */
-			got = 12345;
-			assert_int_equal(st_hb_decode(buf, sizeof(buf), &slice,
-						      hb_out, &got), 0);
-			assert_int_equal(got, n);
+			hb.njobs = 12345;
+			assert_int_equal(decode_hb(buf, sizeof(buf), &hb), 0);
+			assert_int_equal(hb.njobs, n);
 		}
 	}
 }
@@ -102,7 +125,7 @@ static void test_hb_round_trips_0_1_1000_jobs_every_state(void **state)
 static void test_hb_encode_short_cap_is_enospc(void **state)
 {
 	static const uint32_t counts[] = { 0, 1, 1000 };
-	static uint8_t buf[HB_LEN(ST_HB_MAX_JOBS + 1)];
+	static uint8_t buf[HB_LEN(1001)];
 
 	(void)state;
 	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
@@ -116,17 +139,12 @@ static void test_hb_encode_short_cap_is_enospc(void **state)
 		assert_int_equal(encode_hb(buf, HB_LEN(n), 7, n),
 				 (int)HB_LEN(n));
 	}
-	/* more jobs than a node can hold, whatever the room */
-	fill_jobs(hb_in, ST_HB_MAX_JOBS);
-	assert_int_equal(st_hb_encode(buf, sizeof(buf), 7, hb_in,
-				      ST_HB_MAX_JOBS + 1), -ENOSPC);
 }
 
 static void test_hb_decode_rejects_wrong_magic(void **state)
 {
 	uint8_t buf[HB_LEN(3)];
-	uint64_t slice;
-	uint32_t n;
+	st_hb_t hb;
 
 	(void)state;
 	for (int at = 0; at < 4; at++) {
@@ -134,14 +152,12 @@ static void test_hb_decode_rejects_wrong_magic(void **state)
 			assert_int_equal(encode_hb(buf, sizeof(buf), 5, 3),
 					 (int)sizeof(buf));
 			buf[at] ^= (uint8_t)(1u << bit);
-			assert_int_equal(st_hb_decode(buf, sizeof(buf), &slice,
-						      hb_out, &n),
+			assert_int_equal(decode_hb(buf, sizeof(buf), &hb),
 					 -STORM_EPROTO);
 		}
 	}
 	memset(buf, 0, sizeof(buf));
-	assert_int_equal(st_hb_decode(buf, sizeof(buf), &slice, hb_out, &n),
-			 -STORM_EPROTO);
+	assert_int_equal(decode_hb(buf, sizeof(buf), &hb), -STORM_EPROTO);
 }
 
 static void test_hb_decode_rejects_every_truncation(void **state)
@@ -156,107 +172,97 @@ static void test_hb_decode_rejects_every_truncation(void **state)
 		assert_true(len > 0);
 		for (int cut = 0; cut < len; cut++) {
 			uint8_t *p = exact_copy(buf, (size_t)cut);
-			uint64_t slice;
-			uint32_t n = 777;
+			st_hb_t hb = { .njobs = 777 };
 
-			assert_int_equal(st_hb_decode(p, (size_t)cut, &slice,
-						      hb_out, &n),
+			assert_int_equal(decode_hb(p, (size_t)cut, &hb),
 					 -STORM_EPROTO);
-			assert_int_equal(n, 777);
+			assert_int_equal(hb.njobs, 777);
 			free(p);
 		}
 	}
 }
 
+/* A count the bytes cannot hold, or a window upside down, is refused
+ * before any entry is read. */
 static void test_hb_decode_rejects_more_than_max_jobs(void **state)
 {
-	static uint8_t buf[HB_LEN(ST_HB_MAX_JOBS + 1)];
-	static const uint32_t bad[] = { ST_HB_MAX_JOBS + 1, 0x10000, UINT32_MAX };
-	uint64_t slice;
-	uint32_t n = 777;
+	static uint8_t buf[HB_LEN(100)];
+	static const uint32_t bad[] = { 101, 0x10000, UINT32_MAX };
+	st_hb_t hb = { .njobs = 777 };
 
 	(void)state;
-	/* a well-formed block of ST_HB_MAX_JOBS + 1 jobs, bytes all there */
-	fill_jobs(hb_in, ST_HB_MAX_JOBS);
-	assert_int_equal(st_hb_encode(buf, sizeof(buf), 1, hb_in,
-				      ST_HB_MAX_JOBS), (int)HB_LEN(ST_HB_MAX_JOBS));
-	buf[HB_LEN(ST_HB_MAX_JOBS)] = 0;
-	buf[HB_LEN(ST_HB_MAX_JOBS) + 4] = ST_HB_RUN;
+	assert_int_equal(encode_hb(buf, sizeof(buf), 1, 100), (int)HB_LEN(100));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		put_u32(buf + 12, bad[i]);
-		assert_int_equal(st_hb_decode(buf, sizeof(buf), &slice, hb_out,
-					      &n), -STORM_EPROTO);
-		assert_int_equal(n, 777);
+		put_u32(buf + 22, bad[i]);
+		assert_int_equal(decode_hb(buf, sizeof(buf), &hb),
+				 -STORM_EPROTO);
+		assert_int_equal(hb.njobs, 777);
 	}
-	put_u32(buf + 12, ST_HB_MAX_JOBS);
-	assert_int_equal(st_hb_decode(buf, sizeof(buf), &slice, hb_out, &n), 0);
-	assert_int_equal(n, ST_HB_MAX_JOBS);
+	put_u32(buf + 22, 100);
+	assert_int_equal(decode_hb(buf, sizeof(buf), &hb), 0);
+	assert_int_equal(hb.njobs, 100);
+	put_u32(buf + 14, 5);
+	put_u32(buf + 18, 4);
+	assert_int_equal(decode_hb(buf, sizeof(buf), &hb), -STORM_EPROTO);
 }
 
 static void test_hb_decode_rejects_bad_state_byte(void **state)
 {
-	static const uint8_t states[] = { 0, 4, 5, 0x81, 0xff };
+	static const uint8_t states[] = { 0, 3, 4, 0x81, 0xff };
 	static const uint32_t where[] = { 0, 4, 9 };
 	uint8_t buf[HB_LEN(10)];
-	uint64_t slice;
-	uint32_t n = 777;
 
 	(void)state;
 	for (size_t w = 0; w < sizeof(where) / sizeof(where[0]); w++) {
 		for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
+			st_hb_t hb = { .njobs = 777 };
+
 			assert_int_equal(encode_hb(buf, sizeof(buf), 3, 10),
 					 (int)sizeof(buf));
-			buf[16 + 5 * where[w] + 4] = states[s];
-			assert_int_equal(st_hb_decode(buf, sizeof(buf), &slice,
-						      hb_out, &n),
+			buf[ST_HB_HDR + ST_HB_ENTRY * where[w] + 4] = states[s];
+			assert_int_equal(decode_hb(buf, sizeof(buf), &hb),
 					 -STORM_EPROTO);
-			assert_int_equal(n, 777);
+			assert_int_equal(hb.njobs, 777);
 		}
 	}
 }
 
-/* STOP (3) is a state of its own: a block of STOP jobs, or STOP beside
- * RUN (a context switch), decodes as sent; the next value, 4, is still
- * malformed wherever it stands beside them. */
+/* What a node makes of a listing: STAGING stays STAGING; an ACTIVE job
+ * RUNs in its row's turn (or in every row's) and is STOPped otherwise. */
 static void test_hb_stop_state_decodes_and_state_4_is_rejected(void **state)
 {
-	static const uint8_t mixes[][4] = {
-		{ ST_HB_STOP, ST_HB_STOP, ST_HB_STOP, ST_HB_STOP },
-		{ ST_HB_RUN, ST_HB_STOP, ST_HB_STOP, ST_HB_RUN },
-		{ ST_HB_STOP, ST_HB_STAGING, ST_HB_RUN, ST_HB_STOP },
-	};
-	uint8_t buf[HB_LEN(4)];
-	uint64_t slice;
-	uint32_t n;
+	(void)state;
+	assert_int_equal(st_hb_want(ST_HB_STAGING, 3, 3), ST_HB_STAGING);
+	assert_int_equal(st_hb_want(ST_HB_STAGING, 3, 1), ST_HB_STAGING);
+	assert_int_equal(st_hb_want(ST_HB_ACTIVE, 3, 3), ST_HB_RUN);
+	assert_int_equal(st_hb_want(ST_HB_ACTIVE, 3, 1), ST_HB_STOP);
+	assert_int_equal(st_hb_want(ST_HB_ACTIVE, 0, ST_HB_ALL_ROWS),
+			 ST_HB_RUN);
+	assert_int_equal(st_hb_want(ST_HB_ACTIVE, 15, ST_HB_ALL_ROWS),
+			 ST_HB_RUN);
+	assert_int_equal(st_hb_want(ST_HB_ACTIVE, 0, ST_HB_ALL_ROWS - 1),
+			 ST_HB_STOP);
+}
+
+/* EXIT records: the status alone (older nodes) or with usage. */
+static void test_exit_record_round_trips(void **state)
+{
+	st_exit_t e = { -5, 1234567, 89, 1u << 20 }, d;
+	uint8_t b[ST_EXIT_LEN];
 
 	(void)state;
-	for (size_t m = 0; m < sizeof(mixes) / sizeof(mixes[0]); m++) {
-		for (uint32_t i = 0; i < 4; i++)
-			hb_in[i] = (st_hb_job_t){ 100 + i, mixes[m][i] };
-		assert_int_equal(st_hb_encode(buf, sizeof(buf), 9, hb_in, 4),
-				 (int)sizeof(buf));
-		n = 777;
-		assert_int_equal(st_hb_decode(buf, sizeof(buf), &slice, hb_out,
-					      &n), 0);
-		assert_int_equal(n, 4);
-		assert_true(slice == 9);
-		for (uint32_t i = 0; i < 4; i++) {
-			assert_int_equal(hb_out[i].job, 100 + i);
-			assert_int_equal(hb_out[i].state, mixes[m][i]);
-		}
-		/* one state byte one past STOP: the whole block is refused */
-		for (uint32_t at = 0; at < 4; at++) {
-			uint8_t bad[HB_LEN(4)];
-
-			memcpy(bad, buf, sizeof(bad));
-			bad[16 + 5 * at + 4] = ST_HB_STOP + 1;
-			n = 777;
-			assert_int_equal(st_hb_decode(bad, sizeof(bad), &slice,
-						      hb_out, &n),
+	st_exit_encode(b, &e);
+	assert_int_equal(st_exit_decode(b, sizeof(b), &d), 0);
+	assert_int_equal(d.status, -5);
+	assert_true(d.utime_us == 1234567 && d.stime_us == 89 &&
+		    d.maxrss_kib == (1u << 20));
+	assert_int_equal(st_exit_decode(b, 4, &d), 0);
+	assert_int_equal(d.status, -5);
+	assert_true(d.utime_us == 0 && d.maxrss_kib == 0);
+	for (size_t n = 0; n < sizeof(b) + 2; n++)
+		if (n != 4 && n != ST_EXIT_LEN)
+			assert_int_equal(st_exit_decode(b, n, &d),
 					 -STORM_EPROTO);
-			assert_int_equal(n, 777);
-		}
-	}
 }
 
 /* ---- chunks ------------------------------------------------------------- */
@@ -969,23 +975,23 @@ static size_t mutate(uint8_t *buf, size_t n, size_t cap)
 
 static int fuzz_hb(const uint8_t *p, size_t n)
 {
-	uint64_t slice;
-	uint32_t njobs = 0;
-	int rc = st_hb_decode(p, n, &slice, hb_out, &njobs);
+	st_hb_t hb = { .njobs = 0 };
+	int rc = decode_hb(p, n, &hb);
 
 	if (rc == 0) {
-		uint8_t re[HB_LEN(ST_HB_MAX_JOBS)];
+		static uint8_t re[HB_LEN(HB_MAX)];
 
-		FUZZ_CHECK(njobs <= ST_HB_MAX_JOBS);
-		FUZZ_CHECK(HB_LEN(njobs) <= n);
-		for (uint32_t i = 0; i < njobs; i++)
+		FUZZ_CHECK(HB_LEN(hb.njobs) <= n);
+		FUZZ_CHECK(hb.lo <= hb.hi);
+		for (uint32_t i = 0; i < hb.njobs; i++)
 			FUZZ_CHECK(hb_out[i].state == ST_HB_STAGING ||
-				   hb_out[i].state == ST_HB_RUN ||
-				   hb_out[i].state == ST_HB_STOP);
-		/* canonical: it re-encodes to the very bytes decoded */
-		FUZZ_CHECK(st_hb_encode(re, sizeof(re), slice, hb_out, njobs) ==
-			   (int)HB_LEN(njobs));
-		FUZZ_CHECK(memcmp(re, p, HB_LEN(njobs)) == 0);
+				   hb_out[i].state == ST_HB_ACTIVE);
+		/* canonical but for the pad: re-encodes to the bytes */
+		FUZZ_CHECK(st_hb_encode(re, HB_LEN(hb.njobs), &hb) ==
+			   (int)HB_LEN(hb.njobs));
+		FUZZ_CHECK(memcmp(re, p, 26) == 0);
+		FUZZ_CHECK(memcmp(re + ST_HB_HDR, p + ST_HB_HDR,
+				  HB_LEN(hb.njobs) - ST_HB_HDR) == 0);
 	} else {
 		FUZZ_CHECK(rc == -STORM_EPROTO);
 	}
@@ -1129,6 +1135,7 @@ int main(void)
 		cmocka_unit_test(test_hb_decode_rejects_more_than_max_jobs),
 		cmocka_unit_test(test_hb_decode_rejects_bad_state_byte),
 		cmocka_unit_test(test_hb_stop_state_decodes_and_state_4_is_rejected),
+		cmocka_unit_test(test_exit_record_round_trips),
 		cmocka_unit_test(test_chunk_hdr_round_trips),
 		cmocka_unit_test(test_chunk_hdr_rejects_index_not_below_total),
 		cmocka_unit_test(test_chunk_hdr_rejects_len_past_slot),

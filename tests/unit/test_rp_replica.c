@@ -41,6 +41,7 @@ struct toy {
 	uint64_t cast_sum;
 	int synced, master;       /* as the last status callback said */
 	int in_propose;           /* done() must never come from rp_propose */
+	uint64_t fail_at;         /* apply fails (locally) at this index */
 };
 
 struct digest {
@@ -74,8 +75,8 @@ static uint64_t toy_check(uint64_t count, uint64_t hash)
 	return fnv(FNV_OFF, x, 16) ^ UINT64_C(0x5eed5eed5eed5eed);
 }
 
-static void toy_apply(void *ctx, const rp_request_t *req, uint8_t *reply,
-		      size_t cap, size_t *rlen)
+static int toy_apply(void *ctx, const rp_request_t *req, uint8_t *reply,
+		     size_t cap, size_t *rlen)
 {
 	struct toy *t = ctx;
 
@@ -97,6 +98,7 @@ static void toy_apply(void *ctx, const rp_request_t *req, uint8_t *reply,
 	put_le64(reply + 8, t->hash);
 	put_le64(reply + 16, req->index);
 	*rlen = 24;
+	return t->fail_at && req->index == t->fail_at ? -ENOMEM : 0;
 }
 
 static void toy_image(uint64_t count, uint64_t hash, uint8_t img[TOY_IMAGE])
@@ -846,6 +848,52 @@ static void test_malformed_op_never_answers_a_pending_proposal(void **state)
 	free(t);
 }
 
+/* Fail-stop: an apply that fails for a local reason (no memory, a full
+ * disk) stops the replica — rp_dispatch says so — instead of going on
+ * with a state its peers do not have; the operation is not answered as
+ * applied, and what came before it stays applied and durable. */
+static void test_failed_apply_stops_the_replica(void **state)
+{
+	char dir[512];
+	struct toy *t = toy_new();
+	struct req a = { .id = 1 }, b = { .id = 2 };
+	uint8_t op[OP_BUF];
+	uint64_t deadline;
+	rp_status_t st;
+	size_t n;
+	int rc = 0;
+
+	(void)state;
+	make_state_dir(dir, sizeof(dir));
+	rp_replica_t *r = solo_started(dir, t);
+
+	n = make_op(1, op, sizeof(op));
+	assert_int_equal(propose(r, t, &a, op, n), 0);
+	drive_until_done(r, t, 1);
+	assert_int_equal(a.rc, 0);
+	rp_status(r, &st);
+	t->fail_at = st.applied + 1;
+	n = make_op(2, op, sizeof(op));
+	assert_int_equal(propose(r, t, &b, op, n), 0);
+	deadline = mono_ms() + 10000;
+	while (rc == 0 && mono_ms() < deadline) {
+		int fds[4], k = rp_fds(r, fds, 4);
+		struct pollfd p[4];
+
+		for (int i = 0; i < k; i++)
+			p[i] = (struct pollfd){ fds[i], POLLIN, 0 };
+		if (poll(p, (nfds_t)k, 50) > 0)
+			rc = rp_dispatch(r);
+	}
+	assert_int_equal(rc, -STORM_ESTATE);
+	assert_true(b.ndone == 0 || b.rc != 0);
+	rp_status(r, &st);
+	assert_int_equal(st.durable, t->fail_at - 1);
+	rp_destroy(r);
+	remove_state_dir(dir);
+	free(t);
+}
+
 static void test_truncated_state_snap_batch_op_change_nothing(void **state)
 {
 	char dir[512], err[256];
@@ -1285,6 +1333,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_solo_replica_end_to_end),
 		cmocka_unit_test(test_malformed_op_never_answers_a_pending_proposal),
+		cmocka_unit_test(test_failed_apply_stops_the_replica),
 		cmocka_unit_test(test_truncated_state_snap_batch_op_change_nothing),
 		cmocka_unit_test(test_joiner_refuses_malformed_snapshots),
 		cmocka_unit_test(test_random_group_messages_change_nothing_but_ops),

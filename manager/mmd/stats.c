@@ -16,7 +16,7 @@
  *   missed when its boundary passed inside a timer overrun (several
  *          boundaries in one wake-up: one pass serves them all), when its
  *          heartbeat was not sent because the previous one was still in
- *          flight (mm->hb_late), or when the transfer failed;
+ *          flight (clk->hb_late), or when the transfer failed;
  *   late   when its lateness exceeds one slice period.
  * Two parts of the lateness are kept apart, to say where it goes: wake
  * (boundary -> the timer handler runs) and xfer (heartbeat sent -> its
@@ -34,7 +34,8 @@
 #include <sys/timerfd.h>
 #include <time.h>
 
-#include "mmd.h"
+#include "clock.h"
+#include "stats.h"
 
 #define SUB_BITS 5
 #define SUB (1u << SUB_BITS) /* sub-buckets per power of two */
@@ -97,24 +98,22 @@ static uint64_t us_between(uint64_t from_ns, uint64_t to_ns)
 	return to_ns > from_ns ? (to_ns - from_ns) / 1000u : 0;
 }
 
-void mmd_stats_reset(struct mmd *mm)
+void mmd_stats_reset(struct mmd_stats *s, const struct mmd_strobe_clock *clk)
 {
-	struct mmd_stats *s = &mm->stats;
-
 	s->slices = s->missed = s->late = 0;
 	memset(&s->lateness, 0, sizeof(s->lateness));
 	memset(&s->wake, 0, sizeof(s->wake));
 	memset(&s->xfer, 0, sizeof(s->xfer));
-	s->hb_late_seen = mm->hb_late;
+	s->hb_late_seen = clk->hb_late;
 	s->since_ns = mmd_mono_ns();
 }
 
-void mmd_stats_timer(struct mmd *mm, int fd, uint64_t n)
+void mmd_stats_timer(struct mmd_stats *s, const struct mmd_strobe_clock *clk,
+		     int fd, uint64_t n)
 {
-	struct mmd_stats *s = &mm->stats;
-	uint64_t ms = mm->cfg.micro_slices, last, crossed, now;
+	uint64_t ms = clk->micro_slices, last, crossed, now;
 
-	if (!mm->master)
+	if (!clk->master)
 		return;
 	now = mmd_mono_ns();
 	if (!s->period_ns) {
@@ -129,18 +128,18 @@ void mmd_stats_timer(struct mmd *mm, int fd, uint64_t n)
 			       (uint64_t)its.it_interval.tv_nsec;
 		s->anchor_ns = now + (uint64_t)its.it_value.tv_sec *
 			       1000000000u + (uint64_t)its.it_value.tv_nsec;
-		s->anchor_micro = mm->micro + 1;
-		s->hb_late_seen = mm->hb_late;
+		s->anchor_micro = clk->micro + 1;
+		s->hb_late_seen = clk->hb_late;
 		s->since_ns = now;
 		if (!s->period_ns)
 			return;
 	}
-	crossed = mm->micro / ms - (mm->micro - n) / ms;
+	crossed = clk->micro / ms - (clk->micro - n) / ms;
 	if (!crossed)
 		return;
 	s->slices += crossed;
 	s->missed += crossed - 1;
-	last = mm->micro / ms * ms; /* the latest boundary's expiration */
+	last = clk->micro / ms * ms; /* the latest boundary's expiration */
 	s->boundary_ns = (uint64_t)((int64_t)s->anchor_ns +
 				    ((int64_t)last - (int64_t)s->anchor_micro) *
 				    (int64_t)s->period_ns);
@@ -156,29 +155,27 @@ void mmd_stats_timer(struct mmd *mm, int fd, uint64_t n)
 	hist_add(&s->wake, us_between(s->boundary_ns, now));
 }
 
-void mmd_stats_sent(struct mmd *mm)
+void mmd_stats_sent(struct mmd_stats *s, const struct mmd_strobe_clock *clk)
 {
-	struct mmd_stats *s = &mm->stats;
-
-	if (!mm->master || !s->period_ns)
+	if (!clk->master || !s->period_ns)
 		return;
-	if (mm->hb_late != s->hb_late_seen) {
+	if (clk->hb_late != s->hb_late_seen) {
 		/* skipped: the previous heartbeat was still in flight */
-		s->missed += mm->hb_late - s->hb_late_seen;
-		s->hb_late_seen = mm->hb_late;
+		s->missed += clk->hb_late - s->hb_late_seen;
+		s->hb_late_seen = clk->hb_late;
 		return;
 	}
-	if (mm->hb_inflight && mm->hb_sent_slice == mm->slice &&
-	    s->pending_slice != mm->slice) {
+	if (clk->hb_inflight && clk->hb_sent_slice == clk->slice &&
+	    s->pending_slice != clk->slice) {
 		s->pending_ns = s->boundary_ns;
 		s->pending_sent_ns = mmd_mono_ns();
-		s->pending_slice = mm->slice;
+		s->pending_slice = clk->slice;
 	}
 }
 
-void mmd_stats_hb_done(struct mmd *mm, int rc)
+void mmd_stats_hb_done(struct mmd_stats *s,
+		       const struct mmd_strobe_clock *clk, int rc)
 {
-	struct mmd_stats *s = &mm->stats;
 	uint64_t now, us;
 
 	if (!s->pending_ns)
@@ -193,13 +190,13 @@ void mmd_stats_hb_done(struct mmd *mm, int rc)
 	s->pending_ns = 0;
 	hist_add(&s->lateness, us);
 	hist_add(&s->xfer, us_between(s->pending_sent_ns, now));
-	if (us > mm->cfg.slice_us)
+	if (us > clk->slice_us)
 		s->late++;
 }
 
-json_t *mmd_stats_json(struct mmd *mm)
+json_t *mmd_stats_json(const struct mmd_stats *s,
+		       const struct mmd_strobe_clock *clk)
 {
-	const struct mmd_stats *s = &mm->stats;
 	const struct mmd_hist *h = &s->lateness;
 
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I,"
@@ -212,7 +209,7 @@ json_t *mmd_stats_json(struct mmd *mm)
 			 "p99_us", (json_int_t)percentile(h, 0.99),
 			 "max_us", (json_int_t)h->max_us,
 			 "mean_us", h->n ? (double)h->sum_us / (double)h->n : 0.0,
-			 "period_us", (json_int_t)mm->cfg.slice_us,
+			 "period_us", (json_int_t)clk->slice_us,
 			 "window_ms", (json_int_t)(us_between(s->since_ns,
 							      mmd_mono_ns()) /
 						   1000u),

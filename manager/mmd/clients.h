@@ -1,0 +1,85 @@
+/*
+ * clients.h — storm-mm's client connections: the unix socket (peer uid by
+ * SO_PEERCRED) and the TCP listener, frame assembly without blocking the
+ * loop, and each client's outbox: frames the socket has not taken yet,
+ * written as it takes them (a paused `stormctl run` must not stall the
+ * strobe).  What a request means is requests.c's; a whole request frame
+ * goes to hooks.request.
+ */
+#ifndef STORM_MMD_CLIENTS_H
+#define STORM_MMD_CLIENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <qb/qbloop.h>
+
+#include <storm_proto.h>
+
+#define MMD_OUT_MAX (16u << 20) /* a client this far behind is dropped */
+
+struct mmd_clients;
+
+struct mmd_client {
+	struct mmd_client *next;
+	struct mmd_clients *set;
+	int fd;
+	uint32_t uid, gid;
+	int tcp;             /* over TCP: needs a MUNGE credential */
+	uint64_t client_key; /* hash of (uid, the request's "client") */
+	uint64_t seq;        /* the request's "seq" */
+	uint64_t anon_seq;   /* requests without "client": own numbering */
+	uint8_t hdr[ST_FRAME_HDR];
+	uint32_t got, need;  /* bytes of header+payload read / expected */
+	uint8_t *buf;
+	uint32_t buf_cap;
+	uint8_t *out;        /* frames not yet taken by the socket */
+	size_t out_len, out_cap;
+	uint32_t watch_job;  /* run: streams this job's output, then END */
+	uint32_t wait_up;    /* wait: reply once this many nodes are UP */
+	uint32_t wait_job;   /* wait: reply once this job has ended */
+	int wait_down;       /* wait_up counts nodes DOWN instead */
+	uint64_t wait_until_ms;
+	int closing;
+};
+
+struct mmd_clients_hooks {
+	/* a whole request frame: text is NUL-terminated, len bytes */
+	void (*request)(void *ctx, struct mmd_client *c, const char *text,
+			uint32_t len);
+	/* c goes away: nothing may refer to it after this */
+	void (*gone)(void *ctx, struct mmd_client *c);
+	void *ctx;
+};
+
+struct mmd_clients {
+	qb_loop_t *loop;
+	struct mmd_clients_hooks hooks;
+	int unix_fd, tcp_fd;
+	char sock_path[1100];
+	struct mmd_client *list;
+};
+
+/* Listen on cfg's socket for manager host (and its TCP address, if
+ * any).  @return 0, or -errno with err filled. */
+int mmd_clients_listen(struct mmd_clients *set, qb_loop_t *loop,
+		       const st_config_t *cfg, const st_host_t *host,
+		       const struct mmd_clients_hooks *hooks, char *err,
+		       size_t errlen);
+void mmd_clients_close(struct mmd_clients *set);
+/* Drop the clients whose stream ended (called each slice). */
+void mmd_clients_reap(struct mmd_clients *set);
+
+/* One frame to c, queued if the socket does not take it now. */
+int mmd_client_send(struct mmd_client *c, int type, const void *p,
+		    uint32_t len);
+/* o as one JSON frame (o is consumed). */
+int mmd_client_send_json(struct mmd_client *c, int type, json_t *o);
+/* {"ok": false, "error": ..., "errno": rc} */
+int mmd_client_reply_err(struct mmd_client *c, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Whether c has nothing left to do and may be dropped. */
+int mmd_client_idle(const struct mmd_client *c);
+
+#endif

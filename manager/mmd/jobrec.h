@@ -1,0 +1,66 @@
+/*
+ * jobrec.h — what storm-mm's shell keeps per job, keyed by job id: the
+ * rank statuses its nodes' EXIT records brought (with each rank's usage),
+ * whether this strobe master proposed the job's end or staging already,
+ * and its launch timing.  Nothing here is
+ * replicated state: the agreed parts (statuses) are rebuilt from the
+ * agreed mailboxes on every replica alike.
+ *
+ * Any number of jobs: a chained hash table that grows with the live ones.
+ * A record of an ended job keeps only its timing (`stormctl show` and the
+ * launch benchmark read it), and the oldest such are dropped beyond
+ * MMD_JOBS_ENDED_KEEP, so the table stays as large as the active jobs.
+ */
+#ifndef STORM_MMD_JOBREC_H
+#define STORM_MMD_JOBREC_H
+
+#include <stdint.h>
+
+#define MMD_JOBS_ENDED_KEEP 4096
+
+/* One rank's resource usage, as its node's wait4() saw it. */
+struct mmd_usage {
+	uint64_t utime_us, stime_us, maxrss_kib;
+};
+
+struct mmd_job {
+	struct mmd_job *next; /* hash chain */
+	uint32_t id;
+	uint32_t ranks;         /* entries of status and usage */
+	int32_t *status;        /* per rank: wait status, -1 until its EXIT */
+	struct mmd_usage *usage;
+	uint32_t got;           /* ranks whose EXIT was taken */
+	int exit_proposed;      /* JOB_EXITED proposed by this master */
+	int staged_proposed;    /* JOB_STAGED proposed by this master */
+	int ended;              /* terminal: kept for its timing only */
+	uint64_t t_stage, t_staged, t_end; /* launch timing, monotonic ns */
+	uint8_t hb_state;       /* as last listed (strobe.c, when the
+				 * heartbeat cannot list every job) */
+	uint64_t hb_changed;    /* slice hb_state last changed */
+};
+
+struct mmd_jobs {
+	struct mmd_job **bucket;
+	uint32_t nbuckets, n;
+	uint32_t *ended;        /* ring of ended ids, oldest first */
+	uint32_t ended_head, ended_n;
+};
+
+/* The record of job id, or NULL. */
+struct mmd_job *mmd_jobs_find(struct mmd_jobs *t, uint32_t id);
+/* ... created if missing; NULL only without memory. */
+struct mmd_job *mmd_jobs_get(struct mmd_jobs *t, uint32_t id);
+/* The rank statuses of j sized for ranks (all -1 at first); NULL without
+ * memory. */
+int32_t *mmd_job_status(struct mmd_job *j, uint32_t ranks);
+/* Job id reached a terminal state: its statuses go, its timing and usage
+ * stay until MMD_JOBS_ENDED_KEEP later ends. */
+void mmd_jobs_ended(struct mmd_jobs *t, uint32_t id);
+/* A new strobe master proposes everything again (level-triggered). */
+void mmd_jobs_master_reset(struct mmd_jobs *t);
+/* Every record, for shutdown. */
+void mmd_jobs_free(struct mmd_jobs *t);
+/* Records held (tests, statistics). */
+uint32_t mmd_jobs_count(const struct mmd_jobs *t);
+
+#endif

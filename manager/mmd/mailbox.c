@@ -1,0 +1,297 @@
+/*
+ * mailbox.c — the nodes' output mailboxes (mailbox.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <qb/qblog.h>
+
+#include "mailbox.h"
+
+static void wr64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+int mmd_mailbox_init(struct mmd_mailbox *b, const st_layout_t *lay,
+		     uint32_t nworld, uint32_t nmanagers,
+		     struct mmd_jobs *jobs,
+		     const struct mmd_mailbox_hooks *hooks)
+{
+	*b = (struct mmd_mailbox){ .lay = lay, .nworld = nworld,
+				   .nmanagers = nmanagers, .jobs = jobs,
+				   .hooks = *hooks };
+	b->box_seq = calloc(nworld, sizeof(*b->box_seq));
+	b->box_cast = calloc(nworld, sizeof(*b->box_cast));
+	b->ack = calloc(nworld, sizeof(*b->ack));
+	if (!b->box_seq || !b->box_cast || !b->ack ||
+	    sp_nodeset_create(nworld, &b->one))
+		return -ENOMEM;
+	return 0;
+}
+
+static int terminal(mm_job_state_t s)
+{
+	return s == MM_JOB_COMPLETED || s == MM_JOB_FAILED ||
+	       s == MM_JOB_CANCELLED;
+}
+
+void mmd_mailbox_close_ended(struct mmd_mailbox *b, const mm_state_t *st)
+{
+	for (struct mmd_out **pp = &b->outs; *pp;) {
+		struct mmd_out *o = *pp;
+		mm_job_t j;
+
+		if (st && !mm_job_get(st, o->job, &j) && !terminal(j.state)) {
+			pp = &o->next;
+			continue;
+		}
+		for (int s = 0; s < 2; s++)
+			if (o->fd[s] >= 0)
+				close(o->fd[s]);
+		*pp = o->next;
+		free(o);
+	}
+}
+
+void mmd_mailbox_fini(struct mmd_mailbox *b)
+{
+	mmd_mailbox_close_ended(b, NULL);
+	free(b->box_seq);
+	free(b->box_cast);
+	free(b->ack);
+	sp_nodeset_destroy(b->one);
+	b->box_seq = b->box_cast = NULL;
+	b->ack = NULL;
+	b->one = NULL;
+}
+
+/* pat with %j (job id) and %r (rank) expanded, relative to cwd. */
+static void expand(char *out, size_t cap, const char *pat, const char *cwd,
+		   uint32_t job, uint32_t rank)
+{
+	size_t n = 0;
+
+	if (pat[0] != '/' && cwd && cwd[0])
+		n = (size_t)snprintf(out, cap, "%s/", cwd);
+	for (const char *s = pat; *s && n + 12 < cap; s++) {
+		if (s[0] == '%' && (s[1] == 'j' || s[1] == 'r')) {
+			n += (size_t)snprintf(out + n, cap - n, "%u",
+					      s[1] == 'j' ? job : rank);
+			s++;
+		} else {
+			out[n++] = *s;
+		}
+	}
+	out[n < cap ? n : cap - 1] = '\0';
+}
+
+static void batch_write(struct mmd_mailbox *b, const mm_job_t *j,
+			uint32_t rank, int stream, const uint8_t *data,
+			uint32_t len)
+{
+	const char *pat = stream ? j->err_path : j->out_path;
+	struct mmd_out *o;
+	uint32_t key;
+
+	if (!pat || !pat[0])
+		pat = stream ? "storm-%j.err" : "storm-%j.out";
+	key = strstr(pat, "%r") ? rank : UINT32_MAX;
+	for (o = b->outs; o && !(o->job == j->id && o->rank == key);
+	     o = o->next)
+		;
+	if (!o) {
+		o = calloc(1, sizeof(*o));
+		if (!o)
+			return;
+		o->job = j->id;
+		o->rank = key;
+		o->fd[0] = o->fd[1] = -1;
+		o->next = b->outs;
+		b->outs = o;
+	}
+	if (o->fd[stream] < 0) {
+		char path[4096];
+
+		expand(path, sizeof(path), pat, j->cwd, j->id, rank);
+		o->fd[stream] = open(path, O_WRONLY | O_CREAT | O_APPEND |
+				     O_CLOEXEC, 0644);
+		if (o->fd[stream] < 0) {
+			qb_log(LOG_WARNING, "job %u: cannot open its output "
+			       "file %s: %s", j->id, path, strerror(errno));
+			return;
+		}
+	}
+	if (write(o->fd[stream], data, len) < 0)
+		qb_log(LOG_WARNING, "job %u: output file: %s", j->id,
+		       strerror(errno));
+}
+
+static void take_record(struct mmd_mailbox *b, int master,
+			const mm_state_t *st, const st_rec_t *rec)
+{
+	mm_job_t j;
+
+	if (mm_job_get(st, rec->job, &j))
+		return;
+	if (rec->type == ST_REC_STDOUT || rec->type == ST_REC_STDERR) {
+		int stream = rec->type == ST_REC_STDERR;
+
+		if (j.batch) {
+			if (master)
+				batch_write(b, &j, rec->rank, stream,
+					    rec->data, rec->len);
+		} else {
+			b->hooks.output(b->hooks.ctx, rec->job, rec->rank,
+					stream + 1, rec->data, rec->len);
+		}
+	} else if (rec->type == ST_REC_EXIT) {
+		struct mmd_job *r;
+		st_exit_t e;
+
+		if (rec->rank >= j.ranks ||
+		    st_exit_decode(rec->data, rec->len, &e) ||
+		    !(r = mmd_jobs_get(b->jobs, rec->job)) ||
+		    !mmd_job_status(r, j.ranks))
+			return;
+		if (r->status[rec->rank] == -1)
+			r->got++;
+		r->status[rec->rank] = e.status;
+		r->usage[rec->rank] = (struct mmd_usage){
+			e.utime_us, e.stime_us, e.maxrss_kib };
+	} else if (rec->type == ST_REC_FAIL) {
+		char why[MM_REASON_MAX];
+		mm_op_t op = { .code = MM_OP_JOB_FAILED, .job = rec->job,
+			       .reason = why };
+
+		snprintf(why, sizeof(why), "%.*s", (int)rec->len, rec->data);
+		if (master)
+			b->hooks.propose(b->hooks.ctx, &op);
+	}
+}
+
+void mmd_mailbox_take(struct mmd_mailbox *b, sp_world_t *w,
+		      const uint8_t *gmem, rp_replica_t *rp,
+		      const mm_state_t *st)
+{
+	for (uint32_t n = b->nmanagers; n < b->nworld; n++) {
+		const uint8_t *box = gmem + b->lay->outbox +
+				     (uint64_t)b->lay->outbox_len * n;
+		uint64_t seq;
+		uint32_t len;
+
+		/* a new box is one with another number: a restarted node
+		 * numbers its boxes from a new base */
+		if (st_box_get_hdr(box, b->lay->outbox_len, &seq, &len) ||
+		    seq == 0 || seq == b->box_cast[n] ||
+		    ST_BOX_HDR + (size_t)len > b->lay->outbox_len)
+			continue;
+		if (seq == b->box_seq[n]) { /* agreed before: ack again */
+			mmd_mailbox_agreed(b, w, 1, st, n, box,
+					   b->lay->outbox_len);
+			b->box_cast[n] = seq;
+			continue;
+		}
+		/* the cast: node u32 (little endian) | the box as written */
+		uint8_t *msg = malloc(4 + ST_BOX_HDR + len);
+
+		if (!msg)
+			return;
+		for (int i = 0; i < 4; i++)
+			msg[i] = (uint8_t)(n >> (8 * i));
+		memcpy(msg + 4, box, ST_BOX_HDR + len);
+		int crc = rp_cast(rp, msg, 4 + ST_BOX_HDR + len);
+
+		qb_log(LOG_DEBUG, "box %llu of node %u: %u bytes cast (%d)",
+		       (unsigned long long)seq, n, len, crc);
+		if (crc == 0)
+			b->box_cast[n] = seq;
+		free(msg);
+	}
+}
+
+void mmd_mailbox_agreed(struct mmd_mailbox *b, sp_world_t *w, int master,
+			const mm_state_t *st, uint32_t node,
+			const uint8_t *box, size_t boxlen)
+{
+	uint64_t seq;
+	uint32_t len;
+
+	if (node >= b->nworld || st_box_get_hdr(box, boxlen, &seq, &len) ||
+	    ST_BOX_HDR + (size_t)len > boxlen)
+		return;
+	qb_log(LOG_DEBUG, "box %llu of node %u agreed (%s)",
+	       (unsigned long long)seq, node,
+	       seq != b->box_seq[node] ? "new" : "seen");
+	if (seq != b->box_seq[node]) {
+		size_t off = ST_BOX_HDR;
+		st_rec_t rec;
+
+		while (st_box_next(box, ST_BOX_HDR + len, &off, &rec) == 1)
+			take_record(b, master, st, &rec);
+		b->box_seq[node] = seq;
+	}
+	if (!master || !w)
+		return;
+	/* every replica has it: the node may forget it */
+	b->ack[node] = (int64_t)seq;
+	sp_nodeset_clear(b->one);
+	sp_nodeset_add(b->one, node);
+	sp_xfer_and_signal(w, b->one, &b->ack[node], 8, b->lay->outack,
+			   SP_EV_NONE, ST_EV_OUTACK, NULL, 0);
+}
+
+void mmd_mailbox_master_reset(struct mmd_mailbox *b)
+{
+	memset(b->box_cast, 0, b->nworld * sizeof(*b->box_cast));
+}
+
+size_t mmd_mailbox_size(const struct mmd_mailbox *b)
+{
+	return 4 + 8u * b->nworld;
+}
+
+void mmd_mailbox_encode(const struct mmd_mailbox *b, uint8_t *out)
+{
+	for (int i = 0; i < 4; i++)
+		out[i] = (uint8_t)(b->nworld >> (8 * i));
+	for (uint32_t x = 0; x < b->nworld; x++)
+		wr64(out + 4 + 8u * x, b->box_seq[x]);
+}
+
+int mmd_mailbox_decode(struct mmd_mailbox *b, const uint8_t *p, size_t len,
+		       char *err, size_t errlen)
+{
+	uint32_t nworld;
+
+	if (len != mmd_mailbox_size(b)) {
+		snprintf(err, errlen, "snapshot's mailbox part of %zu bytes, "
+			 "want %zu", len, mmd_mailbox_size(b));
+		return -STORM_EPROTO;
+	}
+	nworld = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+		 (uint32_t)p[3] << 24;
+	if (nworld != b->nworld) {
+		snprintf(err, errlen, "snapshot of a machine of %u hosts, the "
+			 "configuration has %u: every head node must read "
+			 "the same file", nworld, b->nworld);
+		return -STORM_EPROTO;
+	}
+	for (uint32_t x = 0; x < b->nworld; x++)
+		b->box_seq[x] = rd64(p + 4 + 8u * x);
+	return 0;
+}

@@ -1,0 +1,512 @@
+/*
+ * main.c — storm-mm's start and stop, and the wiring of its modules on
+ * one libqb main loop: configuration and logging; the durable replicated
+ * state (repl.h) around the pure state machine; the machine (world id of
+ * this head node; the nodes join it) and the strobe that drives it
+ * (strobe.h, with file staging, mailboxes and statistics below it); the
+ * client listeners (clients.h) and what requests mean (requests.h).
+ * Modules call down; what comes up (an operation applied, a box agreed,
+ * a request framed) reaches them through the hooks wired here.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <qb/qblog.h>
+
+#include "clients.h"
+#include "clock.h"
+#include "jobrec.h"
+#include "mailbox.h"
+#include "repl.h"
+#include "requests.h"
+#include "strobe.h"
+
+struct mmd {
+	st_config_t cfg;
+	const st_host_t *host;
+	st_layout_t lay;
+	uint32_t nworld;
+	qb_loop_t *loop;
+	mm_state_t *st;
+	struct mmd_jobs jobs;
+	struct mmd_mailbox mbox;
+	struct mmd_strobe sb;
+	struct mmd_repl repl;
+	struct mmd_clients clients;
+	struct mmd_requests rq;
+	sp_world_t *w;
+	int nfd, world_polled;
+	int timer_fd;
+	int exit_code;
+	int was_synced;
+	int first_start;          /* nothing applied yet: manager 0 founds */
+	uint64_t join_since_ms;   /* trying to join the machine since */
+};
+
+static int on_signal(int32_t sig, void *data)
+{
+	struct mmd *mm = data;
+
+	qb_log(LOG_NOTICE, "signal %d: stopping", sig);
+	qb_loop_stop(mm->loop);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: storm-mm --config FILE --name MANAGER\n"
+		"  Machine Manager of a Storm cluster (one head node).\n"
+		"  Exit status: 0 stopped by a signal, 1 runtime failure,\n"
+		"  2 usage or configuration error.\n");
+}
+
+static void stop(struct mmd *mm, int code)
+{
+	mm->exit_code = code;
+	qb_loop_stop(mm->loop);
+}
+
+/* ---- the scheduler's settings ---------------------------------------------- */
+
+/* The scheduler settings of this replica's configuration (checked by
+ * st_config_load: a known policy and placement, mpl only with gang, the
+ * quantum a whole number of slices). */
+static void sched_conf(void *ctx, mm_sched_conf_t *c)
+{
+	const struct mmd *mm = ctx;
+
+	c->policy = MM_POLICY_FCFS;
+	c->placement = MM_PLACE_BUDDY;
+	mm_policy_parse(mm->cfg.sched_policy, &c->policy);
+	mm_placement_parse(mm->cfg.placement, &c->placement);
+	c->mpl = mm->cfg.mpl ? mm->cfg.mpl : 1;
+	c->quantum_slices = mm->cfg.quantum_us / mm->cfg.slice_us;
+	if (!c->quantum_slices)
+		c->quantum_slices = 1;
+}
+
+static int state_init(struct mmd *mm)
+{
+	uint32_t n = mm->cfg.nnodes, *ids = calloc(n, sizeof(*ids)),
+		 *cpus = calloc(n, sizeof(*cpus));
+	const char **names = calloc(n, sizeof(*names));
+	int rc = -ENOMEM;
+
+	if (ids && cpus && names) {
+		for (uint32_t i = 0; i < n; i++) {
+			ids[i] = mm->cfg.nodes[i].world_id;
+			cpus[i] = mm->cfg.nodes[i].cpus;
+			names[i] = mm->cfg.nodes[i].name;
+		}
+		rc = mm_state_create(mm->nworld, n, ids, names, cpus, &mm->st);
+	}
+	if (!rc) {
+		mm_sched_conf_t c;
+
+		sched_conf(mm, &c);
+		rc = mm_state_set_sched(mm->st, &c);
+	}
+	free(ids);
+	free(cpus);
+	free(names);
+	return rc;
+}
+
+/* ---- hooks: what comes up from the modules --------------------------------- */
+
+static void propose(void *ctx, const mm_op_t *op)
+{
+	struct mmd *mm = ctx;
+
+	if (mm->sb.clk.master)
+		mmd_repl_propose(&mm->repl, op);
+}
+
+static void job_output(void *ctx, uint32_t job, uint32_t rank, int stream,
+		       const uint8_t *data, uint32_t len)
+{
+	mmd_requests_output(&((struct mmd *)ctx)->rq, job, rank, stream, data,
+			    len);
+}
+
+static int applied(void *ctx, const mm_op_t *op, const mm_result_t *res)
+{
+	struct mmd *mm = ctx;
+	mm_job_t j;
+
+	mmd_strobe_applied(&mm->sb, op, res->rc);
+	mmd_requests_applied(&mm->rq);
+	mmd_mailbox_close_ended(&mm->mbox, mm->st);
+	/* the shell's record of a job that ended keeps only its timing */
+	if (op->job && !mm_job_get(mm->st, op->job, &j) &&
+	    (j.state == MM_JOB_COMPLETED || j.state == MM_JOB_FAILED ||
+	     j.state == MM_JOB_CANCELLED))
+		mmd_jobs_ended(&mm->jobs, op->job);
+	return 0;
+}
+
+static void answer(void *ctx, struct mmd_client *c, int kind, uint32_t job,
+		   const mm_result_t *res)
+{
+	mmd_requests_answer(&((struct mmd *)ctx)->rq, c, kind, job, res);
+}
+
+static void box_agreed(void *ctx, uint32_t node, const uint8_t *box,
+		       size_t len)
+{
+	struct mmd *mm = ctx;
+
+	mmd_mailbox_agreed(&mm->mbox, mm->sb.w, mm->sb.clk.master, mm->st,
+			   node, box, len);
+}
+
+static void repl_status(void *ctx, const rp_status_t *st)
+{
+	struct mmd *mm = ctx;
+	int master;
+
+	/* out of the group means out of the machine too (see
+	 * world_rejoin): no strobe until it joined again */
+	if (mm->was_synced && !st->synced)
+		mm->sb.world_stale = 1;
+	mm->was_synced = st->synced;
+	master = st->synced && st->primary && !mm->sb.world_stale &&
+		 st->master == (int)mm->host->world_id;
+	if (master != mm->sb.clk.master)
+		mmd_strobe_master(&mm->sb, mm->st, mm->repl.rp, master);
+	mmd_requests_waits(&mm->rq);
+}
+
+static void restored(void *ctx)
+{
+	mmd_strobe_state_replaced(&((struct mmd *)ctx)->sb);
+}
+
+static void client_request(void *ctx, struct mmd_client *c, const char *text,
+			   uint32_t len)
+{
+	mmd_requests_handle(&((struct mmd *)ctx)->rq, c, text, len);
+}
+
+static void client_gone(void *ctx, struct mmd_client *c)
+{
+	mmd_repl_client_gone(&((struct mmd *)ctx)->repl, c);
+}
+
+/* ---- the machine -------------------------------------------------------------- */
+
+/* Manager 0 founds the machine (may_found: on the cluster's first start,
+ * or after a long vain wait while the whole cluster was down); otherwise
+ * a replica joins the running machine, whose root may be a node manager
+ * by then, and never founds one that might split it.  A join attempt
+ * waits JOIN_WAIT_MS: the main loop (and the clients this replica serves)
+ * waits with it, so a failed attempt is retried at a later tick rather
+ * than waited out here. */
+#define JOIN_WAIT_MS 3000
+#define FOUND_AFTER_MS 30000
+
+static int world_open(struct mmd *mm, int may_found, char *err, size_t errlen)
+{
+	sp_config_t *sc = NULL;
+	int boot = may_found && mm->host->world_id == 0, rc = 0;
+
+	for (int expelled = 0;; expelled++) {
+		rc = st_config_world(&mm->cfg, mm->host->world_id, !boot,
+				     boot ? 1000 : JOIN_WAIT_MS, &sc, err,
+				     errlen);
+		if (!rc)
+			rc = sp_open(sc, &mm->w, err, errlen);
+		sp_config_destroy(sc);
+		sc = NULL;
+		/* a view that removes our previous incarnation can reach this
+		 * one while it joins: join again, as a new incarnation */
+		if (rc != -STORM_EEXPELLED || expelled == 1)
+			break;
+		qb_log(LOG_INFO, "joining again: %s", err);
+	}
+	return rc;
+}
+
+static int on_notify(int32_t fd, int32_t revents, void *data)
+{
+	struct mmd *mm = data;
+
+	(void)revents;
+	mmd_strobe_notify(&mm->sb, mm->st, mm->repl.rp, fd);
+	return 0;
+}
+
+/* Join the machine: once synced (a restarted replica must report to its
+ * group first), and again after a cut that cost this replica its group
+ * (its view of the machine is its own island then), before it may be
+ * strobe master.  Called from the timer until it succeeds. */
+static void world_rejoin(struct mmd *mm)
+{
+	uint64_t now = mmd_strobe_now_ms(&mm->sb);
+	char err[1024];
+	size_t size;
+	int rc;
+
+	if (mm->w)
+		qb_log(LOG_NOTICE, "manager %s: joining the machine again "
+		       "after losing the group", mm->host->name);
+	if (mm->world_polled)
+		qb_loop_poll_del(mm->loop, mm->nfd);
+	mm->world_polled = 0;
+	mmd_strobe_set_world(&mm->sb, NULL, NULL);
+	sp_close(mm->w);
+	mm->w = NULL;
+	if (!mm->join_since_ms)
+		mm->join_since_ms = now ? now : 1;
+	rc = world_open(mm, mm->first_start ||
+			now - mm->join_since_ms >= FOUND_AFTER_MS,
+			err, sizeof(err));
+	if (rc) {
+		qb_log(LOG_WARNING, "cannot join the machine yet (%s); trying "
+		       "again", err);
+		if (rc != -STORM_EUNREACH && rc != -STORM_EEXPELLED &&
+		    rc != -ETIMEDOUT)
+			stop(mm, 1);
+		return;
+	}
+	if (mm->first_start || now - mm->join_since_ms >= FOUND_AFTER_MS)
+		mm->first_start = 0;
+	mm->join_since_ms = 0;
+	mmd_strobe_set_world(&mm->sb, mm->w, sp_gmem(mm->w, &size));
+	mm->nfd = sp_notify_fd(mm->w);
+	qb_loop_poll_add(mm->loop, QB_LOOP_HIGH, mm->nfd, POLLIN, mm,
+			 on_notify);
+	mm->world_polled = 1;
+	mm->sb.world_stale = 0;
+}
+
+/* ---- the loop's events -------------------------------------------------------- */
+
+static int on_repl(int32_t fd, int32_t revents, void *data)
+{
+	struct mmd *mm = data;
+	int rc;
+
+	(void)fd;
+	(void)revents;
+	rc = mmd_repl_dispatch(&mm->repl);
+	if (rc) {
+		qb_log(LOG_ERR, "replication stopped (%s): exiting so that "
+		       "this replica restarts and rejoins",
+		       storm_strerror(rc));
+		stop(mm, 1);
+	}
+	return 0;
+}
+
+/* The strobe's timerfd fired: one or more micro-slice boundaries passed
+ * (a periodic kernel timer: no drift, and no polling of libqb's
+ * millisecond timers in between).  The replication layer's seconds-scale
+ * timers and the machine's rejoin ride on it. */
+static int on_timer(int32_t fd, int32_t revents, void *data)
+{
+	struct mmd *mm = data;
+	uint64_t n = 0;
+
+	(void)revents;
+	if (read(fd, &n, sizeof(n)) != sizeof(n) || n == 0)
+		return 0;
+	if (mm->sb.world_stale && mm->repl.rs.synced) {
+		rp_status_t st;
+
+		world_rejoin(mm);
+		rp_status(mm->repl.rp, &st);
+		repl_status(mm, &st);
+	}
+	mmd_repl_tick(&mm->repl, mmd_strobe_now_ms(&mm->sb));
+	mmd_strobe_timer(&mm->sb, mm->st, mm->repl.rp, fd, n);
+	mmd_requests_waits(&mm->rq);
+	mmd_clients_reap(&mm->clients);
+	return 0;
+}
+
+static int start_timer(struct mmd *mm)
+{
+	uint64_t ns = (uint64_t)mm->cfg.slice_us * 1000u /
+		      mm->cfg.micro_slices;
+	struct itimerspec its = {
+		.it_interval = { (time_t)(ns / 1000000000u),
+				 (long)(ns % 1000000000u) },
+		.it_value = { (time_t)(ns / 1000000000u),
+			      (long)(ns % 1000000000u) },
+	};
+
+	mm->timer_fd = timerfd_create(CLOCK_MONOTONIC,
+				      TFD_NONBLOCK | TFD_CLOEXEC);
+	if (mm->timer_fd < 0 ||
+	    timerfd_settime(mm->timer_fd, 0, &its, NULL) < 0) {
+		qb_log(LOG_ERR, "cannot start the strobe timer: %s",
+		       strerror(errno));
+		return -1;
+	}
+	qb_loop_poll_add(mm->loop, QB_LOOP_HIGH, mm->timer_fd, POLLIN, mm,
+			 on_timer);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"name", required_argument, NULL, 'n'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *path = getenv("STORM_CONFIG"), *name = NULL;
+	static struct mmd mm = { .timer_fd = -1, .nfd = -1 };
+	qb_loop_signal_handle sh;
+	char err[1024] = "";
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "c:n:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': path = optarg; break;
+		case 'n': name = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!path) {
+		fprintf(stderr, "storm-mm: --config FILE is required\n");
+		usage(stderr);
+		return 2;
+	}
+	if (st_config_load(path, &mm.cfg, err, sizeof(err))) {
+		fprintf(stderr, "storm-mm: %s\n", err);
+		return 2;
+	}
+	mm.host = name ? st_config_host(&mm.cfg, name) : &mm.cfg.managers[0];
+	if (!mm.host || mm.host->world_id >= mm.cfg.nmanagers) {
+		fprintf(stderr, "storm-mm: %s: no [manager %s] section\n",
+			path, name);
+		st_config_free(&mm.cfg);
+		return 2;
+	}
+	st_log_setup(&mm.cfg, "storm-mm");
+	st_realtime(&mm.cfg, "storm-mm");
+	mkdir(mm.cfg.run_dir, 0755);
+	st_layout(&mm.cfg, &mm.lay);
+	mm.nworld = mm.cfg.nmanagers + mm.cfg.nnodes;
+	mm.clients.unix_fd = mm.clients.tcp_fd = -1;
+	{
+		const struct mmd_mailbox_hooks mh = {
+			.output = job_output, .propose = propose, .ctx = &mm };
+		const struct mmd_strobe_hooks sh_ = {
+			.propose = propose, .sched_conf = sched_conf,
+			.ctx = &mm };
+
+		if (state_init(&mm) ||
+		    mmd_mailbox_init(&mm.mbox, &mm.lay, mm.nworld,
+				     mm.cfg.nmanagers, &mm.jobs, &mh) ||
+		    mmd_strobe_init(&mm.sb, &mm.cfg, &mm.lay, mm.host->name,
+				    &mm.jobs, &mm.mbox, &sh_)) {
+			qb_log(LOG_ERR, "out of memory");
+			rc = 1;
+			goto out;
+		}
+	}
+	if ((uint64_t)mm_matrix_cols(mm.st) * ST_DONE_ROWS >
+	    mm.lay.done_slots) {
+		/* the layout and the matrix must agree on the columns */
+		qb_log(LOG_ERR, "internal: %u matrix columns, %u done slots",
+		       mm_matrix_cols(mm.st), mm.lay.done_slots);
+		rc = 1;
+		goto out;
+	}
+	mm.rq = (struct mmd_requests){ .cfg = &mm.cfg, .host = mm.host,
+				       .st = &mm.st, .repl = &mm.repl,
+				       .sb = &mm.sb, .jobs = &mm.jobs,
+				       .clients = &mm.clients };
+	/* the durable state first (its log is replayed into the modules
+	 * above, wired before it): a replica that cannot use its file
+	 * (another cluster's, another version's) stops before anything */
+	{
+		const struct mmd_repl_hooks rh = {
+			.applied = applied, .answer = answer,
+			.box = box_agreed, .status = repl_status,
+			.restored = restored, .ctx = &mm };
+
+		rc = mmd_repl_open(&mm.repl, &mm.cfg, mm.host, &mm.st,
+				   &mm.mbox, &rh, err, sizeof(err));
+	}
+	if (rc) {
+		qb_log(LOG_ERR, "%s", err);
+		fprintf(stderr, "storm-mm: %s\n", err);
+		rc = rc == -STORM_ESTATE || rc == -STORM_ECONFIG ? 2 : 1;
+		goto out;
+	}
+	rp_status(mm.repl.rp, &mm.repl.rs);
+	/* The machine is joined once the group has synced this replica (see
+	 * on_timer): joining it can take a while, and a restarted replica
+	 * must report to its group at once (a group that lost its last
+	 * synced member waits for exactly this one). */
+	mm.first_start = mm.repl.rs.applied == 0;
+	mm.sb.world_stale = 1;
+	mm.loop = qb_loop_create();
+	{
+		const struct mmd_clients_hooks ch = {
+			.request = client_request, .gone = client_gone,
+			.ctx = &mm };
+
+		if ((rc = mmd_clients_listen(&mm.clients, mm.loop, &mm.cfg,
+					     mm.host, &ch, err,
+					     sizeof(err)))) {
+			qb_log(LOG_ERR, "%s", err);
+			rc = 1;
+			goto out;
+		}
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if ((rc = mmd_repl_start(&mm.repl, err, sizeof(err)))) {
+		qb_log(LOG_ERR, "%s", err);
+		rc = 1;
+		goto out;
+	}
+	{
+		int fds[4], n = rp_fds(mm.repl.rp, fds, 4);
+
+		for (int i = 0; i < n; i++)
+			qb_loop_poll_add(mm.loop, QB_LOOP_HIGH, fds[i], POLLIN,
+					 &mm, on_repl);
+	}
+	qb_loop_signal_add(mm.loop, QB_LOOP_HIGH, SIGTERM, &mm, on_signal, &sh);
+	qb_loop_signal_add(mm.loop, QB_LOOP_HIGH, SIGINT, &mm, on_signal, &sh);
+	if (start_timer(&mm)) {
+		rc = 1;
+		goto out;
+	}
+	qb_log(LOG_INFO, "manager %s of cluster %s: %u node(s), slice %u us, "
+	       "clients on %s%s%s", mm.host->name, mm.cfg.cluster,
+	       mm.cfg.nnodes, mm.cfg.slice_us, mm.clients.sock_path,
+	       mm.host->listen[0] ? " and " : "", mm.host->listen);
+	qb_loop_run(mm.loop);
+	rc = mm.exit_code;
+out:
+	mmd_repl_close(&mm.repl);
+	mmd_clients_close(&mm.clients);
+	if (mm.loop)
+		qb_loop_destroy(mm.loop);
+	if (mm.timer_fd >= 0)
+		close(mm.timer_fd);
+	mmd_strobe_fini(&mm.sb);
+	sp_close(mm.w);
+	mmd_mailbox_fini(&mm.mbox);
+	mmd_jobs_free(&mm.jobs);
+	mm_state_destroy(mm.st);
+	st_config_free(&mm.cfg);
+	qb_log_fini();
+	return rc;
+}

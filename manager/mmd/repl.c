@@ -1,0 +1,317 @@
+/*
+ * repl.c — the replication glue (repl.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <qb/qblog.h>
+
+#include "repl.h"
+
+/* ---- replies: rc i32 | job u32 | error text (little endian) -------------- */
+
+static void wr32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static size_t reply_put(uint8_t *p, size_t cap, int rc, uint32_t job,
+			const char *err)
+{
+	size_t n = err ? strlen(err) : 0;
+
+	if (cap < 8)
+		return 0;
+	if (n > cap - 8)
+		n = cap - 8;
+	wr32(p, (uint32_t)rc);
+	wr32(p + 4, job);
+	if (n)
+		memcpy(p + 8, err, n);
+	return 8 + n;
+}
+
+static void reply_get(const uint8_t *p, size_t len, mm_result_t *res)
+{
+	memset(res, 0, sizeof(*res));
+	if (len < 8) {
+		res->rc = -STORM_EPROTO;
+		snprintf(res->err, sizeof(res->err), "empty reply");
+		return;
+	}
+	res->rc = (int)(int32_t)rd32(p);
+	res->job = rd32(p + 4);
+	snprintf(res->err, sizeof(res->err), "%.*s", (int)(len - 8), p + 8);
+}
+
+/* ---- callbacks ------------------------------------------------------------ */
+
+static int on_apply(void *ctx, const rp_request_t *req, uint8_t *reply,
+		    size_t cap, size_t *rlen)
+{
+	struct mmd_repl *r = ctx;
+	mm_result_t res = { 0 };
+	void *arena = NULL;
+	mm_op_t op;
+	int rc;
+
+	if (mm_op_decode(req->op, req->len, &op, &arena)) {
+		/* agreed, so every replica refuses it alike */
+		*rlen = reply_put(reply, cap, -STORM_EPROTO, 0,
+				  "operation not understood by this storm-mm "
+				  "(a newer version?)");
+		return 0;
+	}
+	mm_apply(*r->st, &op, &res);
+	if (res.rc && op.code != MM_OP_TICK)
+		qb_log(LOG_DEBUG, "op %d refused: %s", op.code, res.err);
+	*rlen = reply_put(reply, cap, res.rc, res.job, res.rc ? res.err : "");
+	rc = r->hooks.applied(r->hooks.ctx, &op, &res);
+	free(arena);
+	return rc;
+}
+
+static int on_snapshot(void *ctx, uint8_t **buf, size_t *len)
+{
+	struct mmd_repl *r = ctx;
+	uint8_t *st = NULL, *p;
+	size_t slen = 0, n;
+	int rc = mm_state_encode(*r->st, &st, &slen);
+
+	if (rc)
+		return rc;
+	/* state | the mailboxes' agreed part */
+	n = slen + mmd_mailbox_size(r->mbox);
+	if (!(p = malloc(n))) {
+		free(st);
+		return -ENOMEM;
+	}
+	memcpy(p, st, slen);
+	mmd_mailbox_encode(r->mbox, p + slen);
+	free(st);
+	*buf = p;
+	*len = n;
+	return 0;
+}
+
+static int on_restore(void *ctx, const uint8_t *buf, size_t len, char *err,
+		      size_t errlen)
+{
+	struct mmd_repl *r = ctx;
+	size_t tail = mmd_mailbox_size(r->mbox);
+	mm_state_t *st = NULL;
+	int rc;
+
+	if (len < tail) {
+		snprintf(err, errlen, "snapshot of %zu bytes is too short", len);
+		return -STORM_EPROTO;
+	}
+	/* the tail checked first: nothing changes unless both decode */
+	{
+		struct mmd_mailbox probe = *r->mbox;
+		uint64_t *seq = malloc(8u * r->mbox->nworld);
+
+		if (!seq)
+			return -ENOMEM;
+		probe.box_seq = seq;
+		rc = mmd_mailbox_decode(&probe, buf + len - tail, tail, err,
+					errlen);
+		free(seq);
+		if (rc)
+			return rc;
+	}
+	if ((rc = mm_state_decode(buf, len - tail, &st, err, errlen)))
+		return rc;
+	mm_state_destroy(*r->st);
+	*r->st = st;
+	mmd_mailbox_decode(r->mbox, buf + len - tail, tail, err, errlen);
+	r->hooks.restored(r->hooks.ctx);
+	return 0;
+}
+
+static void on_cast(void *ctx, uint32_t from, const void *msg, size_t len)
+{
+	struct mmd_repl *r = ctx;
+	const uint8_t *p = msg;
+
+	(void)from;
+	/* BOX: node u32 | the box (header + records) */
+	if (len < 4)
+		return;
+	r->hooks.box(r->hooks.ctx, rd32(p), p + 4, len - 4);
+}
+
+static void on_status(void *ctx, const rp_status_t *st)
+{
+	struct mmd_repl *r = ctx;
+
+	r->rs = *st;
+	r->hooks.status(r->hooks.ctx, st);
+}
+
+static void on_done(void *ctx, void *cookie, int rc, const uint8_t *reply,
+		    size_t len)
+{
+	struct mmd_repl *r = ctx;
+	struct mmd_req *q = cookie, **pp;
+	mm_result_t res;
+
+	for (pp = &r->reqs; *pp && *pp != q; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = q->next;
+	if (rc) {
+		memset(&res, 0, sizeof(res));
+		res.rc = rc;
+		snprintf(res.err, sizeof(res.err), "%s", storm_strerror(rc));
+	} else {
+		reply_get(reply, len, &res);
+	}
+	if (q->c)
+		r->hooks.answer(r->hooks.ctx, q->c, q->kind, q->job, &res);
+	free(q);
+}
+
+/* ---- API ------------------------------------------------------------------ */
+
+int mmd_repl_open(struct mmd_repl *r, const st_config_t *cfg,
+		  const st_host_t *host, mm_state_t **st,
+		  struct mmd_mailbox *mbox, const struct mmd_repl_hooks *hooks,
+		  char *err, size_t errlen)
+{
+	static const rp_callbacks_t cb = {
+		.apply = on_apply,
+		.snapshot = on_snapshot,
+		.restore = on_restore,
+		.cast = on_cast,
+		.status = on_status,
+		.done = on_done,
+	};
+	rp_config_t rc = {
+		.backend = cfg->nmanagers > 1 ? RP_BACKEND_CPG :
+						RP_BACKEND_SOLO,
+		.cluster = cfg->cluster,
+		.replica = host->world_id,
+		.nreplicas = cfg->nmanagers,
+		.state_version = MMD_STATE_VERSION,
+	};
+
+	*r = (struct mmd_repl){ .st = st, .mbox = mbox, .hooks = *hooks,
+				.name = host->name };
+	if (!strcmp(cfg->replication, "corosync"))
+		rc.backend = RP_BACKEND_CPG;
+	else if (!strcmp(cfg->replication, "none"))
+		rc.backend = RP_BACKEND_SOLO;
+	if (rc.backend == RP_BACKEND_SOLO && cfg->nmanagers > 1) {
+		snprintf(err, errlen, "%s: replication = none with %u "
+			 "[manager] sections: several managers need corosync",
+			 cfg->path, cfg->nmanagers);
+		return -STORM_ECONFIG;
+	}
+	snprintf(r->state_path, sizeof(r->state_path), "%s/%s",
+		 cfg->state_dir, host->name);
+	rc.state_dir = r->state_path;
+	r->opbuf = malloc(RP_OP_MAX);
+	if (!r->opbuf)
+		return -ENOMEM;
+	return rp_create(&rc, &cb, r, &r->rp, err, errlen);
+}
+
+int mmd_repl_start(struct mmd_repl *r, char *err, size_t errlen)
+{
+	return rp_start(r->rp, err, errlen);
+}
+
+void mmd_repl_close(struct mmd_repl *r)
+{
+	rp_destroy(r->rp);
+	r->rp = NULL;
+	while (r->reqs) {
+		struct mmd_req *q = r->reqs;
+
+		r->reqs = q->next;
+		free(q);
+	}
+	free(r->opbuf);
+	r->opbuf = NULL;
+}
+
+int mmd_repl_propose_client(struct mmd_repl *r, struct mmd_client *c,
+			    uint64_t client_key, uint64_t seq, uint32_t uid,
+			    uint32_t gid, int kind, const mm_op_t *op,
+			    mm_result_t *res)
+{
+	struct mmd_req *q;
+	int n = mm_op_encode(op, r->opbuf, RP_OP_MAX), rc;
+
+	memset(res, 0, sizeof(*res));
+	if (n < 0) {
+		res->rc = -E2BIG;
+		snprintf(res->err, sizeof(res->err), "request too large "
+			 "(over %u bytes encoded): fewer or shorter "
+			 "arguments, environment or files", RP_OP_MAX);
+		return res->rc;
+	}
+	if (!(q = calloc(1, sizeof(*q))))
+		return res->rc = -ENOMEM;
+	q->c = c;
+	q->kind = kind;
+	q->job = op->job;
+	rc = rp_propose(r->rp, client_key, seq, uid, gid, r->opbuf,
+			(size_t)n, q);
+	if (rc) {
+		free(q);
+		res->rc = rc;
+		snprintf(res->err, sizeof(res->err), "%s (manager %s)",
+			 storm_strerror(rc), r->name);
+		return rc;
+	}
+	q->next = r->reqs;
+	r->reqs = q;
+	return 0;
+}
+
+void mmd_repl_propose(struct mmd_repl *r, const mm_op_t *op)
+{
+	int n = mm_op_encode(op, r->opbuf, RP_OP_MAX);
+
+	if (n < 0 || rp_propose(r->rp, 0, 0, 0, 0, r->opbuf, (size_t)n,
+				NULL))
+		qb_log(LOG_DEBUG, "operation %d not proposed", op->code);
+}
+
+void mmd_repl_client_gone(struct mmd_repl *r, struct mmd_client *c)
+{
+	for (struct mmd_req *q = r->reqs; q; q = q->next)
+		if (q->c == c)
+			q->c = NULL;
+}
+
+int mmd_repl_dispatch(struct mmd_repl *r)
+{
+	int rc = rp_dispatch(r->rp);
+
+	return rc == -STORM_ECLOSED || rc == -STORM_ESTATE ? rc : 0;
+}
+
+void mmd_repl_tick(struct mmd_repl *r, uint64_t now_ms)
+{
+	int t;
+
+	if (now_ms - r->announce_ms >= 1000) {
+		r->announce_ms = now_ms;
+		rp_announce(r->rp);
+	}
+	t = rp_next_timeout_ms(r->rp);
+	if (t == 0 || t == 2)
+		rp_tick(r->rp);
+}

@@ -1,0 +1,307 @@
+/*
+ * stage.c — file staging (stage.h).  The stream (manifest, then every
+ * file) is laid out as the slot images it is sent in, so each chunk goes
+ * out from where the file was read into, without a copy.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <qb/qblog.h>
+
+#include "clock.h"
+#include "stage.h"
+
+#define STAGE_BUDGET_NS 50000000u /* launch work per slice, at most */
+
+static const char *base(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* The stream (manifest, then every file) laid out as the slot images it
+ * is sent in — a chunk header, then up to chunk - header bytes — so that
+ * each chunk goes out from where the file was read into, without a copy. */
+struct chunked {
+	uint8_t *img;
+	uint32_t chunk, data;
+	size_t off; /* stream bytes placed */
+};
+
+static uint8_t *at(struct chunked *c, size_t *room)
+{
+	size_t k = c->off / c->data, pos = c->off % c->data;
+
+	*room = c->data - pos;
+	return c->img + k * c->chunk + ST_CHUNK_HDR + pos;
+}
+
+static void put(struct chunked *c, const uint8_t *p, size_t n)
+{
+	while (n) {
+		size_t room, m;
+		uint8_t *dst = at(c, &room);
+
+		m = n < room ? n : room;
+		memcpy(dst, p, m);
+		p += m;
+		n -= m;
+		c->off += m;
+	}
+}
+
+/* Read n bytes of fd straight into the stream. */
+static int put_file(struct chunked *c, int fd, size_t n)
+{
+	while (n) {
+		size_t room;
+		uint8_t *dst = at(c, &room);
+		ssize_t r = read(fd, dst, n < room ? n : room);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO; /* it shrank under us */
+		c->off += (size_t)r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* Manifest + files, as chunk images in s. */
+static int build_stream(struct mmd_stage *s, const mm_job_t *j, char *why,
+			size_t whylen)
+{
+	uint32_t nf = 1 + j->nfiles;
+	st_manifest_t m = { .job = j->id, .ranks = j->ranks,
+			    .rank_node = (uint32_t *)j->rank_node,
+			    .argc = j->argc, .argv = (char **)j->argv,
+			    .envc = j->envc, .env = (char **)j->env,
+			    .cwd = (char *)j->cwd, .nfiles = nf };
+	struct chunked c = { .chunk = s->lay->chunk,
+			     .data = s->lay->chunk - ST_CHUNK_HDR };
+	int *fds = malloc(nf * sizeof(int));
+	uint8_t *mf = NULL;
+	size_t mflen = 0, total;
+	uint32_t chunks = 0;
+	int rc = 0;
+
+	m.file_names = calloc(nf, sizeof(char *));
+	m.file_sizes = calloc(nf, sizeof(uint64_t));
+	m.file_modes = calloc(nf, sizeof(uint32_t));
+	for (uint32_t i = 0; fds && i < nf; i++)
+		fds[i] = -1;
+	if (!fds || !m.file_names || !m.file_sizes || !m.file_modes) {
+		rc = -ENOMEM;
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < nf; i++) {
+		const char *path = i ? j->files[i - 1] : j->argv[0];
+		struct stat st;
+
+		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (fds[i] < 0 || fstat(fds[i], &st) < 0 ||
+		    !S_ISREG(st.st_mode)) {
+			rc = fds[i] < 0 ? -errno : -EINVAL;
+			snprintf(why, whylen, "cannot read %s on the manager: "
+				 "%s", path, rc == -EINVAL ?
+				 "not a regular file" : storm_strerror(rc));
+			goto out;
+		}
+		m.file_names[i] = (char *)base(path);
+		m.file_sizes[i] = (uint64_t)st.st_size;
+		m.file_modes[i] = st.st_mode & 0777;
+		for (uint32_t k = 0; k < i; k++)
+			if (!strcmp(m.file_names[k], m.file_names[i])) {
+				rc = -EINVAL;
+				snprintf(why, whylen, "two files named %s: "
+					 "file names must differ",
+					 m.file_names[i]);
+				goto out;
+			}
+	}
+	if ((rc = st_manifest_encode(&m, &mf, &mflen))) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	total = mflen;
+	for (uint32_t i = 0; i < nf; i++)
+		total += m.file_sizes[i];
+	chunks = (uint32_t)((total + c.data - 1) / c.data);
+	c.img = malloc((size_t)chunks * c.chunk);
+	if (!c.img) {
+		rc = -ENOMEM;
+		snprintf(why, whylen, "out of memory for %zu bytes", total);
+		goto out;
+	}
+	put(&c, mf, mflen);
+	for (uint32_t i = 0; i < nf; i++) {
+		rc = put_file(&c, fds[i], m.file_sizes[i]);
+		if (rc) {
+			snprintf(why, whylen, "cannot read %s on the manager: "
+				 "%s", i ? j->files[i - 1] : j->argv[0],
+				 storm_strerror(rc));
+			free(c.img);
+			goto out;
+		}
+	}
+	for (uint32_t k = 0; k < chunks; k++)
+		st_chunk_put_hdr(c.img + (size_t)k * c.chunk, j->id, k, chunks,
+				 (uint32_t)(k + 1 < chunks ? c.data :
+					    total - (size_t)k * c.data));
+	s->stream = c.img;
+	s->len = total;
+	s->total = chunks;
+out:
+	for (uint32_t i = 0; fds && i < nf; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	free(mf);
+	free(m.file_names);
+	free(m.file_sizes);
+	free(m.file_modes);
+	return rc;
+}
+
+void mmd_stage_free(struct mmd_stage *s)
+{
+	free(s->stream);
+	s->stream = NULL;
+	s->job = 0;
+}
+
+static uint32_t inflight_max(const struct mmd_stage *s)
+{
+	return s->lay->slots < MMD_MAX_INFLIGHT ? s->lay->slots :
+						   MMD_MAX_INFLIGHT;
+}
+
+static void stage_fail(struct mmd_stage *s, uint32_t job, const char *why)
+{
+	mm_op_t op = { .code = MM_OP_JOB_FAILED, .job = job, .reason = why };
+
+	qb_log(LOG_WARNING, "job %u: launch failed: %s", job, why);
+	s->propose(s->ctx, &op);
+	mmd_stage_free(s);
+}
+
+void mmd_stage_step(struct mmd_stage *s, sp_world_t *w, const mm_state_t *st,
+		    uint64_t slice, const uint32_t *active, uint32_t nactive)
+{
+	uint32_t data_len = s->lay->chunk - ST_CHUNK_HDR;
+	struct mmd_job *r;
+	uint64_t until = mmd_mono_ns() + STAGE_BUDGET_NS;
+	mm_job_t j;
+	char why[512];
+
+	if (s->job && (mm_job_get(st, s->job, &j) ||
+		       j.state != MM_JOB_STAGING)) {
+		/* cancelled or failed meanwhile: wait out what is in flight */
+		for (uint32_t k = 0; k < inflight_max(s); k++)
+			if (s->busy[k] &&
+			    sp_test_event(w, MMD_SLOT_EV + k, 50) != -EAGAIN)
+				s->busy[k] = 0;
+		mmd_stage_free(s);
+	}
+	if (!s->job) {
+		uint32_t id = 0;
+
+		for (uint32_t i = 0; i < nactive && !id; i++)
+			if (!mm_job_get(st, active[i], &j) &&
+			    j.state == MM_JOB_STAGING &&
+			    !((r = mmd_jobs_find(s->jobs, j.id)) &&
+			      r->staged_proposed))
+				id = j.id;
+		if (!id || mm_job_get(st, id, &j) ||
+		    !(r = mmd_jobs_get(s->jobs, id)))
+			return;
+		r->t_stage = mmd_mono_ns();
+		r->t_staged = r->t_end = 0;
+		if (build_stream(s, &j, why, sizeof(why))) {
+			stage_fail(s, j.id, why);
+			return;
+		}
+		s->job = j.id;
+		s->next = 0;
+		s->started_ns = mmd_mono_ns();
+	}
+	while (s->next < s->total && mmd_mono_ns() < until) {
+		uint32_t c = s->next, k = c % inflight_max(s);
+		uint32_t slot = c % s->lay->slots;
+		size_t off = (size_t)c * data_len;
+		uint32_t len = (uint32_t)(s->len - off < data_len ?
+					  s->len - off : data_len);
+		const uint8_t *img = s->stream + (size_t)c * s->lay->chunk;
+		int rc;
+
+		if (s->busy[k]) {
+			uint64_t now = mmd_mono_ns();
+
+			rc = sp_test_event(w, MMD_SLOT_EV + k,
+					   now >= until ? 0 :
+					   (int)((until - now) / 1000000u) + 1);
+			if (rc == -EAGAIN || rc == -ETIMEDOUT)
+				return; /* next slice */
+			s->busy[k] = 0;
+			if (rc) {
+				snprintf(why, sizeof(why), "file multicast "
+					 "failed: %s", storm_strerror(rc));
+				stage_fail(s, j.id, why);
+				return;
+			}
+		}
+		if (c >= s->lay->slots) {
+			/* the slot's previous chunk is on every node's disk */
+			rc = mmd_caw(s->caw, w, slice, j.nodes,
+				     s->lay->gv_consumed, SP_CMP_GE,
+				     st_consumed(j.id, c - s->lay->slots + 1),
+				     SP_NO_WRITE, 0, 1000);
+			if (rc != 1) {
+				qb_log(LOG_DEBUG, "job %u: chunk %u waits for "
+				       "its slot (%d)", j.id, c, rc);
+				return; /* not yet, or a node left: retry */
+			}
+		}
+		rc = sp_xfer_and_signal(w, j.nodes, img,
+					ST_CHUNK_HDR + len, s->lay->ring +
+					(uint64_t)slot * s->lay->chunk,
+					MMD_SLOT_EV + k, ST_EV_CHUNK, why,
+					sizeof(why));
+		if (rc) {
+			/* a node left the view: the view check fails the job */
+			qb_log(LOG_DEBUG, "job %u: chunk %u: %s", j.id, c, why);
+			return;
+		}
+		s->busy[k] = 1;
+		s->next++;
+	}
+	if (s->next < s->total)
+		return;
+	if (mmd_caw(s->caw, w, slice, j.nodes, s->lay->gv_consumed,
+		    SP_CMP_GE, st_consumed(j.id, s->total), SP_NO_WRITE, 0,
+		    1000) == 1) {
+		mm_op_t op = { .code = MM_OP_JOB_STAGED, .job = j.id };
+
+		for (uint32_t k = 0; k < inflight_max(s); k++)
+			if (s->busy[k] &&
+			    sp_test_event(w, MMD_SLOT_EV + k, 50) != -EAGAIN)
+				s->busy[k] = 0;
+		qb_log(LOG_INFO, "job %u: %zu bytes on %u node(s) in %.1f ms",
+		       j.id, s->len, sp_nodeset_count(j.nodes),
+		       (double)(mmd_mono_ns() - s->started_ns) / 1e6);
+		if ((r = mmd_jobs_get(s->jobs, j.id))) {
+			r->t_staged = mmd_mono_ns();
+			r->staged_proposed = 1;
+		}
+		s->propose(s->ctx, &op);
+		mmd_stage_free(s);
+	}
+}

@@ -1,0 +1,556 @@
+/*
+ * strobe.c — the strobe master's slice (strobe.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <qb/qblog.h>
+
+#include "clock.h"
+#include "strobe.h"
+
+uint64_t mmd_strobe_now_ms(const struct mmd_strobe *sb)
+{
+	return (mmd_mono_ns() - sb->t0_ns) / 1000000u;
+}
+
+int mmd_strobe_init(struct mmd_strobe *sb, const st_config_t *cfg,
+		    const st_layout_t *lay, const char *name,
+		    struct mmd_jobs *jobs, struct mmd_mailbox *mbox,
+		    const struct mmd_strobe_hooks *hooks)
+{
+	uint32_t nworld = cfg->nmanagers + cfg->nnodes;
+
+	*sb = (struct mmd_strobe){ .cfg = cfg, .lay = lay, .name = name,
+				   .jobs = jobs, .mbox = mbox,
+				   .hooks = *hooks, .nworld = nworld,
+				   .t0_ns = mmd_mono_ns() };
+	sb->clk.slice_us = cfg->slice_us;
+	sb->clk.micro_slices = cfg->micro_slices;
+	sb->caw.slice_us = cfg->slice_us;
+	sb->stage = (struct mmd_stage){ .lay = lay, .caw = &sb->caw,
+					.jobs = jobs,
+					.propose = hooks->propose,
+					.ctx = hooks->ctx };
+	sb->hb_cap = st_hb_capacity(lay->hb_len);
+	sb->hb = calloc(1, lay->hb_len);
+	sb->hb_list = calloc(sb->hb_cap + 1, sizeof(*sb->hb_list));
+	sb->seen = calloc(nworld, 1);
+	sb->joined = calloc(nworld, sizeof(*sb->joined));
+	sb->joined_slice = calloc(nworld, sizeof(*sb->joined_slice));
+	if (!sb->hb || !sb->hb_list || !sb->seen || !sb->joined ||
+	    !sb->joined_slice || sp_nodeset_create(nworld, &sb->live) ||
+	    sp_nodeset_create(nworld, &sb->tmp))
+		return -ENOMEM;
+	return 0;
+}
+
+void mmd_strobe_fini(struct mmd_strobe *sb)
+{
+	mmd_stage_free(&sb->stage);
+	free(sb->hb);
+	free(sb->hb_list);
+	free(sb->active);
+	free(sb->seen);
+	free(sb->joined);
+	free(sb->joined_slice);
+	sp_nodeset_destroy(sb->live);
+	sp_nodeset_destroy(sb->tmp);
+	memset(sb, 0, sizeof(*sb));
+}
+
+void mmd_strobe_set_world(struct mmd_strobe *sb, sp_world_t *w,
+			  uint8_t *gmem)
+{
+	mmd_stage_free(&sb->stage);
+	sb->w = w;
+	sb->gmem = gmem;
+}
+
+static void propose(struct mmd_strobe *sb, const mm_op_t *op)
+{
+	if (sb->clk.master)
+		sb->hooks.propose(sb->hooks.ctx, op);
+}
+
+/* Rebuilt only when the state says a job started or stopped holding
+ * PEs, so the per-slice work does not grow with the queue. */
+uint32_t mmd_strobe_active(struct mmd_strobe *sb, const mm_state_t *st)
+{
+	mm_job_t j;
+	uint32_t n = 0;
+
+	if (sb->active_valid && sb->active_gen == mm_active_gen(st))
+		return sb->nactive;
+	for (uint32_t id = 1; mm_job_next(st, id, &j) == 0; id = j.id + 1) {
+		if (j.state != MM_JOB_STAGING && j.state != MM_JOB_RUNNING)
+			continue;
+		if (n == sb->active_cap) {
+			uint32_t cap = sb->active_cap ? 2 * sb->active_cap : 64;
+			uint32_t *a = realloc(sb->active, cap * sizeof(*a));
+
+			if (!a)
+				break;
+			sb->active = a;
+			sb->active_cap = cap;
+		}
+		sb->active[n++] = j.id;
+	}
+	sb->nactive = n;
+	sb->active_gen = mm_active_gen(st);
+	sb->active_valid = 1;
+	return n;
+}
+
+void mmd_strobe_state_replaced(struct mmd_strobe *sb)
+{
+	sb->active_valid = 0;
+	sb->tick_wanted = 1;
+}
+
+void mmd_strobe_applied(struct mmd_strobe *sb, const mm_op_t *op, int rc)
+{
+	switch (op->code) {
+	case MM_OP_SUBMIT:
+		if (rc == 0)
+			sb->tick_wanted = 1;
+		break;
+	case MM_OP_TICK:
+		sb->tick_inflight = 0;
+		break;
+	case MM_OP_JOB_STAGED: case MM_OP_JOB_FAILED: case MM_OP_CANCEL:
+	case MM_OP_NODE_UP: case MM_OP_NODE_DOWN: case MM_OP_JOB_EXITED:
+		sb->tick_wanted = 1; /* cpus may have come free */
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- 2. view ---------------------------------------------------------------- */
+
+static void check_view(struct mmd_strobe *sb, const mm_state_t *st)
+{
+	sp_view_info_t vi;
+	uint32_t n = mm_node_count(st);
+
+	if (!sb->clk.master || sp_view(sb->w, &vi, sb->live))
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		mm_node_t node;
+		mm_op_t op = { 0 };
+		uint64_t joined;
+		int in;
+
+		if (mm_node_get(st, i, &node))
+			continue;
+		in = sp_nodeset_has(sb->live, node.id);
+		if (in && sp_view_joined(sb->w, node.id, &joined) == 0 &&
+		    joined != sb->joined[node.id]) {
+			/* it joined again: a new incarnation, whatever ran on
+			 * the old one is gone */
+			if (sb->seen[node.id] && node.state == MM_NODE_UP) {
+				op.code = MM_OP_NODE_DOWN;
+				op.node = node.id;
+				op.reason = "restarted: its processes are gone";
+				qb_log(LOG_WARNING, "node %s restarted",
+				       node.name);
+				propose(sb, &op);
+				node.state = MM_NODE_DOWN;
+			}
+			sb->joined[node.id] = joined;
+		}
+		if (in)
+			sb->seen[node.id] = 1;
+		if (!in && node.state == MM_NODE_UP) {
+			op.code = MM_OP_NODE_DOWN;
+			op.node = node.id;
+			op.reason = sb->seen[node.id] ?
+				"missed heartbeats: left the view" :
+				"has not joined yet";
+			if (sb->seen[node.id])
+				qb_log(LOG_WARNING, "node %s failed: missed "
+				       "heartbeats", node.name);
+			propose(sb, &op);
+		} else if (in && node.state == MM_NODE_DOWN) {
+			sb->joined_slice[node.id] = sb->clk.slice;
+			op.code = MM_OP_NODE_UP;
+			op.node = node.id;
+			qb_log(LOG_NOTICE, "node %s is back", node.name);
+			propose(sb, &op);
+		}
+	}
+}
+
+/* ---- 2b. missed heartbeats ---------------------------------------------- */
+
+/* Nodes of set whose node manager has not applied heartbeat `want`:
+ * halve the set with COMPARE-AND-WRITE until each culprit stands alone
+ * (STORM's binary search: log2(N) compares for one culprit). */
+static void locate(struct mmd_strobe *sb, const mm_state_t *st,
+		   sp_nodeset_t *set, int64_t want)
+{
+	sp_nodeset_t *half = NULL;
+	uint32_t n = sp_nodeset_count(set), k = 0;
+	int rc;
+
+	if (n == 0)
+		return;
+	rc = mmd_caw(&sb->caw, sb->w, sb->clk.slice, set, sb->lay->gv_slice,
+		     SP_CMP_GE, want, SP_NO_WRITE, 0, 1000);
+	if (rc != 0)
+		return; /* all applied it, or the view changed: not now */
+	if (n == 1) {
+		uint32_t x = (uint32_t)sp_nodeset_next(set, 0);
+		mm_op_t op = { .code = MM_OP_NODE_DOWN, .node = x,
+			       .reason = "missed heartbeats: its node manager "
+					 "is not responding" };
+		mm_node_t node;
+
+		if (mm_node_by_id(st, x, &node) == 0)
+			qb_log(LOG_WARNING, "node %s missed heartbeats: taken "
+			       "out of the view", node.name);
+		propose(sb, &op);
+		/* out of the view too: a node manager that wakes up finds
+		 * itself expelled, exits, and is restarted to rejoin */
+		sp_report_failure(sb->w, x);
+		return;
+	}
+	if (sp_nodeset_create(sb->nworld, &half))
+		return;
+	for (int64_t x = sp_nodeset_next(set, 0); x >= 0;
+	     x = sp_nodeset_next(set, (uint32_t)x + 1))
+		if (k++ < n / 2) {
+			sp_nodeset_add(half, (uint32_t)x);
+			sp_nodeset_del(set, (uint32_t)x);
+		}
+	locate(sb, st, half, want);
+	locate(sb, st, set, want);
+	sp_nodeset_destroy(half);
+}
+
+static void check_strobe(struct mmd_strobe *sb, const mm_state_t *st)
+{
+	uint64_t lag = sb->cfg->hb_timeout_ms * 1000ull / sb->cfg->slice_us;
+	sp_nodeset_t *set = NULL;
+	uint32_t n = mm_node_count(st);
+
+	lag = lag < 10 ? 10 : lag;
+	/* every lag/2 slices; only heartbeats every node received count */
+	if (sb->clk.slice % (lag / 2) || sb->hb_done_slice <= lag ||
+	    sp_nodeset_create(sb->nworld, &set))
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		mm_node_t node;
+
+		if (mm_node_get(st, i, &node) == 0 &&
+		    node.state == MM_NODE_UP &&
+		    sp_nodeset_has(sb->live, node.id) &&
+		    sb->joined_slice[node.id] + lag < sb->clk.slice)
+			sp_nodeset_add(set, node.id);
+	}
+	locate(sb, st, set, (int64_t)(sb->hb_done_slice - lag));
+	sp_nodeset_destroy(set);
+}
+
+/* ---- 4. termination ------------------------------------------------------------ */
+
+/* A job's done slot: its first cell in the matrix (a cell is one job's
+ * at a time, so no two jobs holding PEs share one). */
+static uint32_t done_slot(const mm_state_t *st, const mm_job_t *j)
+{
+	return j->row * mm_matrix_cols(st) + j->col;
+}
+
+static void check_ends(struct mmd_strobe *sb, const mm_state_t *st)
+{
+	uint32_t n = mmd_strobe_active(sb, st);
+	/* a job of a gang row that is not running now cannot end by itself
+	 * (its processes are stopped): its compare waits for its turn, so
+	 * time-sharing costs the strobe no more compares than one row */
+	int shared = mm_matrix_shared(st);
+	uint32_t row = shared ? mm_active_row(st, sb->clk.slice) : 0;
+	mm_job_t j;
+
+	for (uint32_t i = 0; i < n; i++) {
+		mm_op_t op = { .code = MM_OP_JOB_EXITED, .job = sb->active[i] };
+		struct mmd_job *r = mmd_jobs_find(sb->jobs, sb->active[i]);
+
+		/* every rank's EXIT record first: it is agreed before the
+		 * node sets its done slot, and costs no compare */
+		if (!r || !r->status || r->exit_proposed ||
+		    mm_job_get(st, sb->active[i], &j) ||
+		    j.state != MM_JOB_RUNNING || (shared && j.row != row) ||
+		    r->ranks != j.ranks || r->got < j.ranks)
+			continue;
+		if (mmd_caw(&sb->caw, sb->w, sb->clk.slice, j.nodes,
+			    st_done_var(sb->lay, done_slot(st, &j)), SP_CMP_EQ,
+			    j.id, SP_NO_WRITE, 0, 1000) != 1)
+			continue;
+		qb_log(LOG_DEBUG, "job %u: ended everywhere (slice %llu)",
+		       j.id, (unsigned long long)sb->clk.slice);
+		op.nstatus = j.ranks;
+		op.status = r->status;
+		r->t_end = mmd_mono_ns();
+		r->exit_proposed = 1;
+		propose(sb, &op);
+	}
+}
+
+/* ---- 6. heartbeat ---------------------------------------------------------- */
+
+static st_hb_job_t hb_entry(const mm_state_t *st, const mm_job_t *j)
+{
+	return (st_hb_job_t){ j->id, j->state == MM_JOB_STAGING ?
+			      ST_HB_STAGING : ST_HB_ACTIVE,
+			      (uint16_t)j->row, done_slot(st, j) };
+}
+
+/* More jobs hold PEs than one block lists: jobs whose state changed in
+ * the last MMD_HB_FRESH_SLICES slices first (at most half the block),
+ * then a window of the rest from the sweep's cursor on; every job is
+ * listed again within ceil(active / (capacity / 2)) slices. */
+static uint32_t list_overflow(struct mmd_strobe *sb, const mm_state_t *st,
+			      uint32_t na, st_hb_t *hb)
+{
+	uint32_t n = 0, i, start;
+	mm_job_t j;
+
+	for (i = 0; i < na && n < sb->hb_cap / 2; i++) {
+		struct mmd_job *r = mmd_jobs_get(sb->jobs, sb->active[i]);
+		st_hb_job_t e;
+
+		if (!r || mm_job_get(st, sb->active[i], &j))
+			continue;
+		e = hb_entry(st, &j);
+		if (r->hb_state != e.state) {
+			r->hb_state = e.state;
+			r->hb_changed = sb->clk.slice;
+		}
+		if (sb->clk.slice - r->hb_changed < MMD_HB_FRESH_SLICES)
+			sb->hb_list[n++] = e;
+	}
+	/* the window: from the first active id at or past the cursor */
+	for (start = 0; start < na && sb->active[start] < sb->sweep; start++)
+		;
+	if (start == na)
+		start = 0;
+	hb->lo = start ? sb->active[start] : 0;
+	for (i = start; i < na && n < sb->hb_cap; i++)
+		if (!mm_job_get(st, sb->active[i], &j))
+			sb->hb_list[n++] = hb_entry(st, &j);
+	if (i == na) {
+		hb->hi = UINT32_MAX;
+		sb->sweep = 0;
+		sb->hb_sweeps++;
+	} else {
+		hb->hi = sb->active[i] - 1;
+		sb->sweep = sb->active[i];
+	}
+	return n;
+}
+
+static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st)
+{
+	uint32_t na = mmd_strobe_active(sb, st), n = 0;
+	/* the gang matrix's row whose turn it is: its jobs RUN, the other
+	 * rows' STOP (with one busy row, as at MPL 1, every job RUNs) */
+	uint32_t row = mm_active_row(st, sb->clk.slice);
+	st_hb_t hb = { .slice = sb->clk.slice, .lo = 0, .hi = UINT32_MAX,
+		       .jobs = sb->hb_list };
+	mm_job_t j;
+	int len;
+
+	if (sb->clk.hb_inflight) {
+		qb_log(LOG_DEBUG, "slice %llu: heartbeat late",
+		       (unsigned long long)sb->clk.slice);
+		sb->clk.hb_late++;
+		sb->hb_owed = 1;
+		return;
+	}
+	hb.row = !mm_matrix_shared(st) ? ST_HB_ALL_ROWS :
+		 row < MM_MPL_MAX ? (uint16_t)row : ST_HB_ALL_ROWS - 1;
+	if (na <= sb->hb_cap) {
+		for (uint32_t i = 0; i < na; i++)
+			if (!mm_job_get(st, sb->active[i], &j))
+				sb->hb_list[n++] = hb_entry(st, &j);
+	} else {
+		n = list_overflow(sb, st, na, &hb);
+	}
+	hb.njobs = n;
+	len = st_hb_encode(sb->hb, sb->lay->hb_len, &hb);
+	sp_nodeset_copy(sb->tmp, sb->live);
+	for (uint32_t i = 0; i < sb->cfg->nmanagers; i++)
+		sp_nodeset_del(sb->tmp, i);
+	if (len < 0 || sp_nodeset_count(sb->tmp) == 0)
+		return;
+	if (sp_xfer_and_signal(sb->w, sb->tmp, sb->hb, (size_t)len,
+			       sb->lay->hb, ST_EV_LOCAL_HB, ST_EV_HB, NULL,
+			       0) == 0) {
+		sb->clk.hb_inflight = 1;
+		sb->clk.hb_sent_slice = sb->clk.slice;
+	}
+}
+
+/* A TICK goes through the group (and the log), so it is proposed only
+ * when it can change something: jobs wait, a time limit may pass, or
+ * something freed cpus; at least once a second to keep the state's
+ * clock near the wall clock.  One at a time. */
+static int tick_due(struct mmd_strobe *sb, const mm_state_t *st)
+{
+	uint64_t now = mmd_strobe_now_ms(sb);
+	mm_job_t j;
+	uint32_t n;
+
+	if (sb->tick_inflight)
+		return now - sb->tick_last_ms > 2000; /* lost */
+	if (now - sb->tick_last_ms >= 1000)
+		return 1;
+	/* a new job or freed cpus: only worth a tick if some PE is free
+	 * (a full machine with a long queue must not pay a scan per slice) */
+	if (sb->tick_wanted && mm_free_pes(st) > 0)
+		return 1;
+	/* time limits: a tenth of a second is their resolution */
+	n = mmd_strobe_active(sb, st);
+	for (uint32_t i = 0; now - sb->tick_last_ms >= 100 && i < n; i++)
+		if (!mm_job_get(st, sb->active[i], &j) && j.time_limit_ms)
+			return 1;
+	return 0;
+}
+
+/* ---- events ---------------------------------------------------------------- */
+
+void mmd_strobe_notify(struct mmd_strobe *sb, const mm_state_t *st,
+		       rp_replica_t *rp, int fd)
+{
+	uint64_t v;
+	int rc;
+
+	if (!sb->w || (fd >= 0 && read(fd, &v, sizeof(v)) < 0 &&
+		       errno != EAGAIN))
+		return;
+	while (sp_test_event(sb->w, ST_EV_OUT, 0) == 0)
+		if (sb->clk.master)
+			mmd_mailbox_take(sb->mbox, sb->w, sb->gmem, rp, st);
+	/* the slots' and the acks' completions are only the master's */
+	if (!sb->clk.master)
+		for (uint32_t k = 0; k < 16; k++)
+			while (sp_test_event(sb->w, k, 0) == 0)
+				;
+	while ((rc = sp_test_event(sb->w, ST_EV_LOCAL_HB, 0)) != -EAGAIN) {
+		mmd_stats_hb_done(&sb->stats, &sb->clk, rc);
+		if (rc == 0 && sb->clk.hb_inflight)
+			sb->hb_done_slice = sb->clk.hb_sent_slice;
+		sb->clk.hb_inflight = 0;
+	}
+	/* a slice boundary passed while the last heartbeat was in flight:
+	 * its commands (the active row above all) go now, late, rather than
+	 * at the next boundary — skipping every other heartbeat would show
+	 * the nodes the same gang row each time */
+	if (sb->clk.master && sb->hb_owed && !sb->clk.hb_inflight) {
+		sb->hb_owed = 0;
+		heartbeat(sb, st);
+	}
+}
+
+/* The configuration's scheduler settings, proposed by a new master if
+ * the replicated ones differ (an administrator changed the file and
+ * restarted the replicas); refused while rows that would go hold jobs. */
+static void sched_apply(struct mmd_strobe *sb, const mm_state_t *st)
+{
+	mm_sched_conf_t want, have;
+	mm_op_t op = { .code = MM_OP_SCHED, .sched = &want };
+
+	sb->hooks.sched_conf(sb->hooks.ctx, &want);
+	mm_sched_get(st, &have);
+	if (!memcmp(&want, &have, sizeof(want)))
+		return;
+	qb_log(LOG_NOTICE, "scheduler settings from %s: policy %s, mpl %u, "
+	       "quantum %u slices, placement %s (were %s, %u, %u, %s)",
+	       sb->cfg->path, mm_policy_name(want.policy), want.mpl,
+	       want.quantum_slices, mm_placement_name(want.placement),
+	       mm_policy_name(have.policy), have.mpl, have.quantum_slices,
+	       mm_placement_name(have.placement));
+	propose(sb, &op);
+}
+
+/* Everything the strobe needs is re-read: the nodes' state is
+ * level-triggered (the job list, done slots, mailboxes still held until
+ * acknowledged), the job table and exit statuses are agreed.  Slice
+ * numbers continue from the wall clock so they never go backwards
+ * across masters. */
+void mmd_strobe_master(struct mmd_strobe *sb, const mm_state_t *st,
+		       rp_replica_t *rp, int master)
+{
+	sp_view_info_t vi;
+
+	sb->clk.master = master;
+	mmd_stage_free(&sb->stage);
+	mmd_jobs_master_reset(sb->jobs);
+	if (!master) {
+		qb_log(LOG_NOTICE, "manager %s: no longer the strobe master",
+		       sb->name);
+		return;
+	}
+	sb->clk.slice = mmd_wall_us() / sb->cfg->slice_us;
+	sb->clk.hb_inflight = 0;
+	sb->hb_owed = 0;
+	sb->hb_done_slice = 0;
+	sb->tick_inflight = 0;
+	sb->tick_wanted = 1;
+	sp_view(sb->w, &vi, sb->live);
+	for (uint32_t x = 0; x < sb->nworld; x++) {
+		sb->joined_slice[x] = sb->clk.slice;
+		sp_view_joined(sb->w, x, &sb->joined[x]);
+		sb->seen[x] = (uint8_t)sp_nodeset_has(sb->live, x);
+	}
+	mmd_mailbox_master_reset(sb->mbox);
+	qb_log(LOG_NOTICE, "manager %s: strobe master from slice %llu",
+	       sb->name, (unsigned long long)sb->clk.slice);
+	sched_apply(sb, st);
+	mmd_mailbox_take(sb->mbox, sb->w, sb->gmem, rp, st);
+}
+
+void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
+		      rp_replica_t *rp, int fd, uint64_t n)
+{
+	uint32_t na;
+	int full = 0;
+
+	/* late by several: one pass, but a slice boundary is not skipped */
+	for (uint64_t i = 0; i < n; i++)
+		full |= ++sb->clk.micro % sb->clk.micro_slices == 0;
+	mmd_stats_timer(&sb->stats, &sb->clk, fd, n);
+	if (!sb->clk.master || !sb->w) {
+		/* a replica that is not the strobe master only serves */
+		mmd_strobe_notify(sb, st, rp, -1);
+		return;
+	}
+	if (!full) {
+		/* a micro-slice: collect events, send no commands */
+		mmd_strobe_notify(sb, st, rp, -1);
+		check_ends(sb, st);
+		return;
+	}
+	sb->clk.slice++;
+	mmd_strobe_notify(sb, st, rp, -1);
+	mmd_mailbox_take(sb->mbox, sb->w, sb->gmem, rp, st);
+	check_view(sb, st);
+	check_strobe(sb, st);
+	if (tick_due(sb, st)) {
+		mm_op_t op = { .code = MM_OP_TICK, .slice = sb->clk.slice,
+			       .now_ms = mmd_wall_ms() };
+
+		sb->tick_inflight = 1;
+		sb->tick_wanted = 0;
+		sb->tick_last_ms = mmd_strobe_now_ms(sb);
+		propose(sb, &op);
+	}
+	check_ends(sb, st);
+	na = mmd_strobe_active(sb, st);
+	mmd_stage_step(&sb->stage, sb->w, st, sb->clk.slice, sb->active, na);
+	heartbeat(sb, st);
+	mmd_stats_sent(&sb->stats, &sb->clk);
+}

@@ -1,0 +1,115 @@
+/*
+ * strobe.h — what storm-mm's strobe master does at every slice boundary.
+ *
+ *  1. take the nodes' output mailboxes (mailbox.h)
+ *  2. view -> NODE_DOWN / NODE_UP operations (fault detection), and the
+ *     binary search for nodes that miss heartbeats
+ *  3. TICK (schedules pending jobs), when it can change something
+ *  4. termination: one COMPARE-AND-WRITE per running job of the active
+ *     row over its nodes ("its done slot == job id" everywhere) -> JOB_EXITED
+ *  5. launch: file staging (stage.h)
+ *  6. multicast the heartbeat block
+ *
+ * Between two slices, micro_slices - 1 micro-slice boundaries only collect
+ * events (1 and 4): what the nodes report is seen within a micro-slice,
+ * while commands still go out once a slice.  Everything it finds goes out
+ * as proposals (hooks.propose); it reads the state, never changes it.
+ */
+#ifndef STORM_MMD_STROBE_H
+#define STORM_MMD_STROBE_H
+
+#include <stdint.h>
+
+#include <storm_manager.h>
+#include <storm_primitives.h>
+#include <storm_proto.h>
+#include <storm_replication.h>
+
+#include "caw.h"
+#include "jobrec.h"
+#include "mailbox.h"
+#include "stage.h"
+#include "stats.h"
+
+struct mmd_strobe_hooks {
+	void (*propose)(void *ctx, const mm_op_t *op);
+	/* the configuration's scheduler settings (a new master proposes
+	 * them if the replicated ones differ) */
+	void (*sched_conf)(void *ctx, mm_sched_conf_t *c);
+	void *ctx;
+};
+
+/* Slices a heartbeat lists a job whose state changed, when not every
+ * job fits one block (docs/manager.md). */
+#define MMD_HB_FRESH_SLICES 4
+
+struct mmd_strobe {
+	/* set once */
+	const st_config_t *cfg;
+	const st_layout_t *lay;
+	const char *name;          /* this manager's */
+	struct mmd_jobs *jobs;
+	struct mmd_mailbox *mbox;
+	struct mmd_strobe_hooks hooks;
+	uint32_t nworld;
+	uint64_t t0_ns;
+	/* the machine (mmd_strobe_set_world) */
+	sp_world_t *w;
+	uint8_t *gmem;
+	/* parts */
+	struct mmd_strobe_clock clk;
+	struct mmd_stats stats;
+	struct mmd_caw caw;
+	struct mmd_stage stage;
+	/* heartbeat */
+	int hb_owed;           /* a slice passed while it was in flight: send
+				* the current one as soon as it completes */
+	uint64_t hb_done_slice; /* last heartbeat every node got */
+	uint8_t *hb;
+	st_hb_job_t *hb_list;  /* st_hb_capacity(lay->hb_len) */
+	uint32_t hb_cap;
+	uint32_t sweep;        /* next id of the sweep, when jobs overflow */
+	uint64_t hb_sweeps;    /* sweeps completed (statistics) */
+	/* jobs holding PEs, ascending (mmd_strobe_active) */
+	uint32_t *active, nactive, active_cap;
+	uint64_t active_gen;
+	int active_valid;
+	/* the view */
+	sp_nodeset_t *live, *tmp;
+	uint8_t *seen;          /* per world id: was in a view once */
+	uint64_t *joined;       /* per world id: sp_view_joined() last seen */
+	uint64_t *joined_slice; /* per world id: slice it came UP */
+	int world_stale;       /* out of the group: the machine must be
+				* joined again before it may be master */
+	/* TICK */
+	int tick_wanted, tick_inflight;
+	uint64_t tick_last_ms;
+};
+
+int mmd_strobe_init(struct mmd_strobe *sb, const st_config_t *cfg,
+		    const st_layout_t *lay, const char *name,
+		    struct mmd_jobs *jobs, struct mmd_mailbox *mbox,
+		    const struct mmd_strobe_hooks *hooks);
+void mmd_strobe_fini(struct mmd_strobe *sb);
+/* The machine was joined (w, its global memory) or left (NULL). */
+void mmd_strobe_set_world(struct mmd_strobe *sb, sp_world_t *w,
+			  uint8_t *gmem);
+/* This replica becomes (or stops being) the strobe master. */
+void mmd_strobe_master(struct mmd_strobe *sb, const mm_state_t *st,
+		       rp_replica_t *rp, int master);
+/* The strobe timer fired n times: a micro-slice or a slice boundary. */
+void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
+		      rp_replica_t *rp, int fd, uint64_t n);
+/* The machine's notify fd is readable: events, mailboxes, completions. */
+void mmd_strobe_notify(struct mmd_strobe *sb, const mm_state_t *st,
+		       rp_replica_t *rp, int fd);
+/* An operation was applied (rc its result): what the strobe waits for. */
+void mmd_strobe_applied(struct mmd_strobe *sb, const mm_op_t *op, int rc);
+/* The whole state was replaced (a snapshot restored). */
+void mmd_strobe_state_replaced(struct mmd_strobe *sb);
+/* Jobs holding PEs (STAGING, RUNNING), ascending, in sb->active. */
+uint32_t mmd_strobe_active(struct mmd_strobe *sb, const mm_state_t *st);
+/* Milliseconds since this storm-mm started (monotonic). */
+uint64_t mmd_strobe_now_ms(const struct mmd_strobe *sb);
+
+#endif
