@@ -469,6 +469,46 @@ int sc_frame_error(const sc_ctx_t *ctx, int rc, char *err, size_t errlen)
 	}
 }
 
+/* The manager reads at most 16 KiB over TCP before a connection has
+ * authenticated: a larger request goes after an "auth" request that
+ * carries its credential (docs/protocol.md), and then without one. */
+#define AUTH_FIRST_OVER 8192
+
+static int auth_first(sc_ctx_t *ctx, int fd, json_t *req)
+{
+	char *text = json_dumps(req, JSON_COMPACT), err[1024];
+	json_t *auth, *reply = NULL;
+	int rc;
+
+	if (!text)
+		return -ENOMEM;
+	rc = strlen(text) > AUTH_FIRST_OVER;
+	free(text);
+	if (!rc)
+		return 0;
+	auth = json_pack("{s:s, s:O, s:O, s:O}", "op", "auth",
+			 "client", json_object_get(req, "client"),
+			 "seq", json_object_get(req, "seq"),
+			 "munge", json_object_get(req, "munge"));
+	text = auth ? json_dumps(auth, JSON_COMPACT) : NULL;
+	json_decref(auth);
+	if (!text)
+		return -ENOMEM;
+	rc = st_frame_send(fd, ST_FRAME_REQUEST, text, (uint32_t)strlen(text));
+	free(text);
+	if (rc)
+		return rc;
+	rc = sc_recv_reply(ctx, fd, ctx->timeout_ms, &reply, err,
+			   sizeof(err));
+	json_decref(reply);
+	if (rc != SC_EXIT_OK) {
+		sc_warn("%s", err);
+		return rc == SC_EXIT_FAILED ? -EACCES : -ECONNRESET;
+	}
+	json_object_del(req, "munge");
+	return 0;
+}
+
 int sc_send_request(sc_ctx_t *ctx, int fd, json_t *req)
 {
 	char *text;
@@ -508,6 +548,8 @@ int sc_send_request(sc_ctx_t *ctx, int fd, json_t *req)
 		}
 		json_object_set_new(req, "munge", json_string(cred));
 		free(cred);
+		if ((rc = auth_first(ctx, fd, req)))
+			return rc;
 	}
 	text = json_dumps(req, JSON_COMPACT);
 	if (!text)

@@ -37,6 +37,31 @@ static char *join(const json_t *arr, const char *sep)
 	return out;
 }
 
+/* CPU time of every rank together (user + system, as sacct's TotalCPU)
+ * and the largest peak RSS of any rank (MaxRSS); "-" until reported. */
+static void usage_rows(const json_t *usage, char *cpu, size_t cpulen,
+		       char *rss, size_t rsslen)
+{
+	int64_t us = 0, kib = 0;
+	size_t i;
+	json_t *u;
+
+	snprintf(cpu, cpulen, "-");
+	snprintf(rss, rsslen, "-");
+	if (!usage || !json_array_size(usage))
+		return;
+	json_array_foreach(usage, i, u) {
+		int64_t k = sc_jint(u, "maxrss_kib", 0);
+
+		us += sc_jint(u, "utime_us", 0) + sc_jint(u, "stime_us", 0);
+		kib = k > kib ? k : kib;
+	}
+	snprintf(cpu, cpulen, "%lld.%03lld s", (long long)(us / 1000000),
+		 (long long)(us / 1000 % 1000));
+	snprintf(rss, rsslen, "%.1f MiB (largest of %zu rank(s))",
+		 (double)kib / 1024.0, json_array_size(usage));
+}
+
 int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		const struct sc_args *args)
 {
@@ -47,6 +72,7 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	char num[8][48], user[64], submit[32], start[32], end[32], elapsed[32];
 	char *argv, *names, *status;
 	char row[24], block[64], until[32], expect[80];
+	char cpu[64], rss[64];
 	int64_t st, en, ex;
 	sc_table_t *t;
 
@@ -112,6 +138,8 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	argv = join(sc_jarray(job, "argv"), " ");
 	names = join(sc_jarray(job, "node_names"), ",");
 	status = sc_fmt_rank_status(sc_jarray(job, "rank_status"));
+	usage_rows(sc_jarray(job, "usage"), cpu, sizeof(cpu), rss,
+		   sizeof(rss));
 
 	t = sc_table_new(2, cols);
 #define ROW(k, v) sc_table_row(t, (const char *const[]){ (k), (v) })
@@ -135,6 +163,8 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	ROW("expected_start", expect);
 	ROW("exit_code", num[2]);
 	ROW("rank_status", status);
+	ROW("cpu_time", cpu);
+	ROW("max_rss", rss);
 #undef ROW
 	sc_table_print(t);
 	free(argv);

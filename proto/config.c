@@ -202,6 +202,20 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		return parse_u32(p, k, v, 1, 1024, &c->heartbeat_kib);
 	if (!strcmp(k, "output_kib"))
 		return parse_u32(p, k, v, 4, 4096, &c->output_kib);
+	if (!strcmp(k, "clients_max"))
+		return parse_u32(p, k, v, 1, 1000000, &c->clients_max);
+	if (!strcmp(k, "clients_root_reserved"))
+		return parse_u32(p, k, v, 0, 10000,
+				 &c->clients_root_reserved);
+	if (!strcmp(k, "clients_per_user"))
+		return parse_u32(p, k, v, 1, 1000000, &c->clients_per_user);
+	if (!strcmp(k, "clients_per_address"))
+		return parse_u32(p, k, v, 1, 1000000,
+				 &c->clients_per_address);
+	if (!strcmp(k, "client_idle_ms"))
+		return parse_u32(p, k, v, 100, 86400000, &c->client_idle_ms);
+	if (!strcmp(k, "client_frame_ms"))
+		return parse_u32(p, k, v, 100, 3600000, &c->client_frame_ms);
 	if (!strcmp(k, "ramdisk"))
 		return copy_str(p, k, v, c->ramdisk, sizeof(c->ramdisk));
 	if (!strcmp(k, "state_dir"))
@@ -351,6 +365,12 @@ static void defaults(st_config_t *c)
 	c->slots = 4;
 	c->output_kib = 64;
 	c->heartbeat_kib = 64;
+	c->clients_max = 1024;
+	c->clients_root_reserved = 32;
+	c->clients_per_user = 64;
+	c->clients_per_address = 64;
+	c->client_idle_ms = 300000;
+	c->client_frame_ms = 10000;
 	strcpy(c->ramdisk, "/dev/shm/storm");
 	strcpy(c->state_dir, "/var/lib/storm");
 	strcpy(c->replication, "auto");

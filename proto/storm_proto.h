@@ -72,6 +72,14 @@ typedef struct st_config {
 				   * slice_us */
 	char placement[16];       /* buddy | molar */
 	uint32_t realtime;        /* 0, or the daemons' SCHED_FIFO priority */
+	uint32_t clients_max;     /* client connections at once (root has
+				   * clients_root_reserved more) */
+	uint32_t clients_root_reserved;
+	uint32_t clients_per_user; /* ... of one uid (root: no limit) */
+	uint32_t clients_per_address; /* TCP, not yet authenticated, from
+				   * one source address */
+	uint32_t client_idle_ms;  /* a connection doing nothing is closed */
+	uint32_t client_frame_ms; /* a frame's first byte to its last */
 	char run_dir[1024];       /* sockets, pid files, logs */
 	char log_target[1024];    /* stderr | syslog | file path */
 	int log_level;            /* LOG_ERR .. LOG_DEBUG */

@@ -10,17 +10,24 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <qb/qblog.h>
 
 #include "clients.h"
+#include "clock.h"
 
 /* A request's buffer grows with the bytes that arrive, from this much:
  * a header that announces 16 MiB costs nothing until they come. */
 #define BUF_FIRST 4096u
 
 static int on_client(int32_t fd, int32_t revents, void *data);
+
+static uint64_t now_ms(void)
+{
+	return mmd_mono_ns() / 1000000u;
+}
 
 int mmd_client_idle(const struct mmd_client *c)
 {
@@ -36,6 +43,7 @@ static void client_drop(struct mmd_clients *set, struct mmd_client *c)
 			break;
 		}
 	set->hooks.gone(set->hooks.ctx, c);
+	set->n--;
 	qb_loop_poll_del(set->loop, c->fd);
 	close(c->fd);
 	free(c->buf);
@@ -102,6 +110,9 @@ int mmd_client_send(struct mmd_client *c, int type, const void *p,
 	st_frame_put_hdr(c->out + c->out_len, type, len);
 	memcpy(c->out + c->out_len + ST_FRAME_HDR, p, len);
 	c->out_len = need;
+	if (type == ST_FRAME_REPLY)
+		c->inflight = 0; /* its request is answered */
+	c->last_ms = now_ms();
 	client_flush(c);
 	return 0;
 }
@@ -165,6 +176,8 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 		n = read(fd, c->hdr + c->got, ST_FRAME_HDR - c->got);
 		if (n <= 0)
 			goto gone;
+		if (!c->got)
+			c->frame_ms = now_ms();
 		c->got += (uint32_t)n;
 		if (c->got == ST_FRAME_HDR) {
 			int type;
@@ -175,6 +188,22 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 				mmd_client_reply_err(c, EPROTO, "not a Storm "
 						     "request frame (protocol "
 						     "%d)", ST_FRAME_VERSION);
+				goto gone;
+			}
+			if (c->inflight) {
+				mmd_client_reply_err(c, EBUSY, "one request at "
+						     "a time on a connection: "
+						     "wait for the reply");
+				goto gone;
+			}
+			if (c->tcp && !c->authed &&
+			    len > MMD_UNAUTH_FRAME_MAX) {
+				mmd_client_reply_err(c, EACCES, "a request of "
+					"%u bytes over TCP before its "
+					"credential checked out (at most %u): "
+					"authenticate first (op auth; "
+					"stormctl does)", len,
+					MMD_UNAUTH_FRAME_MAX);
 				goto gone;
 			}
 			c->need = ST_FRAME_HDR + len;
@@ -200,6 +229,9 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 			goto gone;
 		c->buf[len] = '\0';
 		c->got = c->need = 0;
+		c->frame_ms = 0;
+		c->inflight = 1;
+		c->last_ms = now_ms();
 		set->hooks.request(set->hooks.ctx, c, (const char *)c->buf,
 				   len);
 	}
@@ -214,17 +246,100 @@ gone:
 	return 0;
 }
 
+/* Refuse a connection before it is one: an error frame, then close. */
+static void refuse(int fd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void refuse(int fd, const char *fmt, ...)
+{
+	char msg[400], body[600];
+	uint8_t frame[ST_FRAME_HDR + sizeof(body)];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	n = snprintf(body, sizeof(body), "{\"ok\": false, \"error\": \"%s\", "
+		     "\"errno\": %d}", msg, EAGAIN);
+	if (n > 0 && (size_t)n < sizeof(body)) {
+		st_frame_put_hdr(frame, ST_FRAME_REPLY, (uint32_t)n);
+		memcpy(frame + ST_FRAME_HDR, body, (size_t)n);
+		ssize_t w = send(fd, frame, ST_FRAME_HDR + (size_t)n,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		(void)w; /* best effort: it is going anyway */
+	}
+	close(fd);
+}
+
+/* Connections of uid (authenticated), and unauthenticated TCP ones from
+ * addr. */
+static void count(const struct mmd_clients *set, uint32_t uid,
+		  const char *addr, uint32_t *of_uid, uint32_t *of_addr)
+{
+	*of_uid = *of_addr = 0;
+	for (const struct mmd_client *c = set->list; c; c = c->next) {
+		if (c->authed && c->uid == uid)
+			(*of_uid)++;
+		if (addr && c->tcp && !c->authed && !strcmp(c->addr, addr))
+			(*of_addr)++;
+	}
+}
+
 static int on_accept(int32_t fd, int32_t revents, void *data)
 {
 	struct mmd_clients *set = data;
+	const st_config_t *cfg = set->cfg;
+	struct sockaddr_storage sa;
+	socklen_t salen = sizeof(sa);
 	struct mmd_client *c;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	char addr[64] = "";
+	uint32_t of_uid, of_addr;
+	int cfd = accept4(fd, (struct sockaddr *)&sa, &salen, SOCK_CLOEXEC);
+	int is_unix = fd == set->unix_fd;
 
 	(void)revents;
 	if (cfd < 0)
 		return 0;
+	/* unix socket: the kernel says who it is; TCP: nobody until MUNGE */
+	if (is_unix) {
+		if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+			close(cfd);
+			return 0;
+		}
+	} else if (sa.ss_family == AF_INET) {
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr,
+			  addr, sizeof(addr));
+	} else if (sa.ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr,
+			  addr, sizeof(addr));
+	}
+	count(set, is_unix ? cred.uid : UINT32_MAX, is_unix ? NULL : addr,
+	      &of_uid, &of_addr);
+	if (set->n >= cfg->clients_max &&
+	    !(is_unix && cred.uid == 0 &&
+	      set->n < cfg->clients_max + cfg->clients_root_reserved)) {
+		qb_log(LOG_WARNING, "client refused: %u connections (the "
+		       "clients_max)", set->n);
+		refuse(cfd, "too many connections to this manager (%u, the "
+		       "clients_max): try again later", set->n);
+		return 0;
+	}
+	if (is_unix && cred.uid != 0 && of_uid >= cfg->clients_per_user) {
+		refuse(cfd, "uid %u has %u connections to this manager (the "
+		       "clients_per_user): close some", (unsigned)cred.uid,
+		       of_uid);
+		return 0;
+	}
+	if (!is_unix && of_addr >= cfg->clients_per_address) {
+		refuse(cfd, "%s has %u connections waiting to authenticate "
+		       "(the clients_per_address): try again later", addr,
+		       of_addr);
+		return 0;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(cfd);
@@ -232,19 +347,48 @@ static int on_accept(int32_t fd, int32_t revents, void *data)
 	}
 	c->set = set;
 	c->fd = cfd;
-	/* unix socket: the kernel says who it is; TCP: nobody until MUNGE */
-	if (fd == set->unix_fd &&
-	    getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+	c->id = ++set->next_id;
+	c->since_ms = c->last_ms = now_ms();
+	if (is_unix) {
 		c->uid = cred.uid;
 		c->gid = cred.gid;
+		c->authed = 1;
 	} else {
 		c->uid = c->gid = 65534; /* until its MUNGE credential */
 		c->tcp = 1;
+		snprintf(c->addr, sizeof(c->addr), "%s", addr);
 	}
 	c->next = set->list;
 	set->list = c;
+	set->n++;
 	qb_loop_poll_add(set->loop, QB_LOOP_MED, cfd, POLLIN, c, on_client);
 	return 0;
+}
+
+int mmd_client_authed(struct mmd_client *c, uint32_t uid, uint32_t gid)
+{
+	uint32_t of_uid, of_addr;
+
+	count(c->set, uid, NULL, &of_uid, &of_addr);
+	if (uid != 0 && of_uid >= c->set->cfg->clients_per_user) {
+		mmd_client_reply_err(c, EUSERS, "uid %u has %u connections to "
+				     "this manager (the clients_per_user): "
+				     "close some", uid, of_uid);
+		c->closing = 1;
+		return -EUSERS;
+	}
+	c->uid = uid;
+	c->gid = gid;
+	c->authed = 1;
+	return 0;
+}
+
+struct mmd_client *mmd_clients_find(struct mmd_clients *set, uint64_t id)
+{
+	for (struct mmd_client *c = set->list; c; c = c->next)
+		if (c->id == id)
+			return c;
+	return NULL;
 }
 
 int mmd_clients_listen(struct mmd_clients *set, qb_loop_t *loop,
@@ -254,8 +398,9 @@ int mmd_clients_listen(struct mmd_clients *set, qb_loop_t *loop,
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
-	*set = (struct mmd_clients){ .loop = loop, .hooks = *hooks,
-				     .unix_fd = -1, .tcp_fd = -1 };
+	*set = (struct mmd_clients){ .loop = loop, .cfg = cfg,
+				     .hooks = *hooks, .unix_fd = -1,
+				     .tcp_fd = -1 };
 	st_manager_socket(cfg, host, set->sock_path, sizeof(set->sock_path));
 	if (strlen(set->sock_path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen, "%s: run_dir too long for a socket path",
@@ -328,10 +473,39 @@ void mmd_clients_close(struct mmd_clients *set)
 	set->unix_fd = set->tcp_fd = -1;
 }
 
+/* Why c is past a deadline, or NULL. */
+static const char *overdue(const struct mmd_client *c, uint64_t now)
+{
+	const st_config_t *cfg = c->set->cfg;
+
+	if (c->frame_ms && now - c->frame_ms > cfg->client_frame_ms)
+		return "a request frame not received whole in time";
+	if (c->tcp && !c->authed && !c->inflight &&
+	    now - c->since_ms > cfg->client_frame_ms)
+		return "no credential in time";
+	if (!c->inflight && !c->watch_job && !c->wait_up && !c->wait_job &&
+	    !c->out_len && now - c->last_ms > cfg->client_idle_ms)
+		return "idle";
+	return NULL;
+}
+
 void mmd_clients_reap(struct mmd_clients *set)
 {
+	uint64_t now = now_ms();
+
 	for (struct mmd_client *c = set->list, *next; c; c = next) {
+		const char *why = overdue(c, now);
+
 		next = c->next;
+		if (why && !c->closing) {
+			qb_log(LOG_INFO, "client (uid %u%s%s) closed: %s",
+			       c->uid, c->tcp ? " from " : "", c->addr, why);
+			mmd_client_reply_err(c, ETIMEDOUT, "closed by the "
+					     "manager: %s", why);
+			c->closing = 1;
+			c->out_len = 0; /* not waited for */
+			c->watch_job = c->wait_up = c->wait_job = 0;
+		}
 		if (mmd_client_idle(c))
 			client_drop(set, c);
 	}

@@ -18,15 +18,24 @@
 #include <storm_proto.h>
 
 #define MMD_OUT_MAX (16u << 20) /* a client this far behind is dropped */
+/* A TCP connection's frames before its credential checked out. */
+#define MMD_UNAUTH_FRAME_MAX (16u << 10)
 
 struct mmd_clients;
 
 struct mmd_client {
 	struct mmd_client *next;
 	struct mmd_clients *set;
+	uint64_t id;         /* this connection's number (never reused) */
 	int fd;
 	uint32_t uid, gid;
 	int tcp;             /* over TCP: needs a MUNGE credential */
+	int authed;          /* uid/gid established (unix: at accept) */
+	int inflight;        /* a request is being answered: until its
+			      * REPLY frame, no other is read */
+	char addr[64];       /* TCP: the peer's address */
+	uint64_t since_ms, last_ms; /* accepted; last request or reply */
+	uint64_t frame_ms;   /* the current frame's first byte; 0: none */
 	uint64_t client_key; /* hash of (uid, the request's "client") */
 	uint64_t seq;        /* the request's "seq" */
 	uint64_t anon_seq;   /* requests without "client": own numbering */
@@ -55,7 +64,10 @@ struct mmd_clients_hooks {
 
 struct mmd_clients {
 	qb_loop_t *loop;
+	const st_config_t *cfg;
 	struct mmd_clients_hooks hooks;
+	uint64_t next_id;
+	uint32_t n;
 	int unix_fd, tcp_fd;
 	char sock_path[1100];
 	struct mmd_client *list;
@@ -68,8 +80,17 @@ int mmd_clients_listen(struct mmd_clients *set, qb_loop_t *loop,
 		       const struct mmd_clients_hooks *hooks, char *err,
 		       size_t errlen);
 void mmd_clients_close(struct mmd_clients *set);
-/* Drop the clients whose stream ended (called each slice). */
+/* Drop the clients whose stream ended, and those past their deadlines:
+ * idle (client_idle_ms), a frame or an authentication not done within
+ * client_frame_ms (called each slice). */
 void mmd_clients_reap(struct mmd_clients *set);
+/* The connection numbered id, or NULL. */
+struct mmd_client *mmd_clients_find(struct mmd_clients *set, uint64_t id);
+/* c (TCP) proved uid/gid: it counts against that uid's connections from
+ * now on.  @return 0, or -EUSERS (the uid has clients_per_user already:
+ * refused and answered). */
+int mmd_client_authed(struct mmd_client *c, uint32_t uid, uint32_t gid);
+
 
 /* One frame to c, queued if the socket does not take it now. */
 int mmd_client_send(struct mmd_client *c, int type, const void *p,

@@ -196,6 +196,14 @@ static void client_request(void *ctx, struct mmd_client *c, const char *text,
 	mmd_requests_handle(&((struct mmd *)ctx)->rq, c, text, len);
 }
 
+static int on_auth(int32_t fd, int32_t revents, void *data)
+{
+	(void)fd;
+	(void)revents;
+	mmd_requests_auth_done(&((struct mmd *)data)->rq);
+	return 0;
+}
+
 static void client_gone(void *ctx, struct mmd_client *c)
 {
 	mmd_repl_client_gone(&((struct mmd *)ctx)->repl, c);
@@ -469,6 +477,14 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if ((rc = mmd_auth_start(&mm.rq.auth, mm.cfg.munge_socket))) {
+		qb_log(LOG_ERR, "cannot start the MUNGE worker: %s",
+		       strerror(-rc));
+		rc = 1;
+		goto out;
+	}
+	qb_loop_poll_add(mm.loop, QB_LOOP_MED, mm.rq.auth.efd, POLLIN, &mm,
+			 on_auth);
 	signal(SIGPIPE, SIG_IGN);
 	if ((rc = mmd_repl_start(&mm.repl, err, sizeof(err)))) {
 		qb_log(LOG_ERR, "%s", err);
@@ -497,6 +513,8 @@ int main(int argc, char **argv)
 out:
 	mmd_repl_close(&mm.repl);
 	mmd_clients_close(&mm.clients);
+	mmd_auth_stop(&mm.rq.auth);
+	mmd_requests_fini(&mm.rq);
 	if (mm.loop)
 		qb_loop_destroy(mm.loop);
 	if (mm.timer_fd >= 0)

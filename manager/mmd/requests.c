@@ -9,8 +9,6 @@
 
 #include <qb/qblog.h>
 
-#include <munge.h>
-
 #include "clock.h"
 #include "requests.h"
 
@@ -729,56 +727,102 @@ static int request_identity(struct mmd_requests *rq, struct mmd_client *c,
 	return 0;
 }
 
-/* A TCP request carries a MUNGE credential whose payload names the
- * request ("CLIENT:SEQ"); munged vouches for the uid and gid, refuses a
- * forged, expired or replayed one.  (The unix socket has SO_PEERCRED.) */
-static int authenticate(struct mmd_requests *rq, struct mmd_client *c, json_t *req)
+/* A TCP connection authenticates with the MUNGE credential of its first
+ * request, whose payload names that request ("CLIENT:SEQ"); munged
+ * vouches for the uid and gid and refuses a forged, expired or replayed
+ * one.  The decode runs on the auth worker; the request waits here.
+ * From then on the connection is that user's.  (The unix socket has
+ * SO_PEERCRED.) */
+struct mmd_pending_auth {
+	struct mmd_pending_auth *next;
+	uint64_t conn;
+	json_t *req;
+	const struct mmd_request_type *type;
+	char want[512]; /* the payload it must carry */
+};
+
+static int begin_auth(struct mmd_requests *rq, struct mmd_client *c,
+		      json_t *req, const struct mmd_request_type *t)
 {
 	const char *cred = json_string_value(json_object_get(req, "munge"));
 	const char *id = json_string_value(json_object_get(req, "client"));
 	json_int_t seq = json_integer_value(json_object_get(req, "seq"));
-	munge_ctx_t ctx;
-	munge_err_t e;
-	void *payload = NULL;
-	int len = 0;
-	uid_t uid;
-	gid_t gid;
-	char want[512];
+	struct mmd_pending_auth *p;
+	int rc;
 
 	if (!cred) {
-		mmd_client_reply_err(c, EACCES, "request over TCP without a MUNGE "
-			  "credential: use stormctl (it adds one) with munged "
-			  "running, or the manager's unix socket");
+		mmd_client_reply_err(c, EACCES, "request over TCP without a "
+				     "MUNGE credential: use stormctl (it adds "
+				     "one) with munged running, or the "
+				     "manager's unix socket");
 		return -1;
 	}
-	if (!(ctx = munge_ctx_create()))
+	if (!(p = calloc(1, sizeof(*p))))
 		return mmd_client_reply_err(c, ENOMEM, "out of memory"), -1;
-	if (rq->cfg->munge_socket[0])
-		munge_ctx_set(ctx, MUNGE_OPT_SOCKET, rq->cfg->munge_socket);
-	e = munge_decode(cred, ctx, &payload, &len, &uid, &gid);
-	munge_ctx_destroy(ctx);
-	snprintf(want, sizeof(want), "%s:%lld", id ? id : "",
+	if ((rc = mmd_auth_submit(&rq->auth, c->id, cred))) {
+		free(p);
+		mmd_client_reply_err(c, EAGAIN, "manager %s: %u credentials "
+				     "wait to be checked: try again",
+				     rq->host->name, MMD_AUTH_QUEUE);
+		return -1;
+	}
+	p->conn = c->id;
+	p->req = json_incref(req);
+	p->type = t;
+	snprintf(p->want, sizeof(p->want), "%s:%lld", id ? id : "",
 		 (long long)seq);
-	if (e != EMUNGE_SUCCESS) {
-		mmd_client_reply_err(c, EACCES, "MUNGE credential refused: %s (is munged "
-			  "running with the cluster's key on both hosts?)",
-			  munge_strerror(e));
-		free(payload);
-		return -1;
-	}
-	if (!payload || (size_t)len != strlen(want) ||
-	    memcmp(payload, want, (size_t)len)) {
-		mmd_client_reply_err(c, EACCES, "MUNGE credential made for another "
-			  "request (its payload must be \"CLIENT:SEQ\")");
-		free(payload);
-		return -1;
-	}
-	free(payload);
-	c->uid = uid;
-	c->gid = gid;
+	p->next = rq->pending;
+	rq->pending = p;
 	return 0;
 }
 
+static void dispatch(struct mmd_requests *rq, struct mmd_client *c,
+		     const struct mmd_request_type *t, json_t *req);
+
+void mmd_requests_auth_done(struct mmd_requests *rq)
+{
+	struct mmd_auth_result r;
+
+	while (mmd_auth_next(&rq->auth, &r)) {
+		struct mmd_pending_auth **pp = &rq->pending, *p;
+		struct mmd_client *c;
+
+		while (*pp && (*pp)->conn != r.conn)
+			pp = &(*pp)->next;
+		if (!(p = *pp))
+			continue;
+		*pp = p->next;
+		c = mmd_clients_find(rq->clients, r.conn);
+		if (!c) {
+			/* gone meanwhile */
+		} else if (!r.ok) {
+			mmd_client_reply_err(c, EACCES, "MUNGE credential "
+					     "refused: %s (is munged running "
+					     "with the cluster's key on both "
+					     "hosts?)", r.err);
+		} else if (strcmp(r.payload, p->want)) {
+			mmd_client_reply_err(c, EACCES, "MUNGE credential made "
+					     "for another request (its payload "
+					     "must be \"CLIENT:SEQ\")");
+		} else if (mmd_client_authed(c, r.uid, r.gid) == 0) {
+			dispatch(rq, c, p->type, p->req);
+		}
+		json_decref(p->req);
+		free(p);
+	}
+}
+
+/* "auth": a TCP client authenticates its connection with a small frame
+ * before a large request (frames are capped until it has). */
+static void op_auth(struct mmd_requests *rq, struct mmd_client *c,
+		    json_t *req)
+{
+	(void)rq;
+	(void)req;
+	mmd_client_send_json(c, ST_FRAME_REPLY, json_pack(
+		"{s:b, s:i, s:i}", "ok", 1, "uid", (int)c->uid, "gid",
+		(int)c->gid));
+}
 
 /* ---- the table ------------------------------------------------------------ */
 
@@ -835,6 +879,7 @@ static const struct mmd_request_type {
 	{ "matrix",   h_matrix,    1, READ_MAX },
 	{ "wait",     op_wait,     1, READ_MAX },
 	{ "managers", op_managers, 1, READ_MAX },
+	{ "auth",     op_auth,     1, READ_MAX },
 };
 
 static const struct mmd_request_type *request_type(const char *name)
@@ -844,6 +889,14 @@ static const struct mmd_request_type *request_type(const char *name)
 		if (!strcmp(request_types[i].name, name))
 			return &request_types[i];
 	return NULL;
+}
+
+static void dispatch(struct mmd_requests *rq, struct mmd_client *c,
+		     const struct mmd_request_type *t, json_t *req)
+{
+	if (request_identity(rq, c, req))
+		return; /* answered */
+	t->handle(rq, c, req);
 }
 
 void mmd_requests_handle(struct mmd_requests *rq, struct mmd_client *c,
@@ -864,14 +917,23 @@ void mmd_requests_handle(struct mmd_requests *rq, struct mmd_client *c,
 	} else if (len > t->max_bytes) {
 		mmd_client_reply_err(c, E2BIG, "request: %s of %u bytes, at "
 				     "most %u", op, len, t->max_bytes);
-	} else if (t->auth && c->tcp && authenticate(rq, c, req)) {
-		/* refused */
-	} else if (request_identity(rq, c, req)) {
-		/* answered */
+	} else if (t->auth && !c->authed) {
+		begin_auth(rq, c, req, t); /* answered there, or later */
 	} else {
-		t->handle(rq, c, req);
+		dispatch(rq, c, t, req);
 	}
 	json_decref(req);
+}
+
+void mmd_requests_fini(struct mmd_requests *rq)
+{
+	while (rq->pending) {
+		struct mmd_pending_auth *p = rq->pending;
+
+		rq->pending = p->next;
+		json_decref(p->req);
+		free(p);
+	}
 }
 
 void mmd_requests_applied(struct mmd_requests *rq)

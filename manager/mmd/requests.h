@@ -14,6 +14,7 @@
 #include <storm_manager.h>
 #include <storm_proto.h>
 
+#include "auth.h"
 #include "clients.h"
 #include "jobrec.h"
 #include "repl.h"
@@ -37,6 +38,8 @@ struct mmd_expect {
 	uint64_t start_ms[MMD_EXPECT_MAX]; /* state time; 0: unknown */
 };
 
+struct mmd_pending_auth;
+
 struct mmd_requests {
 	const st_config_t *cfg;
 	const st_host_t *host;
@@ -46,8 +49,15 @@ struct mmd_requests {
 	struct mmd_jobs *jobs;
 	struct mmd_clients *clients;
 	struct mmd_expect expect;
+	struct mmd_auth auth;               /* the MUNGE worker */
+	struct mmd_pending_auth *pending;   /* requests waiting for it */
 };
 
+/* The auth worker's eventfd is readable: requests whose credential
+ * checked out go on, the others are refused. */
+void mmd_requests_auth_done(struct mmd_requests *rq);
+/* Drop the requests waiting for credentials (shutdown). */
+void mmd_requests_fini(struct mmd_requests *rq);
 /* A whole request frame from c (the clients' hook). */
 void mmd_requests_handle(struct mmd_requests *rq, struct mmd_client *c,
 			 const char *text, uint32_t len);

@@ -14,14 +14,25 @@ Usage: test_load.py BUILD_DIR TEST
                    jobs) over 300 concurrent jobs: the listing sweeps
                    over them, every job starts and ends, and a job
                    cancelled while it runs loses its processes.
+  abuse            while `nobody` holds 1,000 idle connections over the
+                   unix socket and TCP, sends a 16 MiB garbage frame
+                   every 100 ms and trickles a frame byte by byte, root's
+                   requests are all answered: the caps refuse the excess
+                   with a clear error, the garbage gets one, the slow
+                   sender and the idle are closed at their deadlines, an
+                   unauthenticated TCP frame over 16 KiB is refused.
 Exit: 0 pass, 1 fail, 77 skip (not root).
 """
 
 import glob
+import json
 import os
 import signal
+import socket
+import struct
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
@@ -150,12 +161,189 @@ def test_heartbeat_sweep(lab):
     check(not any(pids_of(lab, x) for x in ids), "a job process is left")
 
 
+def frame(body):
+    return b"STRM" + bytes([1, 1, 0, 0]) + struct.pack(">I", len(body)) + body
+
+
+def reply_of(s, timeout=10):
+    """The next frame's JSON from s, or None if it closed first."""
+    s.settimeout(timeout)
+    try:
+        hdr = stormlab.recv_exact(s, 12)
+        n = struct.unpack(">I", hdr[8:12])[0]
+        return json.loads(stormlab.recv_exact(s, n))
+    except (OSError, ValueError):
+        return None
+
+
+def connect(ep):
+    s = socket.socket(socket.AF_UNIX if isinstance(ep, str)
+                      else socket.AF_INET)
+    s.settimeout(10)
+    s.connect(ep)
+    return s
+
+
+def abuser(lab, tcp, report, stop):
+    """As nobody: the abuse, until stop is set; findings into report."""
+    unix = lab.sock(0)
+    held, refused = [], []
+    report["garbage"] = []
+    report["loris"] = None
+
+    def garbage():
+        junk = os.urandom(16 << 20)
+        while not stop.is_set():
+            try:
+                with connect(unix) as g:
+                    g.sendall(frame(junk))
+                    report["garbage"].append(reply_of(g))
+            except OSError as e:
+                report["garbage"].append({"refused": str(e)})
+            stop.wait(0.1)
+
+    def loris():
+        t0 = time.monotonic()
+        try:
+            with connect(unix) as g:
+                for b in frame(b'{"op": "status"}' * 100):
+                    g.sendall(bytes([b]))
+                    if stop.wait(0.2):
+                        break
+            report["loris"] = ("survived", time.monotonic() - t0)
+        except OSError:
+            report["loris"] = ("closed", time.monotonic() - t0)
+    ts = [threading.Thread(target=garbage), threading.Thread(target=loris)]
+    for t in ts:
+        t.start()
+    stop.wait(1)
+    for k in range(1000):
+        for ep, kind in ((unix, "unix"), (tcp, "tcp")):
+            try:
+                s = connect(ep)
+            except OSError:
+                refused.append((kind, "connect failed"))
+                continue
+            s.setblocking(False)
+            held.append((kind, s))
+    time.sleep(0.5)
+    # the refused ones got an error frame and EOF; the held ones nothing
+    for kind, s in held:
+        try:
+            d = s.recv(4096)
+        except BlockingIOError:
+            continue
+        except OSError:
+            d = b""
+        refused.append((kind, d[12:].decode(errors="replace")))
+    report["refused"] = refused
+    report["held"] = len(held)
+    stop.wait(30)
+    for t in ts:
+        t.join()
+    for _, s in held:
+        s.close()
+
+
+def test_abuse(lab):
+    tcp = ("127.0.0.1", int(lab.listen[0].split(":")[1]))
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the abuser, as nobody
+        code = 1
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            report, stop = {}, threading.Event()
+            t = threading.Thread(target=abuser,
+                                 args=(lab, tcp, report, stop))
+            t.start()
+            time.sleep(8)
+            stop.set()
+            t.join()
+            os.write(w, json.dumps(report).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    try:
+        time.sleep(2)  # the connections are up, the garbage flows
+        lat = []
+        for k in range(40):
+            t0 = time.monotonic()
+            rep = stormlab.call(lab.sock(0), {
+                "op": "submit", "job": {"name": "root%d" % k, "ranks": 1,
+                                        "argv": ["/bin/true"], "env": [],
+                                        "files": [], "cwd": "/"}},
+                timeout=10)
+            lat.append(time.monotonic() - t0)
+            check(rep.get("ok"), "root's submit under abuse: %s" % rep)
+            time.sleep(0.1)
+        # an unauthenticated TCP frame over 16 KiB: refused, says why
+        with connect(tcp) as s:
+            s.sendall(frame(b'{"op": "status", "x": "%s"}' % (b"y" * 20000)))
+            rep = reply_of(s)
+        check(rep and not rep["ok"] and "authenticate first" in rep["error"],
+              "large unauthenticated TCP frame: %s" % rep)
+        with connect(tcp) as s:
+            s.sendall(frame(b'{"op": "status"}'))
+            rep = reply_of(s)
+        check(rep and not rep["ok"] and rep["errno"] == 13,
+              "TCP request without a credential: %s" % rep)
+        data = b""
+        while True:
+            d = os.read(r, 1 << 20)
+            if not d:
+                break
+            data += d
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(r)
+    check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0,
+          "the abuser failed: %s" % status)
+    report = json.loads(data)
+    lat.sort()
+    print("root's submit under abuse: p50 %.1f ms, max %.1f ms; nobody "
+          "held %d connections, %d refused" % (
+              lat[len(lat) // 2] * 1e3, lat[-1] * 1e3, report["held"],
+              len(report["refused"])))
+    unix_refused = [m for k, m in report["refused"] if k == "unix"]
+    tcp_refused = [m for k, m in report["refused"] if k == "tcp"]
+    # a flood also meets a full listen backlog: connect fails at once
+    check(len(unix_refused) >= 1000 - 64 and all(
+        "clients_per_user" in m or m == "connect failed"
+        for m in unix_refused) and any("clients_per_user" in m
+                                       for m in unix_refused),
+          "nobody's unix connections past the cap: %s" % unix_refused[:3])
+    check(len(tcp_refused) >= 1000 - 64 and all(
+        "clients_per_address" in m or "clients_max" in m or
+        m == "connect failed" for m in tcp_refused),
+          "nobody's TCP connections past the cap: %s" % tcp_refused[:3])
+    # garbage read whole is answered "not a JSON object"; once nobody's
+    # idle connections fill its cap, the garbage is refused at the door
+    g = report["garbage"]
+    answered = [x for x in g if x and "errno" in x]
+    check(answered and all(x["ok"] is False for x in answered) and any(
+        x["errno"] == 71 for x in answered), "garbage frames: %s" % g[:3])
+    check(report["loris"] and report["loris"][0] == "closed"
+          and report["loris"][1] < 8, "slow sender: %s" % report["loris"])
+    # the strobe went on: root's jobs all ran
+    stormlab.wait_for(lambda: all(
+        j["state"] == "COMPLETED" for j in lab.queue(0)), 60,
+                      "root's jobs to complete")
+
+
 TESTS = {
     "concurrent_jobs": (test_concurrent_jobs,
                         dict(managers=3, nodes=8, cpus=128)),
     "heartbeat_sweep": (test_heartbeat_sweep,
                         dict(managers=1, nodes=4, cpus=128,
                              extra=["heartbeat_kib = 1"])),
+    "abuse": (test_abuse, dict(managers=1, nodes=2,
+                               extra=["client_frame_ms = 2000",
+                                      "client_idle_ms = 3000"])),
 }
 
 

@@ -270,6 +270,19 @@ def test_munge_tcp(lab):
     rep = stormlab.call((host, int(port)), {"op": "show", "job": job})
     check(not rep.get("ok") and rep.get("errno") == 13 and "MUNGE" in
           rep.get("error", ""), "no credential accepted: %s" % rep)
+    # a request over 16 KiB: stormctl authenticates the connection first
+    big = "x" * 40000
+    r = stormctl("submit", "-n", "1", "--name", "big", "/bin/echo", big)
+    check(r.returncode == 0, "large submit over TCP failed: %s" % r.stderr)
+    rep = stormlab.call(lab.sock(0), {"op": "show",
+                                      "job": int(r.stdout.split()[-1])})
+    check(rep.get("ok") and rep["job"]["argv"][-1] == big,
+          "large submit's argv: %s" % str(rep)[:200])
+    # ... and one that does not is refused before it is read
+    rep = stormlab.call((host, int(port)), {"op": "show", "job": job,
+                                            "pad": big})
+    check(not rep.get("ok") and "authenticate first" in rep.get("error", ""),
+          "large unauthenticated request: %s" % str(rep)[:200])
     rep = stormlab.call((host, int(port)), {"op": "show", "job": job,
                                             "client": "x", "seq": 1,
                                             "munge": "MUNGE:forged:"})
