@@ -3,7 +3,7 @@
 against its quantum, and the smallest strobe period the manager keeps; run
 by `bench/run gang` (which builds first and prints the table).
 
-Usage: bench.py BUILD_DIR [--quick] [--reps R] [--part a|b|ab]
+Usage: bench.py BUILD_DIR [--quick | --smoke] [--reps R] [--part a|b|ab]
 
 Part (a), gang scheduling: two copies of a CPU-bound parallel job with
 fixed work (bench/gang/gang-spin, 2 ranks each) on 2 node managers of one
@@ -629,7 +629,12 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     build = os.path.abspath(args[0])
-    quick = "--quick" in args
+    quick = "--quick" in args or "--smoke" in args
+    if "--smoke" in args:  # the smallest size: one quantum, one period
+        global QUANTA_MS_QUICK, WORK_S_QUICK, PERIODS_US_QUICK
+        global STROBE_NODES, WINDOW_S_QUICK
+        QUANTA_MS_QUICK, WORK_S_QUICK = [10], 0.3
+        PERIODS_US_QUICK, STROBE_NODES, WINDOW_S_QUICK = [10000], [8], 1.0
     reps = int(args[args.index("--reps") + 1]) if "--reps" in args else \
         (1 if quick else 3)
     part = args[args.index("--part") + 1] if "--part" in args else "ab"

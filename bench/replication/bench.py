@@ -2,7 +2,7 @@
 """bench/replication/bench.py -- the replicated Machine Manager's figures,
 run by `bench/run replication` (which builds first and prints the table).
 
-Usage: bench.py BUILD_DIR [--quick] [--reps R] [--token MS]
+Usage: bench.py BUILD_DIR [--quick | --smoke] [--reps R] [--token MS]
 
 Measures, in one run, on real corosync + storm-mm + storm-nm processes:
   * acknowledged submissions/s and p50/p99 latency with 1 and 3 replicas,
@@ -164,11 +164,12 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     build = args[0]
-    quick = "--quick" in args
+    smoke = "--smoke" in args
+    quick = "--quick" in args or smoke
     reps = int(args[args.index("--reps") + 1]) if "--reps" in args else \
         (1 if quick else 3)
     token = int(args[args.index("--token") + 1]) if "--token" in args else 300
-    secs = 2 if quick else 5
+    secs = 1 if smoke else 2 if quick else 5
     stormlab.run_in_private_netns()
     # a killed benchmark still stops every process it started (finally)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("SIGTERM"))
