@@ -1,0 +1,214 @@
+/*
+ * seeds.c — writes the fuzz targets' seed corpora (valid encodings of
+ * each kind, from the encoders themselves) under DIR/<target>/.  Run
+ * once when a format changes; the output is checked in as
+ * tests/fuzz/corpus/.   Usage: fuzz-seeds DIR
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <storm_manager.h>
+#include <storm_proto.h>
+
+#include "rp_internal.h"
+#include "sp_wire.h"
+
+static const char *root;
+
+static void put(const char *target, int k, const void *p, size_t n)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, target);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s/seed-%d", root, target, k);
+	if (!(f = fopen(path, "wb")) || fwrite(p, 1, n, f) != n) {
+		fprintf(stderr, "fuzz-seeds: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	fclose(f);
+}
+
+static void hb(void)
+{
+	st_hb_job_t jobs[3] = { { 1, ST_HB_STAGING, 0, 0 },
+				{ 7, ST_HB_ACTIVE, 1, 9 },
+				{ 4000000, ST_HB_ACTIVE, 0, 3 } };
+	st_hb_t h = { 42, ST_HB_ALL_ROWS, 0, UINT32_MAX, 3, jobs };
+	uint8_t b[256];
+	int n = st_hb_encode(b, sizeof(b), &h);
+
+	put("hb", 0, b, (size_t)n);
+	h.row = 1;
+	h.lo = 5;
+	h.hi = 10;
+	h.njobs = 1;
+	n = st_hb_encode(b, sizeof(b), &h);
+	put("hb", 1, b, (size_t)n);
+}
+
+static void mailbox(void)
+{
+	uint8_t box[512];
+	size_t off = ST_BOX_HDR;
+	st_exit_t e = { 0, 1500, 20, 2048 };
+	uint8_t ex[ST_EXIT_LEN];
+
+	st_exit_encode(ex, &e);
+	st_box_put_rec(box + off, ST_REC_STDOUT, 3, 0, "hello\n", 6);
+	off += ST_REC_HDR + 6;
+	st_box_put_rec(box + off, ST_REC_EXIT, 3, 0, ex, sizeof(ex));
+	off += ST_REC_HDR + sizeof(ex);
+	st_box_put_rec(box + off, ST_REC_FAIL, 4, 0, "no", 2);
+	off += ST_REC_HDR + 2;
+	st_box_put_hdr(box, 77, (uint32_t)(off - ST_BOX_HDR));
+	put("mailbox", 0, box, off);
+	st_chunk_put_hdr(box, 5, 0, 3, 100);
+	put("mailbox", 1, box, ST_CHUNK_HDR + 100);
+	put("mailbox", 2, ex, sizeof(ex));
+}
+
+static void manifest(void)
+{
+	uint32_t rank_node[2] = { 1, 2 };
+	char *argv[] = { "prog", "-x" }, *env[] = { "A=1" };
+	char *names[] = { "prog", "data" };
+	uint64_t sizes[] = { 10, 3 };
+	uint32_t modes[] = { 0755, 0644 };
+	st_manifest_t m = { 9, 2, rank_node, 2, 1, 2, argv, env, "/tmp",
+			    names, sizes, modes };
+	uint8_t *p = NULL;
+	size_t n = 0;
+
+	if (st_manifest_encode(&m, &p, &n))
+		exit(1);
+	put("manifest", 0, p, n);
+	free(p);
+}
+
+static void ops(void)
+{
+	const char *argv[] = { "/bin/true" }, *env[] = { "X=1" };
+	mm_job_spec_t spec = { .name = "j", .uid = 1000, .gid = 1000,
+			       .ranks = 2, .argc = 1, .argv = argv,
+			       .envc = 1, .env = env, .cwd = "/",
+			       .time_limit_ms = 5000 };
+	int32_t status[2] = { 0, 256 };
+	mm_sched_conf_t sc = { MM_POLICY_GANG, 2, 10, MM_PLACE_BUDDY };
+	mm_op_t o[] = {
+		{ .code = MM_OP_SUBMIT, .spec = &spec },
+		{ .code = MM_OP_CANCEL, .job = 3, .uid = 1000 },
+		{ .code = MM_OP_TICK, .slice = 100, .now_ms = 1700000000000 },
+		{ .code = MM_OP_NODE_DOWN, .node = 2, .reason = "gone" },
+		{ .code = MM_OP_JOB_EXITED, .job = 1, .nstatus = 2,
+		  .status = status },
+		{ .code = MM_OP_SCHED, .sched = &sc },
+	};
+	static uint8_t b[65536];
+
+	for (int i = 0; i < (int)(sizeof(o) / sizeof(o[0])); i++) {
+		int n = mm_op_encode(&o[i], b, sizeof(b));
+
+		if (n < 0)
+			exit(1);
+		put("opcodec", i, b, (size_t)n);
+	}
+}
+
+static void snapshot(void)
+{
+	uint32_t ids[2] = { 1, 2 }, cpus[2] = { 2, 4 };
+	const char *names[2] = { "n1", "n2" };
+	const char *argv[] = { "/bin/true" };
+	mm_job_spec_t spec = { .name = "j", .ranks = 2, .argc = 1,
+			       .argv = argv, .cwd = "/" };
+	mm_state_t *st = NULL;
+	mm_result_t res;
+	uint8_t *p = NULL;
+	size_t n = 0;
+
+	if (mm_state_create(3, 2, ids, names, cpus, &st))
+		exit(1);
+	mm_state_encode(st, &p, &n);
+	put("snapshot", 0, p, n);
+	free(p);
+	mm_apply(st, &(mm_op_t){ .code = MM_OP_NODE_UP, .node = 1 }, &res);
+	mm_apply(st, &(mm_op_t){ .code = MM_OP_NODE_UP, .node = 2 }, &res);
+	mm_apply(st, &(mm_op_t){ .code = MM_OP_SUBMIT, .spec = &spec }, &res);
+	mm_apply(st, &(mm_op_t){ .code = MM_OP_SUBMIT, .spec = &spec }, &res);
+	mm_apply(st, &(mm_op_t){ .code = MM_OP_TICK, .slice = 5,
+				 .now_ms = 1000 }, &res);
+	mm_state_encode(st, &p, &n);
+	put("snapshot", 1, p, n);
+	free(p);
+	mm_state_destroy(st);
+}
+
+static void repl(void)
+{
+	uint8_t op[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	struct rp_op o = { 7, 1234, 99, 0, 0xabcdef, 3, 1000, 1000, op, 8 };
+	struct rp_buf b = { 0 };
+
+	if (rp_op_encode(&o, &b) || b.bad)
+		exit(1);
+	put("repl", 0, b.p, b.len);
+	free(b.p);
+}
+
+static void frame(void)
+{
+	uint8_t b[64];
+	int n;
+
+	st_frame_put_hdr(b, ST_FRAME_REQUEST, 17);
+	put("frame", 0, b, ST_FRAME_HDR);
+	n = st_output_encode(b, sizeof(b), 3, 1, 2, "out\n", 4);
+	put("frame", 1, b, (size_t)n);
+}
+
+static void config(void)
+{
+	static const char c[] =
+		"[cluster]\nname = fz\nslice_us = 1000\nheartbeat_kib = 2\n"
+		"clients_max = 10\n\n[manager mm0]\naddress = 127.0.0.1:7000\n"
+		"listen = 127.0.0.1:7100\n\n[node nm1]\n"
+		"address = 127.0.0.1:7001\ncpus = 4\n";
+
+	put("config", 0, c, sizeof(c) - 1);
+}
+
+static void wire(void)
+{
+	uint8_t b[SP_HDR_LEN + 16] = { SP_WIRE_MAGIC & 0xff,
+				       SP_WIRE_MAGIC >> 8, SP_WIRE_VERSION };
+
+	for (int t = 0; t < SP_MSG_MAX; t++) {
+		b[3] = (uint8_t)t;
+		put("wire", t, b, sizeof(b));
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: fuzz-seeds DIR\n");
+		return 2;
+	}
+	root = argv[1];
+	mkdir(root, 0755);
+	hb();
+	mailbox();
+	manifest();
+	ops();
+	snapshot();
+	repl();
+	frame();
+	config();
+	wire();
+	return 0;
+}
