@@ -47,6 +47,12 @@ struct mm_state {
 	uint64_t slice, now_ms;  /* from the last TICK */
 	uint64_t active_gen;     /* bumped when a job starts or stops holding
 				  * cpus (not state: for the shell's caches) */
+	/* PENDING jobs in all and per uid, for admission caps: derived
+	 * from the jobs (rebuilt on decode, not encoded) */
+	uint32_t npending;
+	struct mmi_uidcount { uint32_t uid, n; } *pend; /* open addressing,
+							   * n 0: free */
+	uint32_t pend_cap, pend_used;
 	/* the scheduler (matrix.c, sched.c) */
 	mm_sched_conf_t conf;
 	uint32_t ncols, pow2;    /* PEs; the buddy tree's leaves */
@@ -66,6 +72,11 @@ struct mmi_holder {
 	uint64_t end_ms;
 	uint32_t job, row, col, width;
 };
+
+/* state.c: a job of uid entered (+1) or left (-1) PENDING; -ENOMEM. */
+int mmi_pending_add(mm_state_t *s, uint32_t uid, int delta);
+/* state.c: the counts again from the jobs (snapshot decode). */
+int mmi_pending_rebuild(mm_state_t *s);
 
 static inline int is_terminal(mm_job_state_t st)
 {

@@ -19,6 +19,7 @@
  *   JOB_FAILED  u32 job, str reason
  *   SCHED       u8 policy, u32 mpl, u32 quantum_slices, u8 placement
  *               (any values: mm_apply() checks them)
+ *   SUBMIT_CAPPED  spec as SUBMIT, u32 max_pending, u32 max_pending_user
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -325,6 +326,20 @@ static void dec_submit(struct mmi_rd *r, mm_op_t *op)
 	op->spec = mmi_get_spec(r);
 }
 
+static void enc_submit_capped(struct mmi_wr *w, const mm_op_t *op)
+{
+	enc_submit(w, op);
+	mmi_put_u32(w, op->max_pending);
+	mmi_put_u32(w, op->max_pending_user);
+}
+
+static void dec_submit_capped(struct mmi_rd *r, mm_op_t *op)
+{
+	op->spec = mmi_get_spec(r);
+	op->max_pending = mmi_get_u32(r);
+	op->max_pending_user = mmi_get_u32(r);
+}
+
 static void enc_cancel(struct mmi_wr *w, const mm_op_t *op)
 {
 	mmi_put_u32(w, op->job);
@@ -471,6 +486,7 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_JOB_EXITED] = { enc_job_exited, dec_job_exited },
 	[MM_OP_JOB_FAILED] = { enc_job_failed, dec_job_failed },
 	[MM_OP_SCHED] = { enc_sched, dec_sched },
+	[MM_OP_SUBMIT_CAPPED] = { enc_submit_capped, dec_submit_capped },
 };
 
 /* Every version a replica can read; encode writes OP_VERSION. */

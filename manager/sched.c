@@ -53,6 +53,7 @@ static void start(mm_state_t *s, struct mm_jobrec *j, uint32_t row,
 		  uint32_t col, uint32_t width)
 {
 	mmi_block_take(s, j, row, col, width);
+	mmi_pending_add(s, j->v.uid, -1);
 	j->v.state = MM_JOB_STAGING;
 	s->active_gen++;
 	j->v.reason[0] = '\0';

@@ -629,6 +629,8 @@ static int dec_jobs(struct sd *d, mm_state_t *s)
 	while (s->live_lo < s->njobs &&
 	       is_terminal(s->jobs[s->live_lo]->v.state))
 		s->live_lo++;
+	if (mmi_pending_rebuild(s))
+		return sd_nomem(d, "out of memory for the pending counts");
 	return 0;
 }
 

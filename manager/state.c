@@ -113,10 +113,86 @@ void mmi_job_free(struct mm_jobrec *j)
 	free(j);
 }
 
+/* ---- PENDING counts ---------------------------------------------------- */
+
+static struct mmi_uidcount *pend_slot(const mm_state_t *s, uint32_t uid)
+{
+	uint32_t k = (uid * 2654435761u) & (s->pend_cap - 1);
+
+	while (s->pend[k].n && s->pend[k].uid != uid)
+		k = (k + 1) & (s->pend_cap - 1);
+	return &s->pend[k];
+}
+
+int mmi_pending_add(mm_state_t *s, uint32_t uid, int delta)
+{
+	struct mmi_uidcount *c;
+
+	if (delta > 0 && 2 * (s->pend_used + 1) > s->pend_cap) {
+		/* grow (and drop the uids at 0) */
+		struct mmi_uidcount *old = s->pend;
+		uint32_t oldcap = s->pend_cap, cap = oldcap ? oldcap : 16;
+
+		while (2 * (s->pend_used + 1) > cap)
+			cap *= 2;
+		if (!(s->pend = calloc(cap, sizeof(*s->pend)))) {
+			s->pend = old;
+			return -ENOMEM;
+		}
+		s->pend_cap = cap;
+		s->pend_used = 0;
+		for (uint32_t i = 0; i < oldcap; i++)
+			if (old[i].n) {
+				*pend_slot(s, old[i].uid) = old[i];
+				s->pend_used++;
+			}
+		free(old);
+	}
+	if (!s->pend_cap)
+		return 0;
+	c = pend_slot(s, uid);
+	if (delta > 0) {
+		if (!c->n) {
+			c->uid = uid;
+			s->pend_used++;
+		}
+		c->n++;
+		s->npending++;
+	} else if (c->n) {
+		/* a slot at 0 stays a tombstone until the next growth, so
+		 * probe chains stay whole */
+		c->n--;
+		s->npending--;
+		if (!c->n)
+			c->n = 0;
+	}
+	return 0;
+}
+
+uint32_t mm_pending_count(const mm_state_t *s, uint32_t uid)
+{
+	if (uid == UINT32_MAX)
+		return s->npending;
+	return s->pend_cap ? pend_slot(s, uid)->n : 0;
+}
+
+int mmi_pending_rebuild(mm_state_t *s)
+{
+	free(s->pend);
+	s->pend = NULL;
+	s->pend_cap = s->pend_used = s->npending = 0;
+	for (uint32_t i = s->live_lo; i < s->njobs; i++)
+		if (s->jobs[i]->v.state == MM_JOB_PENDING &&
+		    mmi_pending_add(s, s->jobs[i]->v.uid, 1))
+			return -ENOMEM;
+	return 0;
+}
+
 void mm_state_destroy(mm_state_t *s)
 {
 	if (!s)
 		return;
+	free(s->pend);
 	for (uint32_t i = 0; i < s->njobs; i++)
 		mmi_job_free(s->jobs[i]);
 	free(s->jobs);
@@ -200,6 +276,8 @@ void mmi_job_end(mm_state_t *s, struct mm_jobrec *j, mm_job_state_t st)
 		s->active_gen++;
 	if (holds_cpus(j->v.state))
 		mmi_block_release(s, j);
+	if (j->v.state == MM_JOB_PENDING)
+		mmi_pending_add(s, j->v.uid, -1);
 	j->v.state = st;
 	j->v.end_slice = s->slice;
 	j->v.end_ms = s->now_ms;
@@ -419,6 +497,7 @@ static const op_fn op_table[] = {
 	[MM_OP_JOB_EXITED] = op_job_exited,
 	[MM_OP_JOB_FAILED] = op_job_failed,
 	[MM_OP_SCHED] = mmi_op_sched,
+	[MM_OP_SUBMIT_CAPPED] = mmi_op_submit,
 };
 
 int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)

@@ -113,6 +113,9 @@ typedef enum mm_opcode {
 	MM_OP_JOB_FAILED = 8, /* job, reason (e.g. launch error on a node) */
 	MM_OP_SCHED = 9,      /* sched: new scheduler settings (refused if
 			       * invalid, or if fewer rows than are in use) */
+	MM_OP_SUBMIT_CAPPED = 10, /* SUBMIT with admission caps: refused if
+			       * max_pending jobs are PENDING, or
+			       * max_pending_user of its uid (0: no cap) */
 } mm_opcode_t;
 
 typedef struct mm_op {
@@ -126,6 +129,7 @@ typedef struct mm_op {
 	uint32_t nstatus;          /* JOB_EXITED: one per rank */
 	const int32_t *status;
 	const mm_sched_conf_t *sched; /* SCHED */
+	uint32_t max_pending, max_pending_user; /* SUBMIT_CAPPED */
 } mm_op_t;
 
 /** What an operation did. */
@@ -205,6 +209,8 @@ MM_API int mm_node_get(const mm_state_t *s, uint32_t index, mm_node_t *out);
 MM_API int mm_node_by_id(const mm_state_t *s, uint32_t world_id,
 			 mm_node_t *out);
 MM_API uint64_t mm_slice(const mm_state_t *s);
+/** Jobs PENDING now: in all (uid UINT32_MAX) or of uid. */
+MM_API uint32_t mm_pending_count(const mm_state_t *s, uint32_t uid);
 /** A number that changes whenever a job starts or stops holding cpus
  * (STAGING/RUNNING): the shell rebuilds its list of active jobs only
  * then, not at every slice over every queued job.  Not part of the

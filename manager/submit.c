@@ -274,6 +274,23 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	struct mm_jobrec *j = NULL;
 	int rc;
 
+	/* admission: the caps the proposer's configuration sets, carried in
+	 * the op so every replica decides alike */
+	if (op->code == MM_OP_SUBMIT_CAPPED && op->spec) {
+		uint32_t all = mm_pending_count(s, UINT32_MAX),
+			 mine = mm_pending_count(s, op->spec->uid);
+
+		if (op->max_pending && all >= op->max_pending)
+			return mmi_refuse(res, -EAGAIN, "submit: the queue is "
+					  "full (%u jobs pending, the "
+					  "max_pending_jobs): try again when "
+					  "some have started", all);
+		if (op->max_pending_user && mine >= op->max_pending_user)
+			return mmi_refuse(res, -EAGAIN, "submit: uid %u has %u "
+					  "jobs pending (the max_pending_per_"
+					  "user): wait for some to start, or "
+					  "cancel some", op->spec->uid, mine);
+	}
 	rc = mmi_job_new(s, op->spec, &j, res);
 	if (rc)
 		return rc;
@@ -296,6 +313,10 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 		}
 		s->jobs = v;
 		s->jobcap = cap;
+	}
+	if (mmi_pending_add(s, j->v.uid, 1)) {
+		mmi_job_free(j);
+		return mmi_refuse(res, -ENOMEM, "submit: out of memory");
 	}
 	j->v.id = s->njobs + 1;
 	s->jobs[s->njobs++] = j;

@@ -216,6 +216,12 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		return parse_u32(p, k, v, 100, 86400000, &c->client_idle_ms);
 	if (!strcmp(k, "client_frame_ms"))
 		return parse_u32(p, k, v, 100, 3600000, &c->client_frame_ms);
+	if (!strcmp(k, "max_pending_jobs"))
+		return parse_u32(p, k, v, 1, 100000000,
+				 &c->max_pending_jobs);
+	if (!strcmp(k, "max_pending_per_user"))
+		return parse_u32(p, k, v, 1, 100000000,
+				 &c->max_pending_per_user);
 	if (!strcmp(k, "ramdisk"))
 		return copy_str(p, k, v, c->ramdisk, sizeof(c->ramdisk));
 	if (!strcmp(k, "state_dir"))
@@ -371,6 +377,8 @@ static void defaults(st_config_t *c)
 	c->clients_per_address = 64;
 	c->client_idle_ms = 300000;
 	c->client_frame_ms = 10000;
+	c->max_pending_jobs = 100000;
+	c->max_pending_per_user = 20000;
 	strcpy(c->ramdisk, "/dev/shm/storm");
 	strcpy(c->state_dir, "/var/lib/storm");
 	strcpy(c->replication, "auto");

@@ -80,6 +80,8 @@ typedef struct st_config {
 				   * one source address */
 	uint32_t client_idle_ms;  /* a connection doing nothing is closed */
 	uint32_t client_frame_ms; /* a frame's first byte to its last */
+	uint32_t max_pending_jobs; /* admission: PENDING jobs in all */
+	uint32_t max_pending_per_user; /* ... of one uid */
 	char run_dir[1024];       /* sockets, pid files, logs */
 	char log_target[1024];    /* stderr | syslog | file path */
 	int log_level;            /* LOG_ERR .. LOG_DEBUG */

@@ -72,6 +72,12 @@ static int on_apply(void *ctx, const rp_request_t *req, uint8_t *reply,
 		return 0;
 	}
 	mm_apply(*r->st, &op, &res);
+	if (res.rc == -ENOMEM) {
+		/* this replica's memory, not the operation: a peer with
+		 * memory would apply it, so refusing here would diverge */
+		free(arena);
+		return -ENOMEM;
+	}
 	if (res.rc && op.code != MM_OP_TICK)
 		qb_log(LOG_DEBUG, "op %d refused: %s", op.code, res.err);
 	*rlen = reply_put(reply, cap, res.rc, res.job, res.rc ? res.err : "");

@@ -155,7 +155,11 @@ static void op_submit(struct mmd_requests *rq, struct mmd_client *c, json_t *req
 {
 	json_t *job = json_object_get(req, "job");
 	mm_job_spec_t spec = { 0 };
-	mm_op_t op = { .code = MM_OP_SUBMIT, .spec = &spec };
+	/* the caps of this replica's configuration travel in the op: every
+	 * replica admits or refuses alike */
+	mm_op_t op = { .code = MM_OP_SUBMIT_CAPPED, .spec = &spec,
+		       .max_pending = rq->cfg->max_pending_jobs,
+		       .max_pending_user = rq->cfg->max_pending_per_user };
 	mm_result_t res;
 	const char **argv = NULL, **env = NULL, **files = NULL;
 	json_int_t ranks = 1, limit = 0;

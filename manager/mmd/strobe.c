@@ -113,7 +113,7 @@ void mmd_strobe_state_replaced(struct mmd_strobe *sb)
 void mmd_strobe_applied(struct mmd_strobe *sb, const mm_op_t *op, int rc)
 {
 	switch (op->code) {
-	case MM_OP_SUBMIT:
+	case MM_OP_SUBMIT: case MM_OP_SUBMIT_CAPPED:
 		if (rc == 0)
 			sb->tick_wanted = 1;
 		break;

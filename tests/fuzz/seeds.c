@@ -107,6 +107,8 @@ static void ops(void)
 		{ .code = MM_OP_JOB_EXITED, .job = 1, .nstatus = 2,
 		  .status = status },
 		{ .code = MM_OP_SCHED, .sched = &sc },
+		{ .code = MM_OP_SUBMIT_CAPPED, .spec = &spec,
+		  .max_pending = 100, .max_pending_user = 10 },
 	};
 	static uint8_t b[65536];
 

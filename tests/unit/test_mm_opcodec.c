@@ -63,6 +63,8 @@ static const mm_op_t sample_ops[] = {
 	  .status = statuses },
 	{ .code = MM_OP_JOB_FAILED, .job = 9, .reason = NULL },
 	{ .code = MM_OP_SCHED, .sched = &gang_conf },
+	{ .code = MM_OP_SUBMIT_CAPPED, .spec = &full_spec,
+	  .max_pending = 100000, .max_pending_user = UINT32_MAX },
 };
 #define NSAMPLES (sizeof(sample_ops) / sizeof(sample_ops[0]))
 
@@ -92,6 +94,8 @@ static void assert_op_same(const mm_op_t *a, const mm_op_t *b)
 	assert_int_equal(a->now_ms, b->now_ms);
 	assert_str_same(a->reason, b->reason);
 	assert_int_equal(a->nstatus, b->nstatus);
+	assert_int_equal(a->max_pending, b->max_pending);
+	assert_int_equal(a->max_pending_user, b->max_pending_user);
 	if (a->nstatus)
 		assert_memory_equal(a->status, b->status,
 				    a->nstatus * sizeof(int32_t));
@@ -200,7 +204,7 @@ static void test_encode_refuses_unknown_opcode_and_missing_spec(void **state)
 
 	(void)state;
 	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
-	op.code = (mm_opcode_t)(MM_OP_SCHED + 1);
+	op.code = (mm_opcode_t)(MM_OP_SUBMIT_CAPPED + 1);
 	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
 	op.code = MM_OP_SUBMIT; /* no spec */
 	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
@@ -229,7 +233,7 @@ static void test_decode_rejects_bad_magic_version_and_opcode(void **state)
 	assert_int_equal(mm_op_decode(b, (size_t)n, &op, &arena),
 			 -STORM_EPROTO);
 	for (unsigned code = 0; code < 0x10000; code += code < 16 ? 1 : 97) {
-		if (code >= MM_OP_SUBMIT && code <= MM_OP_SCHED)
+		if (code >= MM_OP_SUBMIT && code <= MM_OP_SUBMIT_CAPPED)
 			continue;
 		memcpy(b, a, (size_t)n);
 		b[2] = (uint8_t)code;
@@ -425,7 +429,7 @@ static void test_decode_survives_random_buffers(void **state)
 		if (len >= 4 && iter % 2) { /* a plausible header */
 			t[0] = 0x4D;
 			t[1] = 1;
-			t[2] = (uint8_t)(1 + rng_next(&x) % MM_OP_SCHED);
+			t[2] = (uint8_t)(1 + rng_next(&x) % MM_OP_SUBMIT_CAPPED);
 			t[3] = 0;
 		}
 		decode_checked(t, len);
@@ -451,7 +455,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 	uint8_t a[BUFSZ], b[BUFSZ];
 
 	(void)state;
-	assert_int_equal(encode(&sample_ops[NSAMPLES - 1], a),
+	assert_int_equal(encode(&sample_ops[NSAMPLES - 2], a),
 			 (int)sizeof(want));
 	assert_memory_equal(a, want, sizeof(want));
 	for (size_t i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
@@ -471,7 +475,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 		mm_op_t op;
 		void *arena = NULL;
 
-		encode(&sample_ops[NSAMPLES - 1], a);
+		encode(&sample_ops[NSAMPLES - 2], a);
 		a[4] = (uint8_t)v;
 		a[13] = (uint8_t)(255 - v);
 		assert_int_equal(mm_op_decode(a, 14, &op, &arena), 0);

@@ -658,6 +658,64 @@ static void test_cancel_of_ended_job_is_refused(void **state)
 	mm_state_destroy(s);
 }
 
+/* Admission caps ride in SUBMIT_CAPPED: the PENDING jobs in all and of
+ * the submitting uid are counted; over a cap the submission is refused
+ * with a clear error and nothing changes; a job that starts or is
+ * cancelled frees its place; the counts survive a snapshot. */
+static void test_submit_capped_refuses_over_the_pending_caps(void **state)
+{
+	mm_state_t *s = mkstate(), *t = NULL;
+	mm_job_spec_t a = spec_of(18, 1000, NULL), b = spec_of(18, 2000, NULL);
+	mm_op_t op = { .code = MM_OP_SUBMIT_CAPPED, .max_pending = 5,
+		       .max_pending_user = 3 };
+	mm_result_t res;
+	uint8_t *snap = NULL;
+	size_t n = 0;
+	uint64_t d;
+	char err[256];
+
+	(void)state;
+	/* 18 ranks fill the machine: one runs, the rest stay PENDING */
+	op.spec = &a;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(mm_apply(s, &op, &res), 0);
+	assert_int_equal(mm_pending_count(s, 1000), 3);
+	d = mm_digest(s);
+	assert_int_equal(mm_apply(s, &op, &res), -EAGAIN);
+	assert_non_null(strstr(res.err, "max_pending_per_user"));
+	assert_true(mm_digest(s) == d); /* refused: nothing changed */
+	op.spec = &b;
+	assert_int_equal(mm_apply(s, &op, &res), 0);
+	assert_int_equal(mm_apply(s, &op, &res), 0);
+	assert_int_equal(mm_pending_count(s, UINT32_MAX), 5);
+	assert_int_equal(mm_apply(s, &op, &res), -EAGAIN);
+	assert_non_null(strstr(res.err, "queue is full"));
+	/* a plain SUBMIT has no caps */
+	assert_int_equal(submit_spec(s, &b, &res), 0);
+	assert_int_equal(mm_pending_count(s, UINT32_MAX), 6);
+	/* one starts (the first), one is cancelled: two places free */
+	tick(s, 1, 1000);
+	assert_int_equal(job(s, 1).state, MM_JOB_STAGING);
+	assert_int_equal(mm_pending_count(s, 1000), 2);
+	assert_int_equal(apply(s, (mm_op_t){ .code = MM_OP_CANCEL, .job = 4,
+					     .uid = 2000 }), 0);
+	assert_int_equal(mm_pending_count(s, 2000), 2);
+	assert_int_equal(mm_pending_count(s, UINT32_MAX), 4);
+	op.spec = &a;
+	assert_int_equal(mm_apply(s, &op, &res), 0);
+	/* the counts come back from a snapshot */
+	assert_int_equal(mm_state_encode(s, &snap, &n), 0);
+	assert_int_equal(mm_state_decode(snap, n, &t, err, sizeof(err)), 0);
+	assert_int_equal(mm_pending_count(t, UINT32_MAX),
+			 mm_pending_count(s, UINT32_MAX));
+	assert_int_equal(mm_pending_count(t, 1000), 3);
+	assert_int_equal(mm_pending_count(t, 2000), 2);
+	assert_int_equal(mm_pending_count(t, 3000), 0);
+	free(snap);
+	mm_state_destroy(t);
+	mm_state_destroy(s);
+}
+
 static void test_node_down_fails_its_jobs_and_frees_cpus(void **state)
 {
 	mm_state_t *s = mkstate();
@@ -1023,6 +1081,7 @@ int main(void)
 		cmocka_unit_test(test_cancel_by_owner_or_root),
 		cmocka_unit_test(test_cancel_by_other_uid_is_refused),
 		cmocka_unit_test(test_cancel_of_ended_job_is_refused),
+		cmocka_unit_test(test_submit_capped_refuses_over_the_pending_caps),
 		cmocka_unit_test(test_node_down_fails_its_jobs_and_frees_cpus),
 		cmocka_unit_test(
 			test_node_down_twice_is_a_noop_and_unknown_is_enoent),
