@@ -104,521 +104,54 @@ uint64_t sc_number_or_die(const char *cmd, const char *what,
 	return v;
 }
 
+/* ---- the client library, for stormctl's commands ------------------------ */
+
 void sc_client_init(sc_ctx_t *ctx)
 {
-	char host[256] = "localhost";
-	uint64_t r = 0;
-
-	if (gethostname(host, sizeof(host) - 1) != 0)
-		strcpy(host, "localhost");
-	host[sizeof(host) - 1] = '\0';
-	/* The random part keeps two stormctl with the same pid on the same
-	 * host (containers) apart in the manager's logs and dedup. */
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		r = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 20 ^
-		    (uint64_t)getpid() << 40;
-	}
-	snprintf(ctx->client_id, sizeof(ctx->client_id), "%s:%ld:%016llx",
-		 host, (long)getpid(), (unsigned long long)r);
-	ctx->seq = 0;
-}
-
-/* ---- connecting --------------------------------------------------------- */
-
-static const char *const hint =
-	"is the cluster running? start storm-mm, or point stormctl at it "
-	"with --socket PATH or --manager HOST:PORT";
-
-static int connect_unix(sc_ctx_t *ctx, const char *path, char *err,
-			size_t errlen)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	snprintf(ctx->endpoint, sizeof(ctx->endpoint), "socket %s", path);
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(err, errlen,
-			 "socket path %s is too long (at most %zu bytes); "
-			 "use a shorter run_dir or --socket", path,
-			 sizeof(sa.sun_path) - 1);
-		return -SC_EXIT_USAGE;
-	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -SC_EXIT_UNREACH;
-	}
-	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		if (errno == EINTR)
-			continue;
-		snprintf(err, errlen,
-			 "cannot connect to the manager at %s: %s; %s", path,
-			 strerror(errno), hint);
-		close(fd);
-		return -SC_EXIT_UNREACH;
-	}
-	return fd;
-}
-
-/* Split "host:port", "[v6]:port" or ":port" (meaning this host).  A wildcard
- * listen address ("0.0.0.0", "::", "*") is reached through loopback. */
-static int split_hostport(const char *addr, char *host, size_t hlen,
-			  char *port, size_t plen)
-{
-	const char *colon, *h = addr;
-	size_t n;
-
-	if (addr[0] == '[') {
-		const char *close = strchr(addr, ']');
-
-		if (!close || close[1] != ':')
-			return -1;
-		h = addr + 1;
-		n = (size_t)(close - h);
-		colon = close + 1;
-	} else {
-		colon = strrchr(addr, ':');
-		if (!colon)
-			return -1;
-		n = (size_t)(colon - addr);
-	}
-	if (n >= hlen || strlen(colon + 1) >= plen || colon[1] == '\0')
-		return -1;
-	memcpy(host, h, n);
-	host[n] = '\0';
-	strcpy(port, colon + 1);
-	if (!host[0] || !strcmp(host, "*") || !strcmp(host, "0.0.0.0"))
-		strcpy(host, "127.0.0.1");
-	else if (!strcmp(host, "::"))
-		strcpy(host, "::1");
-	return 0;
-}
-
-/* connect() with the --timeout bound: a manager host that drops packets
- * must not hang stormctl for the kernel's two minutes. */
-static int connect_timed(int fd, const struct sockaddr *sa, socklen_t len,
-			 int timeout_ms)
-{
-	int fl = fcntl(fd, F_GETFL), rc, soerr = 0;
-	socklen_t sl = sizeof(soerr);
-	struct pollfd p = { .fd = fd, .events = POLLOUT };
-
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	rc = connect(fd, sa, len);
-	if (rc != 0 && errno != EINPROGRESS)
-		return -errno;
-	if (rc != 0) {
-		do
-			rc = poll(&p, 1, timeout_ms);
-		while (rc < 0 && errno == EINTR);
-		if (rc < 0)
-			return -errno;
-		if (rc == 0)
-			return -ETIMEDOUT;
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0)
-			return -errno;
-		if (soerr)
-			return -soerr;
-	}
-	if (fcntl(fd, F_SETFL, fl) < 0)
-		return -errno;
-	return 0;
-}
-
-static int connect_tcp(sc_ctx_t *ctx, const char *addr, char *err,
-		       size_t errlen)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
-	char host[256], port[32];
-	int rc, fd = -1, last = ECONNREFUSED;
-
-	snprintf(ctx->endpoint, sizeof(ctx->endpoint), "address %s", addr);
-	if (split_hostport(addr, host, sizeof(host), port, sizeof(port))) {
-		snprintf(err, errlen,
-			 "manager address '%s' is not HOST:PORT", addr);
-		return -SC_EXIT_USAGE;
-	}
-	hints.ai_family = AF_UNSPEC;
-	rc = getaddrinfo(host, port, &hints, &res);
-	if (rc != 0) {
-		snprintf(err, errlen, "cannot resolve manager address %s: %s",
-			 addr, gai_strerror(rc));
-		return -SC_EXIT_UNREACH;
-	}
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-			    ai->ai_protocol);
-		if (fd < 0) {
-			last = errno;
-			continue;
-		}
-		rc = connect_timed(fd, ai->ai_addr, ai->ai_addrlen,
-				   ctx->timeout_ms);
-		if (rc == 0)
-			break;
-		last = -rc;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		snprintf(err, errlen,
-			 "cannot connect to the manager at %s: %s; %s", addr,
-			 strerror(last), hint);
-		return -SC_EXIT_UNREACH;
-	}
-	return fd;
-}
-
-/* Every place a manager replica may answer, in the order tried: what the
- * user named (--socket, --manager, --managers), else, from the
- * configuration, each replica's local socket that exists here, then each
- * replica's TCP listen address. */
-static int endpoints(sc_ctx_t *ctx, char *err, size_t errlen)
-{
-	char cerr[1024];
-	st_config_t cfg;
-	struct stat st;
-	int rc;
-
-	ctx->neps = 0;
-#define ADD(u, a) do { if (ctx->neps < SC_MAX_EPS) { \
-		ctx->eps[ctx->neps].is_unix = (u); \
-		snprintf(ctx->eps[ctx->neps].addr, \
-			 sizeof(ctx->eps[0].addr), "%s", (a)); \
-		ctx->neps++; } } while (0)
-	if (ctx->socket_path)
-		ADD(1, ctx->socket_path);
-	if (ctx->manager)
-		ADD(0, ctx->manager);
-	if (ctx->managers) {
-		char list[4096], *save = NULL;
-
-		snprintf(list, sizeof(list), "%s", ctx->managers);
-		for (char *a = strtok_r(list, ",", &save); a;
-		     a = strtok_r(NULL, ",", &save))
-			if (a[0])
-				ADD(0, a);
-	}
-	if (ctx->neps)
-		return 0;
-	rc = st_config_load(ctx->config_path, &cfg, cerr, sizeof(cerr));
-	if (rc < 0) {
-		if (cerr[0])
-			snprintf(err, errlen,
-				 "configuration: %s; or reach the manager "
-				 "directly with --socket PATH or --manager "
-				 "HOST:PORT", cerr);
-		else
-			snprintf(err, errlen,
-				 "cannot read configuration %s: %s; give "
-				 "--config FILE, set STORM_CONFIG, or use "
-				 "--socket PATH or --manager HOST:PORT",
-				 ctx->config_path, storm_strerror(rc));
-		return -SC_EXIT_USAGE;
-	}
-	for (uint32_t i = 0; i < cfg.nmanagers; i++) {
-		char sock[1200];
-
-		st_manager_socket(&cfg, &cfg.managers[i], sock, sizeof(sock));
-		if (stat(sock, &st) == 0)
-			ADD(1, sock);
-	}
-	for (uint32_t i = 0; i < cfg.nmanagers; i++)
-		if (cfg.managers[i].listen[0])
-			ADD(0, cfg.managers[i].listen);
-#undef ADD
-	if (!ctx->munge_socket[0])
-		snprintf(ctx->munge_socket, sizeof(ctx->munge_socket), "%s",
-			 cfg.munge_socket);
-	if (!ctx->neps) {
-		char sock[1200];
-
-		st_manager_socket(&cfg, &cfg.managers[0], sock, sizeof(sock));
-		snprintf(ctx->endpoint, sizeof(ctx->endpoint), "socket %s",
-			 sock);
-		snprintf(err, errlen,
-			 "cannot reach the manager: no manager socket exists "
-			 "here (%s) and %s names no manager with a listen "
-			 "address; %s", sock, ctx->config_path, hint);
-		st_config_free(&cfg);
-		return -SC_EXIT_UNREACH;
-	}
-	st_config_free(&cfg);
-	return 0;
+	stc_init(&ctx->c);
 }
 
 int sc_connect(sc_ctx_t *ctx, char *err, size_t errlen)
 {
-	char last[2048] = "";
-	int rc = 0;
-
-	if (!ctx->neps) {
-		int nunix = 0;
-
-		if ((rc = endpoints(ctx, err, errlen)))
-			return rc;
-		/* any replica serves: start at a random local one, so that
-		 * many stormctl processes spread over the replicas */
-		while (nunix < ctx->neps && ctx->eps[nunix].is_unix)
-			nunix++;
-		if (nunix > 1)
-			ctx->ep_next = (int)((unsigned)getpid() % (unsigned)nunix);
-	}
-	/* from the one that answered last, round the list once */
-	for (int i = 0; i < ctx->neps; i++) {
-		int k = (ctx->ep_next + i) % ctx->neps;
-		const struct sc_ep *e = &ctx->eps[k];
-
-		rc = e->is_unix ? connect_unix(ctx, e->addr, last, sizeof(last))
-				: connect_tcp(ctx, e->addr, last, sizeof(last));
-		if (rc >= 0) {
-			ctx->ep_next = k;
-			return rc;
-		}
-		if (rc == -SC_EXIT_USAGE)
-			break;
-	}
-	if (ctx->neps > 1)
-		snprintf(err, errlen, "none of the %d manager replicas "
-			 "answered; the last: %s", ctx->neps, last);
-	else
-		snprintf(err, errlen, "%s", last);
-	return rc;
+	return stc_connect(&ctx->c, err, errlen);
 }
 
-/* Failures after which the same request (same client id and sequence)
- * goes to another replica: it is applied at most once wherever it lands. */
-static bool elsewhere(const sc_ctx_t *ctx, int code)
+/* A message the library left (a MUNGE or auth failure) goes to stderr,
+ * where stormctl's messages go. */
+static void note(sc_ctx_t *ctx)
 {
-	if (code == SC_EXIT_UNREACH)
-		return true;
-	return code == SC_EXIT_FAILED &&
-	       (ctx->last_errno == STORM_ENOQUORUM ||
-		ctx->last_errno == STORM_ENOTSYNCED ||
-		ctx->last_errno == STORM_EUNKNOWN);
+	if (ctx->c.note[0]) {
+		sc_warn("%s", ctx->c.note);
+		ctx->c.note[0] = '\0';
+	}
+}
+
+int sc_send_request(sc_ctx_t *ctx, int fd, json_t *req)
+{
+	int rc = stc_send_request(&ctx->c, fd, req);
+
+	note(ctx);
+	return rc;
 }
 
 int sc_request(sc_ctx_t *ctx, json_t *req, int *fdp, json_t **reply,
 	       char *err, size_t errlen)
 {
-	int64_t deadline = sc_now_ms() + ctx->timeout_ms;
-	int tries = 0, code;
+	int rc = stc_request(&ctx->c, req, fdp, reply, err, errlen);
 
-	for (;;) {
-		int fd = sc_connect(ctx, err, errlen), rc;
-
-		if (fd < 0) {
-			code = -fd;
-		} else if ((rc = sc_send_request(ctx, fd, req)) < 0) {
-			code = sc_frame_error(ctx, rc, err, errlen);
-			close(fd);
-		} else {
-			code = sc_recv_reply(ctx, fd, ctx->timeout_ms, reply,
-					     err, errlen);
-			if (code == SC_EXIT_OK && fdp) {
-				*fdp = fd;
-				return code;
-			}
-			close(fd);
-		}
-		if (!elsewhere(ctx, code) || sc_now_ms() >= deadline)
-			return code;
-		/* the next replica; a whole round that failed waits a
-		 * little (a view change takes a few ms to hundreds) */
-		ctx->ep_next = (ctx->ep_next + 1) % (ctx->neps ? ctx->neps : 1);
-		if (++tries % (ctx->neps ? ctx->neps : 1) == 0)
-			poll(NULL, 0, 50);
-	}
-}
-
-/* ---- one request, one reply --------------------------------------------- */
-
-int sc_frame_error(const sc_ctx_t *ctx, int rc, char *err, size_t errlen)
-{
-	switch (rc) {
-	case -ETIMEDOUT:
-		snprintf(err, errlen,
-			 "no reply from the manager at %s within %d ms; it may "
-			 "be overloaded or hung (raise --timeout, or check "
-			 "storm-mm's log)", ctx->endpoint, ctx->timeout_ms);
-		return SC_EXIT_UNREACH;
-	case -ECONNRESET:
-	case -EPIPE:
-		snprintf(err, errlen,
-			 "lost the manager at %s: it closed the connection "
-			 "(did storm-mm stop?)", ctx->endpoint);
-		return SC_EXIT_UNREACH;
-	case -STORM_EPROTO:
-		snprintf(err, errlen,
-			 "bad frame from the manager at %s (is it a storm-mm "
-			 "of the same version?)", ctx->endpoint);
-		return SC_EXIT_PROTO;
-	case -ENOMEM:
-		snprintf(err, errlen, "out of memory");
-		return SC_EXIT_FAILED;
-	default:
-		snprintf(err, errlen, "talking to the manager at %s: %s",
-			 ctx->endpoint, storm_strerror(rc));
-		return SC_EXIT_UNREACH;
-	}
-}
-
-/* The manager reads at most 16 KiB over TCP before a connection has
- * authenticated: a larger request goes after an "auth" request that
- * carries its credential (docs/protocol.md), and then without one. */
-#define AUTH_FIRST_OVER 8192
-
-static int auth_first(sc_ctx_t *ctx, int fd, json_t *req)
-{
-	char *text = json_dumps(req, JSON_COMPACT), err[1024];
-	json_t *auth, *reply = NULL;
-	int rc;
-
-	if (!text)
-		return -ENOMEM;
-	rc = strlen(text) > AUTH_FIRST_OVER;
-	free(text);
-	if (!rc)
-		return 0;
-	auth = json_pack("{s:s, s:O, s:O, s:O}", "op", "auth",
-			 "client", json_object_get(req, "client"),
-			 "seq", json_object_get(req, "seq"),
-			 "munge", json_object_get(req, "munge"));
-	text = auth ? json_dumps(auth, JSON_COMPACT) : NULL;
-	json_decref(auth);
-	if (!text)
-		return -ENOMEM;
-	rc = st_frame_send(fd, ST_FRAME_REQUEST, text, (uint32_t)strlen(text));
-	free(text);
-	if (rc)
-		return rc;
-	rc = sc_recv_reply(ctx, fd, ctx->timeout_ms, &reply, err,
-			   sizeof(err));
-	json_decref(reply);
-	if (rc != SC_EXIT_OK) {
-		sc_warn("%s", err);
-		return rc == SC_EXIT_FAILED ? -EACCES : -ECONNRESET;
-	}
-	json_object_del(req, "munge");
-	return 0;
-}
-
-int sc_send_request(sc_ctx_t *ctx, int fd, json_t *req)
-{
-	char *text;
-	size_t n;
-	int rc;
-
-	/* a retry keeps its number: that is what makes it exactly-once */
-	if (!json_object_get(req, "seq")) {
-		json_object_set_new(req, "client",
-				    json_string(ctx->client_id));
-		json_object_set_new(req, "seq", json_integer(++ctx->seq));
-	}
-	/* over TCP, a fresh MUNGE credential for this very request (munged
-	 * refuses one that is replayed) */
-	json_object_del(req, "munge");
-	if (!strncmp(ctx->endpoint, "address ", 8)) {
-		char payload[512], *cred = NULL;
-		munge_ctx_t mc = munge_ctx_create();
-		munge_err_t e;
-
-		if (!mc)
-			return -ENOMEM;
-		if (ctx->munge_socket[0])
-			munge_ctx_set(mc, MUNGE_OPT_SOCKET, ctx->munge_socket);
-		snprintf(payload, sizeof(payload), "%s:%lld",
-			 json_string_value(json_object_get(req, "client")),
-			 (long long)json_integer_value(json_object_get(req,
-								      "seq")));
-		e = munge_encode(&cred, mc, payload, (int)strlen(payload));
-		munge_ctx_destroy(mc);
-		if (e != EMUNGE_SUCCESS) {
-			free(cred);
-			sc_warn("cannot get a MUNGE credential for %s: %s (is "
-				"munged running?)", ctx->endpoint,
-				munge_strerror(e));
-			return -EACCES;
-		}
-		json_object_set_new(req, "munge", json_string(cred));
-		free(cred);
-		if ((rc = auth_first(ctx, fd, req)))
-			return rc;
-	}
-	text = json_dumps(req, JSON_COMPACT);
-	if (!text)
-		return -ENOMEM;
-	n = strlen(text);
-	rc = n > ST_FRAME_MAX ? -EMSGSIZE
-			      : st_frame_send(fd, ST_FRAME_REQUEST, text,
-					      (uint32_t)n);
-	free(text);
+	note(ctx);
 	return rc;
 }
 
 int sc_recv_reply(sc_ctx_t *ctx, int fd, int timeout_ms, json_t **reply,
 		  char *err, size_t errlen)
 {
-	json_error_t jerr;
-	uint8_t *p = NULL;
-	uint32_t len;
-	json_t *v, *ok;
-	int type, rc;
+	return stc_recv_reply(&ctx->c, fd, timeout_ms, reply, err, errlen);
+}
 
-	rc = st_frame_recv(fd, timeout_ms, &type, &p, &len);
-	if (rc < 0)
-		return sc_frame_error(ctx, rc, err, errlen);
-	if (type != ST_FRAME_REPLY) {
-		free(p);
-		snprintf(err, errlen,
-			 "the manager at %s sent a frame of type %d where a "
-			 "reply was due", ctx->endpoint, type);
-		return SC_EXIT_PROTO;
-	}
-	v = json_loadb((const char *)p, len, 0, &jerr);
-	free(p);
-	if (!v || !json_is_object(v)) {
-		snprintf(err, errlen,
-			 "the manager at %s sent a reply that is not a JSON "
-			 "object (%s)", ctx->endpoint,
-			 v ? "another JSON value" : jerr.text);
-		json_decref(v);
-		return SC_EXIT_PROTO;
-	}
-	ok = json_object_get(v, "ok");
-	if (!json_is_boolean(ok)) {
-		snprintf(err, errlen,
-			 "the manager at %s sent a reply without \"ok\"",
-			 ctx->endpoint);
-		json_decref(v);
-		return SC_EXIT_PROTO;
-	}
-	if (!json_is_true(ok)) {
-		int64_t e = sc_jint(v, "errno", 0);
-
-		ctx->last_errno = (int)e;
-		const char *what = sc_jstr(v, "error", NULL);
-
-		/* The manager's text already says what, where and what to
-		 * do; the number is for scripts (--json) and a fallback. */
-		if (what && what[0])
-			snprintf(err, errlen, "%s", what);
-		else if (e > 0 && e < INT_MAX)
-			snprintf(err, errlen, "the manager refused: %s",
-				 storm_strerror(-(int)e));
-		else
-			snprintf(err, errlen, "the manager refused");
-		json_decref(v);
-		return SC_EXIT_FAILED;
-	}
-	*reply = v;
-	return SC_EXIT_OK;
+int sc_frame_error(const sc_ctx_t *ctx, int rc, char *err, size_t errlen)
+{
+	return stc_frame_error(&ctx->c, rc, err, errlen);
 }
 
 int sc_call_soft(sc_ctx_t *ctx, json_t *req, json_t **reply, char *err,

@@ -20,38 +20,27 @@
 
 #include <jansson.h>
 
+#include "storm_client.h"
+
 /* Exit status (stormctl(1), EXIT STATUS).  For `run`, a job that ran and
  * exited non-zero passes its own code through instead. */
 enum sc_exit_code {
-	SC_EXIT_OK = 0,      /* done */
-	SC_EXIT_FAILED = 1,  /* the job failed, or the manager refused */
-	SC_EXIT_USAGE = 2,   /* bad option, number, operand or config */
-	SC_EXIT_UNREACH = 3, /* cannot reach, or lost, the manager */
-	SC_EXIT_PROTO = 4,   /* the manager sent something unreadable */
+	SC_EXIT_OK = STC_OK,           /* done */
+	SC_EXIT_FAILED = STC_FAILED,   /* the job failed, or the manager
+					* refused */
+	SC_EXIT_USAGE = STC_USAGE,     /* bad option, number, operand or
+					* config */
+	SC_EXIT_UNREACH = STC_UNREACH, /* cannot reach, or lost, the manager */
+	SC_EXIT_PROTO = STC_PROTO,     /* the manager sent something
+					* unreadable */
 };
 
-/** The invocation: global options and the connection's identity.  One per
+/** The invocation: the client library's context (where the manager is,
+ * who this client is) and stormctl's own global options.  One per
  * process, built by stormctl.c and passed to every handler. */
-#define SC_MAX_EPS 64
-struct sc_ep {
-	int is_unix;
-	char addr[1200];
-};
-
 typedef struct sc_ctx {
-	const char *config_path; /* --config, $STORM_CONFIG or the default */
-	const char *socket_path; /* --socket, or NULL */
-	const char *manager;     /* --manager HOST:PORT, or NULL */
-	const char *managers;    /* --managers H:P,H:P,..., or NULL */
-	struct sc_ep eps[SC_MAX_EPS]; /* where replicas answer, in order */
-	int neps, ep_next;       /* ep_next: the one to try first */
-	int last_errno;          /* of the last refusal ("errno") */
-	char munge_socket[1024]; /* $STORM_MUNGE_SOCKET or the config's */
-	bool json;               /* --json */
-	int timeout_ms;          /* --timeout: for replies and connecting */
-	char client_id[320];     /* "<hostname>:<pid>:<random hex>" */
-	int64_t seq;             /* last request number used */
-	char endpoint[4200];     /* "socket PATH" / "address H:P", for errors */
+	stc_ctx_t c;  /* libstorm-client (storm_client.h) */
+	bool json;    /* --json */
 } sc_ctx_t;
 
 /** Leave stormctl with code: flushes stdout first, and a failed flush (a

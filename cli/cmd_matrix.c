@@ -55,12 +55,12 @@ static void check_reply(const sc_ctx_t *ctx, const struct sc_cmd *cmd,
 
 	if (!sc_jarray(reply, "columns") || !cells || !sc_jarray(reply, "jobs"))
 		sc_die(SC_EXIT_PROTO, "%s: the manager at %s sent no matrix "
-		       "(columns, cells, jobs)", cmd->name, ctx->endpoint);
+		       "(columns, cells, jobs)", cmd->name, ctx->c.endpoint);
 	json_array_foreach(cells, r, row)
 		if (!json_is_array(row) || json_array_size(row) != ncols)
 			sc_die(SC_EXIT_PROTO, "%s: the manager at %s sent a "
 			       "matrix row %zu of %zu cells for %zu columns",
-			       cmd->name, ctx->endpoint, r,
+			       cmd->name, ctx->c.endpoint, r,
 			       json_is_array(row) ? json_array_size(row) : 0,
 			       ncols);
 }
@@ -267,7 +267,7 @@ int sc_cmd_matrix(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	print_jobs(reply);
 	if (!sc_jbool(reply, "consistent", true))
 		sc_warn("%s: the manager at %s finds its matrix inconsistent: "
-			"%s", cmd->name, ctx->endpoint,
+			"%s", cmd->name, ctx->c.endpoint,
 			sc_jstr(reply, "inconsistency", "?"));
 	json_decref(reply);
 	return SC_EXIT_OK;

@@ -25,7 +25,7 @@ int sc_cmd_nodes(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	nodes = sc_jarray(reply, "nodes");
 	if (!nodes)
 		sc_die(SC_EXIT_PROTO, "%s: the manager at %s sent no node list",
-		       cmd->name, ctx->endpoint);
+		       cmd->name, ctx->c.endpoint);
 	if (ctx->json) {
 		sc_print_json(reply);
 		json_decref(reply);

@@ -84,7 +84,7 @@ int sc_cmd_queue(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		page = sc_call_or_die(ctx, cmd->name, r);
 		if (!sc_jarray(page, "jobs"))
 			sc_die(SC_EXIT_PROTO, "%s: the manager at %s sent no "
-			       "job list", cmd->name, ctx->endpoint);
+			       "job list", cmd->name, ctx->c.endpoint);
 		json_array_extend(jobs, sc_jarray(page, "jobs"));
 		from = sc_jint(page, "next", 0);
 		json_decref(page);

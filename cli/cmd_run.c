@@ -306,7 +306,7 @@ int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 
 	if (id < 0)
 		sc_die(SC_EXIT_PROTO, "%s: the manager at %s accepted the job "
-		       "but sent no job id", cmd->name, ctx->endpoint);
+		       "but sent no job id", cmd->name, ctx->c.endpoint);
 	if (ctx->json)
 		sc_print_json(reply);
 	else
@@ -446,7 +446,7 @@ static void on_output(struct run_state *rs, const uint8_t *p, uint32_t len)
 	if (st_output_decode(p, len, &job, &rank, &stream, &data, &n) < 0)
 		sc_die(SC_EXIT_PROTO,
 		       "run: bad output frame from the manager at %s",
-		       rs->ctx->endpoint);
+		       rs->ctx->c.endpoint);
 	if ((int64_t)job != rs->job || rank >= rs->ranks) {
 		/* A manager bug, but the job's own result still matters
 		 * more than this stray output: drop it, say so once. */
@@ -480,7 +480,7 @@ static int on_end(struct run_state *rs, const uint8_t *p, uint32_t len)
 	if (!json_is_object(end))
 		sc_die(SC_EXIT_PROTO,
 		       "run: the manager at %s sent an unreadable end of job "
-		       "%lld (%s)", rs->ctx->endpoint, (long long)rs->job,
+		       "%lld (%s)", rs->ctx->c.endpoint, (long long)rs->job,
 		       end ? "not an object" : jerr.text);
 	state = sc_jstr(end, "state", "?");
 	reason = sc_jstr(end, "reason", "");
@@ -582,7 +582,7 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	json_decref(reply);
 	if (rs.job < 0)
 		sc_die(SC_EXIT_PROTO, "run: the manager at %s accepted the job "
-		       "but sent no job id", ctx->endpoint);
+		       "but sent no job id", ctx->c.endpoint);
 
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -616,7 +616,7 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 			continue;
 		/* Something is there: the rest of the frame follows at
 		 * once, so a stall inside it is the manager's failure. */
-		rc = st_frame_recv(fd, ctx->timeout_ms, &type, &payload, &len);
+		rc = st_frame_recv(fd, ctx->c.timeout_ms, &type, &payload, &len);
 		if (rc < 0 && reattach < 32) {
 			/* the replica went away: the same request (same
 			 * sequence) to another one answers with the same job
@@ -629,7 +629,7 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 				json_decref(reply);
 				sc_warn("run: the manager went away; following "
 					"job %lld on %s", (long long)rs.job,
-					ctx->endpoint);
+					ctx->c.endpoint);
 				continue;
 			}
 			rc = -ECONNRESET;
@@ -654,7 +654,7 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 			flush_partial_lines(&rs);
 			sc_die(SC_EXIT_PROTO,
 			       "run: the manager at %s sent a frame of type %d "
-			       "while job %lld ran", ctx->endpoint, type,
+			       "while job %lld ran", ctx->c.endpoint, type,
 			       (long long)rs.job);
 		}
 		free(payload);

@@ -84,7 +84,7 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	job = json_object_get(reply, "job");
 	if (!json_is_object(job))
 		sc_die(SC_EXIT_PROTO, "%s: the manager at %s sent no job",
-		       cmd->name, ctx->endpoint);
+		       cmd->name, ctx->c.endpoint);
 	if (ctx->json) {
 		sc_print_json(reply);
 		json_decref(reply);

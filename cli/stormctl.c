@@ -129,10 +129,10 @@ int main(int argc, char **argv)
 	const char *env = getenv("STORM_CONFIG");
 	int first;
 
-	ctx.config_path = env && env[0] ? env : DEFAULT_CONFIG;
-	ctx.timeout_ms = DEFAULT_TIMEOUT_MS;
+	ctx.c.config_path = env && env[0] ? env : DEFAULT_CONFIG;
+	ctx.c.timeout_ms = DEFAULT_TIMEOUT_MS;
 	if (getenv("STORM_MUNGE_SOCKET"))
-		snprintf(ctx.munge_socket, sizeof(ctx.munge_socket), "%s",
+		snprintf(ctx.c.munge_socket, sizeof(ctx.c.munge_socket), "%s",
 			 getenv("STORM_MUNGE_SOCKET"));
 
 	first = parse_opts(NULL, sc_global_opts, true, argc, argv, &g);
@@ -141,22 +141,22 @@ int main(int argc, char **argv)
 
 		switch (g.opts[i].id) {
 		case SC_OPT_CONFIG:
-			ctx.config_path = v;
+			ctx.c.config_path = v;
 			break;
 		case SC_OPT_SOCKET:
-			ctx.socket_path = v;
+			ctx.c.socket_path = v;
 			break;
 		case SC_OPT_MANAGER:
-			ctx.manager = v;
+			ctx.c.manager = v;
 			break;
 		case SC_OPT_MANAGERS:
-			ctx.managers = v;
+			ctx.c.managers = v;
 			break;
 		case SC_OPT_JSON:
 			ctx.json = true;
 			break;
 		case SC_OPT_TIMEOUT:
-			ctx.timeout_ms = (int)sc_number_or_die(
+			ctx.c.timeout_ms = (int)sc_number_or_die(
 				NULL, "option --timeout", v, 1, MAX_TIMEOUT_MS);
 			break;
 		case SC_OPT_VERSION:
