@@ -53,6 +53,8 @@ struct mm_state {
 	struct mmi_uidcount { uint32_t uid, n; } *pend; /* open addressing,
 							   * n 0: free */
 	uint32_t pend_cap, pend_used;
+	uint64_t state_bytes;    /* mm_state_bytes(): derived, rebuilt on
+				  * decode */
 	/* the scheduler (matrix.c, sched.c) */
 	mm_sched_conf_t conf;
 	uint32_t ncols, pow2;    /* PEs; the buddy tree's leaves */
@@ -72,6 +74,9 @@ struct mmi_holder {
 	uint64_t end_ms;
 	uint32_t job, row, col, width;
 };
+
+/* snapshot.c: a job's weight against the state budget (mm_state_bytes). */
+uint64_t mmi_job_bytes(const struct mm_jobrec *j);
 
 /* state.c: a job of uid entered (+1) or left (-1) PENDING; -ENOMEM. */
 int mmi_pending_add(mm_state_t *s, uint32_t uid, int delta);

@@ -19,7 +19,8 @@
  *   JOB_FAILED  u32 job, str reason
  *   SCHED       u8 policy, u32 mpl, u32 quantum_slices, u8 placement
  *               (any values: mm_apply() checks them)
- *   SUBMIT_CAPPED  spec as SUBMIT, u32 max_pending, u32 max_pending_user
+ *   SUBMIT_CAPPED  spec as SUBMIT, u32 max_pending, u32 max_pending_user,
+ *               u64 max_state_bytes
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -331,6 +332,7 @@ static void enc_submit_capped(struct mmi_wr *w, const mm_op_t *op)
 	enc_submit(w, op);
 	mmi_put_u32(w, op->max_pending);
 	mmi_put_u32(w, op->max_pending_user);
+	mmi_put_u64(w, op->max_state_bytes);
 }
 
 static void dec_submit_capped(struct mmi_rd *r, mm_op_t *op)
@@ -338,6 +340,7 @@ static void dec_submit_capped(struct mmi_rd *r, mm_op_t *op)
 	op->spec = mmi_get_spec(r);
 	op->max_pending = mmi_get_u32(r);
 	op->max_pending_user = mmi_get_u32(r);
+	op->max_state_bytes = mmi_get_u64(r);
 }
 
 static void enc_cancel(struct mmi_wr *w, const mm_op_t *op)

@@ -133,6 +133,26 @@ static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
 	mmi_put_u32(w, v->width);
 }
 
+/* The spec's encoded bytes (counted, not written) plus 128 and 12 per
+ * rank for what the job gains later (placement, statuses, times): what
+ * it was submitted with only, so every replica weighs it alike. */
+uint64_t mmi_job_bytes(const struct mm_jobrec *j)
+{
+	const mm_job_t *v = &j->v;
+	mm_job_spec_t sp = {
+		.name = v->name, .uid = v->uid, .gid = v->gid,
+		.ranks = v->ranks, .nodelist = j->nodelist, .argc = v->argc,
+		.argv = v->argv, .envc = v->envc, .env = v->env, .cwd = v->cwd,
+		.nfiles = v->nfiles, .files = v->files, .batch = v->batch,
+		.out_path = v->out_path, .err_path = v->err_path,
+		.time_limit_ms = v->time_limit_ms,
+	};
+	struct mmi_wr w = { .cap = SIZE_MAX };
+
+	mmi_put_spec(&w, &sp);
+	return (uint64_t)w.n + 128u + 12u * (uint64_t)v->ranks;
+}
+
 static void put_state(struct mmi_wr *w, const mm_state_t *s)
 {
 	mmi_put_bytes(w, snap_magic, sizeof(snap_magic));
@@ -631,6 +651,9 @@ static int dec_jobs(struct sd *d, mm_state_t *s)
 		s->live_lo++;
 	if (mmi_pending_rebuild(s))
 		return sd_nomem(d, "out of memory for the pending counts");
+	s->state_bytes = 0;
+	for (uint32_t i = 0; i < s->njobs; i++)
+		s->state_bytes += mmi_job_bytes(s->jobs[i]);
 	return 0;
 }
 

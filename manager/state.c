@@ -169,6 +169,11 @@ int mmi_pending_add(mm_state_t *s, uint32_t uid, int delta)
 	return 0;
 }
 
+uint64_t mm_state_bytes(const mm_state_t *s)
+{
+	return s->state_bytes;
+}
+
 uint32_t mm_pending_count(const mm_state_t *s, uint32_t uid)
 {
 	if (uid == UINT32_MAX)

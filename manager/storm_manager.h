@@ -115,7 +115,9 @@ typedef enum mm_opcode {
 			       * invalid, or if fewer rows than are in use) */
 	MM_OP_SUBMIT_CAPPED = 10, /* SUBMIT with admission caps: refused if
 			       * max_pending jobs are PENDING, or
-			       * max_pending_user of its uid (0: no cap) */
+			       * max_pending_user of its uid, or the jobs'
+			       * bytes would pass max_state_bytes (0: no
+			       * cap) */
 } mm_opcode_t;
 
 typedef struct mm_op {
@@ -130,6 +132,7 @@ typedef struct mm_op {
 	const int32_t *status;
 	const mm_sched_conf_t *sched; /* SCHED */
 	uint32_t max_pending, max_pending_user; /* SUBMIT_CAPPED */
+	uint64_t max_state_bytes;
 } mm_op_t;
 
 /** What an operation did. */
@@ -209,6 +212,10 @@ MM_API int mm_node_get(const mm_state_t *s, uint32_t index, mm_node_t *out);
 MM_API int mm_node_by_id(const mm_state_t *s, uint32_t world_id,
 			 mm_node_t *out);
 MM_API uint64_t mm_slice(const mm_state_t *s);
+/** What the jobs in the state weigh against the size budget: per job, its
+ * spec's encoded bytes plus a fixed part per rank (a function of what the
+ * job was submitted with, so every replica counts alike). */
+MM_API uint64_t mm_state_bytes(const mm_state_t *s);
 /** Jobs PENDING now: in all (uid UINT32_MAX) or of uid. */
 MM_API uint32_t mm_pending_count(const mm_state_t *s, uint32_t uid);
 /** A number that changes whenever a job starts or stops holding cpus

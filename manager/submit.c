@@ -272,6 +272,7 @@ int mmi_job_new(mm_state_t *s, const mm_job_spec_t *sp,
 int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 {
 	struct mm_jobrec *j = NULL;
+	uint64_t bytes;
 	int rc;
 
 	/* admission: the caps the proposer's configuration sets, carried in
@@ -294,6 +295,19 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	rc = mmi_job_new(s, op->spec, &j, res);
 	if (rc)
 		return rc;
+	bytes = mmi_job_bytes(j);
+	if (op->code == MM_OP_SUBMIT_CAPPED && op->max_state_bytes &&
+	    s->state_bytes + bytes > op->max_state_bytes) {
+		uint64_t have = s->state_bytes, max = op->max_state_bytes;
+
+		mmi_job_free(j);
+		return mmi_refuse(res, -ENOSPC, "submit: state full: the "
+				  "jobs held take %llu of the %llu bytes of "
+				  "the state_budget_mib; cancels and reads go "
+				  "on, submissions resume as ended jobs leave "
+				  "the state", (unsigned long long)have,
+				  (unsigned long long)max);
+	}
 	if (s->njobs == UINT32_MAX) {
 		mmi_job_free(j);
 		return mmi_refuse(res, -ENOSPC,
@@ -320,6 +334,7 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	}
 	j->v.id = s->njobs + 1;
 	s->jobs[s->njobs++] = j;
+	s->state_bytes += bytes;
 	res->job = j->v.id;
 	return 0;
 }

@@ -231,6 +231,19 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 	if (!strcmp(k, "munge_socket"))
 		return copy_str(p, k, v, c->munge_socket,
 				sizeof(c->munge_socket));
+	if (!strcmp(k, "state_sync")) {
+		if (strcmp(v, "nometasync") && strcmp(v, "nosync")) {
+			perr(p, "state_sync = \"%s\": want nometasync (the "
+			     "default) or nosync", v);
+			return 0;
+		}
+		return copy_str(p, k, v, c->state_sync,
+				sizeof(c->state_sync));
+	}
+	/* below a third of LMDB's 8 GiB map: a snapshot being replaced and
+	 * the log beside it must fit next to the state */
+	if (!strcmp(k, "state_budget_mib"))
+		return parse_u32(p, k, v, 1, 2730, &c->state_budget_mib);
 	if (!strcmp(k, "replication")) {
 		if (strcmp(v, "auto") && strcmp(v, "corosync") &&
 		    strcmp(v, "none"))
@@ -378,10 +391,12 @@ static void defaults(st_config_t *c)
 	c->client_idle_ms = 300000;
 	c->client_frame_ms = 10000;
 	c->max_pending_jobs = 100000;
-	c->max_pending_per_user = 20000;
+	c->max_pending_per_user = 50000;
 	strcpy(c->ramdisk, "/dev/shm/storm");
 	strcpy(c->state_dir, "/var/lib/storm");
 	strcpy(c->replication, "auto");
+	strcpy(c->state_sync, "nometasync");
+	c->state_budget_mib = 2048;
 	strcpy(c->sched_policy, "fcfs");
 	c->mpl = 1;
 	c->quantum_us = 0; /* 0: ten slices */

@@ -63,6 +63,9 @@ typedef struct st_config {
 	char state_dir[1024];     /* manager state: LMDB, one directory per
 				   * manager below it */
 	char replication[16];     /* auto | corosync | none */
+	char state_sync[16];      /* nometasync | nosync (unsafe: a host
+				   * crash may corrupt the state) */
+	uint32_t state_budget_mib; /* replicated state's size budget */
 	char munge_socket[1024];  /* munged's socket; "": libmunge's default */
 	uint32_t admins[32];      /* uids that may act on any job (and root) */
 	uint32_t nadmins;

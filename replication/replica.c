@@ -1095,7 +1095,8 @@ int rp_create(const rp_config_t *cfg, const rp_callbacks_t *cb, void *ctx,
 		goto fail;
 	}
 	if ((rc = rps_open(&r->store, r->state_dir, r->cluster,
-			   cfg->state_version, err, errlen)))
+			   cfg->state_version, cfg->unsafe_nosync, err,
+			   errlen)))
 		goto fail;
 	if ((rc = rps_snapshot(&r->store, &index, &img, &ilen))) {
 		snprintf(err, errlen, "%s: cannot read the snapshot: %s",

@@ -89,7 +89,7 @@ struct rp_store {
 	uint64_t snap_index;
 };
 int rps_open(struct rp_store *s, const char *dir, const char *cluster,
-	     uint32_t version, char *err, size_t errlen);
+	     uint32_t version, int nosync, char *err, size_t errlen);
 void rps_close(struct rp_store *s);
 /* the last snapshot (malloc'd copy; *len 0 and *index 0 if none) */
 int rps_snapshot(struct rp_store *s, uint64_t *index, uint8_t **buf,

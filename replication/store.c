@@ -3,10 +3,15 @@
  * state image at an index) and the operation log after it, with the
  * applied index, in one environment.  Operations applied during one
  * dispatch round are appended to one write transaction and committed
- * together (group commit) into the page cache, which survives a crash of
- * the process; rps_sync() (one fdatasync) makes them survive a crash of
- * the host, and a reply waits for it.  The state on disk is
- * snapshot + log: a restart restores the one and re-applies the other.
+ * together (group commit).  The environment is MDB_NOMETASYNC: each
+ * commit writes and flushes its data pages, but not the meta page that
+ * points at them; rps_sync() (mdb_env_sync: one flush of the meta page)
+ * makes the commits before it survive a crash of the host, and a reply
+ * waits for it.  (MDB_NOSYNC would be faster, and LMDB's documentation
+ * warns that a host crash may then corrupt the environment: only the
+ * measurement of that cost uses it, rp_config_t.unsafe_nosync.)  The
+ * state on disk is snapshot + log: a restart restores the one and
+ * re-applies the other.
  *
  * Databases: "meta" (cluster, version, applied, snap_index, snapshot),
  * "log" (index as 8 big-endian bytes -> OP message bytes).
@@ -68,7 +73,7 @@ static int mkdirs(const char *dir)
 }
 
 int rps_open(struct rp_store *s, const char *dir, const char *cluster,
-	     uint32_t version, char *err, size_t errlen)
+	     uint32_t version, int nosync, char *err, size_t errlen)
 {
 	MDB_txn *t = NULL;
 	MDB_val v;
@@ -86,9 +91,8 @@ int rps_open(struct rp_store *s, const char *dir, const char *cluster,
 	if (!rc) /* address space only; the file grows as written */
 		rc = mdb_env_set_mapsize(s->env, (size_t)8 << 30);
 	if (!rc)
-		/* commits reach the page cache; rps_sync() makes them durable
-		 * with one fdatasync when someone waits for them */
-		rc = mdb_env_open(s->env, dir, MDB_NOTLS | MDB_NOSYNC, 0600);
+		rc = mdb_env_open(s->env, dir, MDB_NOTLS | (nosync ?
+				  MDB_NOSYNC : MDB_NOMETASYNC), 0600);
 	if (rc) {
 		snprintf(err, errlen, "%s: cannot open the LMDB state: %s",
 			 dir, mdb_strerror(rc));

@@ -67,6 +67,10 @@ typedef struct rp_config {
 				    * came back (default 10000) */
 	uint32_t snapshot_every; /* log entries between durable snapshots
 				  * (default 20000) */
+	int unsafe_nosync;       /* LMDB MDB_NOSYNC instead of MDB_NOMETASYNC:
+				  * a host crash may corrupt the state
+				  * (LMDB's documentation); for measuring
+				  * the cost of durability only */
 } rp_config_t;
 
 /** One operation in agreed order. */

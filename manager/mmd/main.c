@@ -426,6 +426,23 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	{
+		/* the budget must hold at least the machine itself */
+		uint8_t *img = NULL;
+		size_t n = 0;
+
+		if (!mm_state_encode(mm.st, &img, &n) &&
+		    (uint64_t)n * 2 > (uint64_t)mm.cfg.state_budget_mib << 20) {
+			fprintf(stderr, "storm-mm: %s: state_budget_mib = %u "
+				"is less than twice one snapshot of this "
+				"machine with no job (%zu bytes): raise it\n",
+				mm.cfg.path, mm.cfg.state_budget_mib, n);
+			free(img);
+			rc = 2;
+			goto out;
+		}
+		free(img);
+	}
 	if ((uint64_t)mm_matrix_cols(mm.st) * ST_DONE_ROWS >
 	    mm.lay.done_slots) {
 		/* the layout and the matrix must agree on the columns */

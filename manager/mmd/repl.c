@@ -203,6 +203,7 @@ int mmd_repl_open(struct mmd_repl *r, const st_config_t *cfg,
 		.done = on_done,
 	};
 	rp_config_t rc = {
+		.unsafe_nosync = !strcmp(cfg->state_sync, "nosync"),
 		.backend = cfg->nmanagers > 1 ? RP_BACKEND_CPG :
 						RP_BACKEND_SOLO,
 		.cluster = cfg->cluster,
@@ -225,6 +226,10 @@ int mmd_repl_open(struct mmd_repl *r, const st_config_t *cfg,
 	}
 	snprintf(r->state_path, sizeof(r->state_path), "%s/%s",
 		 cfg->state_dir, host->name);
+	if (rc.unsafe_nosync)
+		qb_log(LOG_WARNING, "state_sync = nosync: a crash of this host "
+		       "may corrupt %s (for measurements only)",
+		       r->state_path);
 	rc.state_dir = r->state_path;
 	r->opbuf = malloc(RP_OP_MAX);
 	if (!r->opbuf)

@@ -159,7 +159,9 @@ static void op_submit(struct mmd_requests *rq, struct mmd_client *c, json_t *req
 	 * replica admits or refuses alike */
 	mm_op_t op = { .code = MM_OP_SUBMIT_CAPPED, .spec = &spec,
 		       .max_pending = rq->cfg->max_pending_jobs,
-		       .max_pending_user = rq->cfg->max_pending_per_user };
+		       .max_pending_user = rq->cfg->max_pending_per_user,
+		       .max_state_bytes = (uint64_t)rq->cfg->state_budget_mib
+					  << 20 };
 	mm_result_t res;
 	const char **argv = NULL, **env = NULL, **files = NULL;
 	json_int_t ranks = 1, limit = 0;
@@ -529,13 +531,15 @@ static void op_managers(struct mmd_requests *rq, struct mmd_client *c, json_t *r
 				 "world_stale", rq->sb->world_stale);
 
 	json_t *rep = json_pack(
-		"{s:b, s:o, s:s, s:s, s:b, s:b, s:b, s:I, s:I, s:I, s:s, s:o}",
+		"{s:b, s:o, s:s, s:s, s:b, s:b, s:b, s:I, s:I, s:I, s:s, s:o,"
+		" s:i}",
 		"ok", 1, "replication", diag,
 		"cluster", rq->cfg->cluster, "answered_by", rq->host->name,
 		"quorate", rs->quorate, "primary", rs->primary, "synced",
 		rs->synced, "view", (json_int_t)rs->view, "applied",
 		(json_int_t)rs->applied, "durable", (json_int_t)rs->durable,
-		"digest", digest, "managers", a);
+		"digest", digest, "managers", a,
+		"connections", (int)rq->clients->n);
 
 	if (rep && rq->sb->clk.master) {
 		json_object_set_new(rep, "strobe", mmd_stats_json(&rq->sb->stats, &rq->sb->clk));

@@ -2,7 +2,7 @@
 """Fault-injection tests of the replicated Machine Manager (issue 4, 7a-7d).
 
 Usage: test_failover.py BUILD_DIR TEST   (TEST: kill_random | kill_all |
-       master_during_job | cut_head)
+       master_during_job | cut_head | disk_full | ...)
 
 Each test brings up a real cluster in a network namespace of its own
 (stormlab), injects the fault, and asserts what the issue names:
@@ -15,7 +15,10 @@ Each test brings up a real cluster in a network namespace of its own
                      completes with its whole output;
   cut_head           three head namespaces (headnet): cut one off; it
                      loses quorum and refuses writes, the other two serve,
-                     after the heal it catches up by state transfer.
+                     after the heal it catches up by state transfer;
+  disk_full          one replica's state on a 1 MiB tmpfs fills: it stops
+                     (fail-stop) while the others go on, and with room
+                     again it rejoins and converges (issue 12).
 Exit: 0 pass, 1 fail, 77 skipped (not root).
 """
 
@@ -428,6 +431,46 @@ def test_rolling_restart(lab):
         for p in phases))
 
 
+def test_disk_full(lab):
+    """A replica whose disk fills stops (fail-stop: it exits rather than
+    hold a state its peers lack) while the others go on taking writes;
+    with room again it restarts, rejoins by state transfer and holds the
+    same state as the others."""
+    mnt = os.path.join(lab.dir, "state", "mm2")
+    c = stormlab.Client("disk-%d" % os.getpid(), [lab.sock(0)])
+    env = ["PAD=" + "y" * 16000]  # 16 KB a job: mm2's 1 MiB fills fast
+    n = 0
+    for i in range(1000):
+        req = submit_req("d%d" % i, argv=("/bin/true",))
+        req["job"]["env"] = env
+        _, rep = c.request(req)
+        check(rep.get("ok"), "submit %d refused: %s" % (i, rep))
+        n += 1
+        if lab.mm_pid(2) is None:
+            break
+    check(lab.mm_pid(2) is None, "mm2 never stopped on its full disk")
+    code = lab.p.procs["mm2"].returncode
+    check(code == 1, "mm2 exited %s, want 1" % code)
+    with open(os.path.join(lab.dir, "mm2.out")) as f:
+        out = f.read()
+    with open(os.path.join(lab.dir, "storm.log")) as f:
+        log = f.read()
+    check("No space left" in out + log or "ENOSPC" in out + log or
+          "cannot" in out + log, "mm2 said nothing of its disk")
+    # the others go on
+    for i in range(20):
+        _, rep = c.request(submit_req("after%d" % i, argv=("/bin/true",)))
+        check(rep.get("ok"), "submit after mm2 stopped: %s" % rep)
+    subprocess.run(["mount", "-o", "remount,size=256m", mnt], check=True)
+    lab.start_mm(2)
+    reps = lab.converged(90)
+    # lazily: mm2 still has its files open until the lab stops
+    subprocess.run(["umount", "-l", mnt], check=True)
+    print("disk_full: mm2 stopped after %d submissions of 16 KB on its "
+          "1 MiB disk; the others took 20 more; mm2 rejoined at index %d"
+          % (n, reps[2]["applied"]))
+
+
 TESTS = {
     "kill_random": (test_kill_random, dict(managers=3, nodes=1)),
     "kill_all": (test_kill_all, dict(managers=3, nodes=1)),
@@ -439,6 +482,7 @@ TESTS = {
     "bad_input": (test_bad_input, dict(managers=3, nodes=1)),
     "munge_tcp": (test_munge_tcp, dict(managers=3, nodes=1, munge=True)),
     "cut_head": (test_cut_head, dict(heads=3, nodes=2, token=1000)),
+    "disk_full": (test_disk_full, dict(managers=3, nodes=1, small_disk=1)),
 }
 
 
@@ -461,6 +505,12 @@ def main():
 
     def make_lab():
         munge = kw.pop("munge", False)
+        if kw.pop("small_disk", False):
+            # mm2's state on a 1 MiB tmpfs (this mount namespace's own)
+            mnt = os.path.join(d, "state", "mm2")
+            os.makedirs(mnt)
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m",
+                            "tmpfs", mnt], check=True)
         if munge:
             procs = stormlab.Procs()
             sock = stormlab.start_munged(procs, d)

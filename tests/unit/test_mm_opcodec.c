@@ -64,7 +64,8 @@ static const mm_op_t sample_ops[] = {
 	{ .code = MM_OP_JOB_FAILED, .job = 9, .reason = NULL },
 	{ .code = MM_OP_SCHED, .sched = &gang_conf },
 	{ .code = MM_OP_SUBMIT_CAPPED, .spec = &full_spec,
-	  .max_pending = 100000, .max_pending_user = UINT32_MAX },
+	  .max_pending = 100000, .max_pending_user = UINT32_MAX,
+	  .max_state_bytes = UINT64_C(2147483648) },
 };
 #define NSAMPLES (sizeof(sample_ops) / sizeof(sample_ops[0]))
 
@@ -96,6 +97,7 @@ static void assert_op_same(const mm_op_t *a, const mm_op_t *b)
 	assert_int_equal(a->nstatus, b->nstatus);
 	assert_int_equal(a->max_pending, b->max_pending);
 	assert_int_equal(a->max_pending_user, b->max_pending_user);
+	assert_true(a->max_state_bytes == b->max_state_bytes);
 	if (a->nstatus)
 		assert_memory_equal(a->status, b->status,
 				    a->nstatus * sizeof(int32_t));

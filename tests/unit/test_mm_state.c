@@ -711,8 +711,38 @@ static void test_submit_capped_refuses_over_the_pending_caps(void **state)
 	assert_int_equal(mm_pending_count(t, 1000), 3);
 	assert_int_equal(mm_pending_count(t, 2000), 2);
 	assert_int_equal(mm_pending_count(t, 3000), 0);
+	assert_true(mm_state_bytes(t) == mm_state_bytes(s));
 	free(snap);
 	mm_state_destroy(t);
+	mm_state_destroy(s);
+}
+
+/* The size budget: a submission that would take the jobs' bytes past it
+ * is refused "state full" and changes nothing; a cancel goes on. */
+static void test_submit_capped_refuses_past_the_state_budget(void **state)
+{
+	mm_state_t *s = mkstate();
+	mm_job_spec_t a = spec_of(1, 1000, NULL);
+	mm_op_t op = { .code = MM_OP_SUBMIT_CAPPED, .spec = &a };
+	mm_result_t res;
+	uint64_t one, d;
+
+	(void)state;
+	assert_int_equal(mm_apply(s, &op, &res), 0);
+	one = mm_state_bytes(s);
+	assert_true(one > 100 && one < 1000);
+	op.max_state_bytes = 3 * one;
+	assert_int_equal(mm_apply(s, &op, &res), 0);
+	assert_int_equal(mm_apply(s, &op, &res), 0);
+	d = mm_digest(s);
+	assert_int_equal(mm_apply(s, &op, &res), -ENOSPC);
+	assert_non_null(strstr(res.err, "state full"));
+	assert_true(mm_digest(s) == d && mm_state_bytes(s) == 3 * one);
+	assert_int_equal(apply(s, (mm_op_t){ .code = MM_OP_CANCEL, .job = 2,
+					     .uid = 1000 }), 0);
+	/* without a budget (plain SUBMIT, or 0) it is taken */
+	op.max_state_bytes = 0;
+	assert_int_equal(mm_apply(s, &op, &res), 0);
 	mm_state_destroy(s);
 }
 
@@ -1082,6 +1112,7 @@ int main(void)
 		cmocka_unit_test(test_cancel_by_other_uid_is_refused),
 		cmocka_unit_test(test_cancel_of_ended_job_is_refused),
 		cmocka_unit_test(test_submit_capped_refuses_over_the_pending_caps),
+		cmocka_unit_test(test_submit_capped_refuses_past_the_state_budget),
 		cmocka_unit_test(test_node_down_fails_its_jobs_and_frees_cpus),
 		cmocka_unit_test(
 			test_node_down_twice_is_a_noop_and_unknown_is_enoent),
