@@ -10,6 +10,13 @@ Measures, in one run, on real corosync + storm-mm + storm-nm processes:
     per client, each a new connection, as stormctl does);
   * the raw agreed-order CPG throughput on the same corosync for messages of
     the operations' size (cpg-probe, 3 senders): the ceiling;
+  * abuse: root's submit p99 (one client, at the strobe master) unloaded
+    and while `nobody` abuses that replica (tests/harness/abuse.py), and
+    the strobe master's missed slices meanwhile (abuse_p99_ratio,
+    abuse_missed_slices);
+  * durability's cost: 3 replicas x 8 clients with LMDB MDB_NOMETASYNC and
+    a meta flush before each answer (the default) against MDB_NOSYNC
+    (nometasync_cost_pct);
   * the client-visible failover gap (longest interval without an
     acknowledgement) after kill -9 of the strobe master, and after cutting
     off the strobe master's head namespace (three heads, headnet), next to
@@ -32,6 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import stormlab  # noqa: E402
+import abuse  # noqa: E402
 
 TARGET_RATE = 2000.0
 TARGET_P99 = 20.0
@@ -57,12 +65,49 @@ def load(build, eps, clients, seconds, extra=()):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def throughput(build, d, managers, clients, seconds):
+def throughput(build, d, managers, clients, seconds, extra=()):
     lab = stormlab.Lab(build, os.path.join(d, "tp-%d-%d-%d" % (
-        managers, clients, time.monotonic_ns())), managers=managers, nodes=1)
+        managers, clients, time.monotonic_ns())), managers=managers, nodes=1,
+        extra=extra)
     try:
         lab.up()
         return load(build, lab.endpoints(), clients, seconds)
+    finally:
+        lab.stop()
+
+
+def abuse_row(build, d, seconds):
+    """Root's submissions (one client, on the strobe master's unix
+    socket) unloaded, then while `nobody` abuses that replica
+    (tests/harness/abuse.py: 1,000 idle connections over unix and TCP, a
+    16 MiB garbage frame every 100 ms, a slow loris); and the strobe
+    master's missed slices during the abuse."""
+    lab = stormlab.Lab(build, os.path.join(d, "abuse-%d" %
+                                           time.monotonic_ns()),
+                       managers=3, nodes=1,
+                       extra=["client_frame_ms = 2000",
+                              "client_idle_ms = 3000"])
+    try:
+        lab.up()
+        k = lab.master()
+        sock = lab.sock(k)
+        tcp = ("127.0.0.1", int(lab.listen[k].split(":")[1]))
+        base = load(build, [sock], 1, seconds)
+        stormlab.call(sock, {"op": "managers", "reset_strobe_stats": True})
+        pid, r = abuse.run_as_nobody(lab, tcp, seconds + 3, unix=sock)
+        try:
+            time.sleep(1.5)  # the connections are up, the garbage flows
+            under = load(build, [sock], 1, seconds)
+        finally:
+            report, _ = abuse.collect(pid, r)
+        strobe = stormlab.call(sock, {"op": "managers"}).get("strobe", {})
+        return {"abuse_base_p99_ms": base["p99_ms"],
+                "abuse_p99_ms": under["p99_ms"],
+                "abuse_p99_ratio": under["p99_ms"] / base["p99_ms"],
+                "abuse_submit_per_s": under["acked_per_s"],
+                "abuse_missed_slices": strobe.get("missed", -1),
+                "abuse_slices": strobe.get("slices", 0),
+                "abuse_refused": len((report or {}).get("refused", []))}
     finally:
         lab.stop()
 
@@ -174,6 +219,7 @@ def main():
     # a killed benchmark still stops every process it started (finally)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("SIGTERM"))
     d = tempfile.mkdtemp(prefix="storm-bench-repl-")
+    os.chmod(d, 0o755)  # the abuser runs as nobody
     fig = {}
     rows = []
     try:
@@ -190,6 +236,27 @@ def main():
                 fig["submit_p50_ms_r%d_c%d" % (m, c)] = p50
                 fig["submit_p99_ms_r%d_c%d" % (m, c)] = p99
                 rows.append((m, c, rate, p50, p99))
+        # Durability's cost: the same 3 x 8 run with LMDB's MDB_NOSYNC
+        # (unsafe: a host crash may corrupt the state) against the
+        # default MDB_NOMETASYNC + one meta flush before each answer,
+        # alternating, medians
+        log("== durability: state_sync = nosync vs nometasync")
+        safe, unsafe = [], []
+        for _ in range(reps):
+            unsafe.append(throughput(build, d, 3, 8, secs,
+                                     ["state_sync = nosync"])
+                          ["acked_per_s"])
+            safe.append(throughput(build, d, 3, 8, secs)["acked_per_s"])
+        fig["submit_per_s_r3_c8_nosync"] = statistics.median(unsafe)
+        fig["submit_per_s_r3_c8_nometasync"] = statistics.median(safe)
+        fig["nometasync_cost_pct"] = 100.0 * (
+            fig["submit_per_s_r3_c8_nosync"] -
+            fig["submit_per_s_r3_c8_nometasync"]) / \
+            fig["submit_per_s_r3_c8_nosync"]
+        log("== abuse: root's submissions while nobody abuses the master")
+        rows_ab = [abuse_row(build, d, secs) for _ in range(reps)]
+        for key in rows_ab[0]:
+            fig[key] = statistics.median(x[key] for x in rows_ab)
         # The ceiling at the workload's concurrency: 8 senders, one
         # message each in flight, as 8 clients with one request each;
         # and corosync's pipelined maximum (3 senders, 64 in flight).
@@ -230,6 +297,19 @@ def main():
              (fig["cpg_ceiling_pipelined_per_s"],
               100 * fig["submit_per_s_r3_c8"] /
               fig["cpg_ceiling_pipelined_per_s"]))
+    t.append("durability: 3 replicas x 8 clients %.0f/s with LMDB "
+             "MDB_NOMETASYNC + a meta flush before each answer (the "
+             "default) against %.0f/s with MDB_NOSYNC (unsafe): costs "
+             "%.1f %%" % (fig["submit_per_s_r3_c8_nometasync"],
+                          fig["submit_per_s_r3_c8_nosync"],
+                          fig["nometasync_cost_pct"]))
+    t.append("abuse (nobody: 1,000 idle connections over unix and TCP, "
+             "16 MiB garbage every 100 ms, a slow loris, at the strobe "
+             "master): root's submit p99 %.2f ms against %.2f ms unloaded "
+             "(x%.2f), %d of %d slices missed" % (
+                 fig["abuse_p99_ms"], fig["abuse_base_p99_ms"],
+                 fig["abuse_p99_ratio"], fig["abuse_missed_slices"],
+                 fig["abuse_slices"]))
     t.append("failover gap, kill -9 of the strobe master: %.1f ms" %
              fig["failover_gap_ms_kill"])
     t.append("failover gap, strobe master's head cut off: %.1f ms; "
@@ -247,6 +327,10 @@ def main():
     tgt("share of the CPG ceiling", fig["ceiling_share_r3_c8"] >=
         TARGET_CEILING_SHARE, "%.1f %% >= %.0f %%" % (
             100 * fig["ceiling_share_r3_c8"], 100 * TARGET_CEILING_SHARE))
+    tgt("root's p99 under abuse / unloaded", fig["abuse_p99_ratio"] <= 2.0,
+        "%.2f <= 2" % fig["abuse_p99_ratio"])
+    tgt("strobe slices missed under abuse", fig["abuse_missed_slices"] == 0,
+        "%d == 0" % fig["abuse_missed_slices"])
     tgt("failover gap, kill", fig["failover_gap_ms_kill"] <= TARGET_GAP_KILL,
         "%.1f <= %.0f ms" % (fig["failover_gap_ms_kill"], TARGET_GAP_KILL))
     tgt("failover gap, cut", fig["failover_gap_ms_cut"] <=
