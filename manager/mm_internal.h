@@ -27,6 +27,7 @@ struct mm_jobrec {
 	sp_nodeset_t *nodes;   /* allocated nodes (empty while PENDING) */
 	uint32_t *rank_node;   /* ranks entries, allocated at SUBMIT */
 	int32_t *rank_status;  /* once ended by JOB_EXITED, else NULL */
+	mm_usage_t *rank_usage; /* once ended by JOB_EXITED_USAGE, else NULL */
 	sp_nodeset_t *want;    /* the nodelist, or NULL: any node */
 	const char *nodelist;  /* its text as submitted (in blk), or NULL */
 	void *blk;             /* argv/env/files arrays and every string */

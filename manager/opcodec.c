@@ -21,6 +21,8 @@
  *               (any values: mm_apply() checks them)
  *   SUBMIT_CAPPED  spec as SUBMIT, u32 max_pending, u32 max_pending_user,
  *               u64 max_state_bytes
+ *   JOB_EXITED_USAGE  as JOB_EXITED, then n x (u64 utime_us, u64 stime_us,
+ *               u64 maxrss_kib)
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -411,6 +413,43 @@ static void enc_job_exited(struct mmi_wr *w, const mm_op_t *op)
 		mmi_put_u32(w, (uint32_t)op->status[i]);
 }
 
+static void enc_job_exited_usage(struct mmi_wr *w, const mm_op_t *op)
+{
+	if (op->nstatus && !op->usage) {
+		w->err = -EINVAL;
+		return;
+	}
+	enc_job_exited(w, op);
+	for (uint32_t i = 0; i < op->nstatus && !w->err; i++) {
+		mmi_put_u64(w, op->usage[i].utime_us);
+		mmi_put_u64(w, op->usage[i].stime_us);
+		mmi_put_u64(w, op->usage[i].maxrss_kib);
+	}
+}
+
+static void dec_job_exited(struct mmi_rd *r, mm_op_t *op);
+
+static void dec_job_exited_usage(struct mmi_rd *r, mm_op_t *op)
+{
+	mm_usage_t *u;
+
+	dec_job_exited(r, op);
+	if (r->bad || !op->nstatus)
+		return;
+	if ((size_t)op->nstatus * 24 > r->len - r->pos) {
+		mmi_rd_fail(r, "usage for fewer ranks than statuses");
+		return;
+	}
+	u = mmi_arena_alloc(r, (size_t)op->nstatus * sizeof(*u),
+			    alignof(mm_usage_t));
+	for (uint32_t i = 0; u && i < op->nstatus; i++) {
+		u[i].utime_us = mmi_get_u64(r);
+		u[i].stime_us = mmi_get_u64(r);
+		u[i].maxrss_kib = mmi_get_u64(r);
+	}
+	op->usage = u;
+}
+
 static void dec_job_exited(struct mmi_rd *r, mm_op_t *op)
 {
 	uint32_t n;
@@ -490,6 +529,8 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_JOB_FAILED] = { enc_job_failed, dec_job_failed },
 	[MM_OP_SCHED] = { enc_sched, dec_sched },
 	[MM_OP_SUBMIT_CAPPED] = { enc_submit_capped, dec_submit_capped },
+	[MM_OP_JOB_EXITED_USAGE] = { enc_job_exited_usage,
+				     dec_job_exited_usage },
 };
 
 /* Every version a replica can read; encode writes OP_VERSION. */

@@ -29,6 +29,10 @@
  *     each node, after failures: u64 up_ms | u64 up_since_ms
  *     each job, after its statuses: u32 row | u32 col | u32 width (all 0
  *       unless it holds PEs)
+ *   body v3 (usage), v2 with:
+ *     each job, after its block: u8 has_usage (0/1) | if 1: ranks x
+ *       (u64 utime_us | u64 stime_us | u64 maxrss_kib); only a job with
+ *       statuses has usage
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
  *   snapshot (before the matrix) loads only if no job holds PEs: there is
@@ -64,7 +68,7 @@
 #include "mm_internal.h"
 
 static const uint8_t snap_magic[4] = { 'S', 'M', 'M', 'S' };
-#define SNAP_VERSION 2
+#define SNAP_VERSION 3
 #define HEADER_BYTES 6
 
 /* The fewest bytes a node takes (empty name and reason), and a floor
@@ -131,6 +135,12 @@ static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
 	mmi_put_u32(w, v->width ? v->row : 0);
 	mmi_put_u32(w, v->width ? v->col : 0);
 	mmi_put_u32(w, v->width);
+	mmi_put_u8(w, j->rank_usage != NULL);
+	for (uint32_t r = 0; j->rank_usage && r < v->ranks; r++) {
+		mmi_put_u64(w, j->rank_usage[r].utime_us);
+		mmi_put_u64(w, j->rank_usage[r].stime_us);
+		mmi_put_u64(w, j->rank_usage[r].maxrss_kib);
+	}
 }
 
 /* The spec's encoded bytes (counted, not written) plus 128 and 12 per
@@ -567,6 +577,38 @@ static int dec_block(struct sd *d, mm_state_t *s, struct mm_jobrec *j)
 	return 0;
 }
 
+/* Its usage (v3): only a job with statuses may have it. */
+static int dec_usage(struct sd *d, struct mm_jobrec *j)
+{
+	size_t at = d->r.pos;
+	int has;
+	mm_usage_t *u;
+
+	if (d->version < 3)
+		return 0;
+	has = get_ranged(d, "has_usage", 0, 1);
+	if (sd_check(d) || !has)
+		return d->failed;
+	if (!j->rank_status)
+		return sd_fail(d, at, "usage on a job without statuses");
+	if ((size_t)j->v.ranks * 24 > d->r.len - d->r.pos)
+		return sd_fail(d, d->r.pos, "usage of %u ranks cannot fit in "
+			       "the %zu bytes left", j->v.ranks,
+			       d->r.len - d->r.pos);
+	u = malloc((size_t)j->v.ranks * sizeof(*u));
+	if (!u)
+		return sd_nomem(d, "out of memory for %u ranks' usage",
+				j->v.ranks);
+	for (uint32_t r = 0; r < j->v.ranks; r++) {
+		u[r].utime_us = mmi_get_u64(&d->r);
+		u[r].stime_us = mmi_get_u64(&d->r);
+		u[r].maxrss_kib = mmi_get_u64(&d->r);
+	}
+	j->rank_usage = u;
+	j->v.rank_usage = u;
+	return 0;
+}
+
 /* Job id: its spec, rebuilt as SUBMIT would, then what happened to it. */
 static int dec_job(struct sd *d, mm_state_t *s, uint32_t id)
 {
@@ -618,9 +660,10 @@ static int dec_job(struct sd *d, mm_state_t *s, uint32_t id)
 	if (!placed && holds_cpus(j->v.state))
 		return sd_fail(d, placed_at, "a %s job is not placed",
 			       mm_job_state_name(j->v.state));
-	if (dec_ranks(d, s, j, placed) || dec_status(d, j, placed))
+	if (dec_ranks(d, s, j, placed) || dec_status(d, j, placed) ||
+	    dec_block(d, s, j))
 		return d->failed;
-	return dec_block(d, s, j);
+	return dec_usage(d, j);
 }
 
 static int dec_jobs(struct sd *d, mm_state_t *s)
@@ -691,6 +734,7 @@ static int dec_v1(struct sd *d, mm_state_t **out)
 static int (*const decoders[])(struct sd *, mm_state_t **) = {
 	[1] = dec_v1,
 	[2] = dec_v1, /* the same decoder, reading d->version's fields */
+	[3] = dec_v1,
 };
 
 int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,

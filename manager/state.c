@@ -109,6 +109,7 @@ void mmi_job_free(struct mm_jobrec *j)
 	sp_nodeset_destroy(j->want);
 	free(j->rank_node);
 	free(j->rank_status);
+	free(j->rank_usage);
 	free(j->blk);
 	free(j);
 }
@@ -378,6 +379,25 @@ static int op_job_exited(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	if (!copy)
 		return mmi_refuse(res, -ENOMEM, "job exited: out of memory for "
 				  "job %u's statuses", j->v.id);
+	if (op->code == MM_OP_JOB_EXITED_USAGE) {
+		mm_usage_t *u;
+
+		if (!op->usage) {
+			free(copy);
+			return mmi_refuse(res, -EINVAL, "job exited: no usage "
+					  "for job %u", j->v.id);
+		}
+		u = malloc((size_t)j->v.ranks * sizeof(*u));
+		if (!u) {
+			free(copy);
+			return mmi_refuse(res, -ENOMEM, "job exited: out of "
+					  "memory for job %u's usage",
+					  j->v.id);
+		}
+		memcpy(u, op->usage, (size_t)j->v.ranks * sizeof(*u));
+		j->rank_usage = u;
+		j->v.rank_usage = u;
+	}
 	memcpy(copy, op->status, (size_t)j->v.ranks * sizeof(*copy));
 	j->rank_status = copy;
 	j->v.rank_status = copy;
@@ -503,6 +523,7 @@ static const op_fn op_table[] = {
 	[MM_OP_JOB_FAILED] = op_job_failed,
 	[MM_OP_SCHED] = mmi_op_sched,
 	[MM_OP_SUBMIT_CAPPED] = mmi_op_submit,
+	[MM_OP_JOB_EXITED_USAGE] = op_job_exited,
 };
 
 int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)

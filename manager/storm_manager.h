@@ -118,7 +118,14 @@ typedef enum mm_opcode {
 			       * max_pending_user of its uid, or the jobs'
 			       * bytes would pass max_state_bytes (0: no
 			       * cap) */
+	MM_OP_JOB_EXITED_USAGE = 11, /* JOB_EXITED with each rank's usage */
 } mm_opcode_t;
+
+/** One rank's resource usage, as its node's wait4() reported it. */
+typedef struct mm_usage {
+	uint64_t utime_us, stime_us; /* CPU time, user and system */
+	uint64_t maxrss_kib;         /* peak resident set */
+} mm_usage_t;
 
 typedef struct mm_op {
 	mm_opcode_t code;
@@ -130,6 +137,7 @@ typedef struct mm_op {
 	const mm_job_spec_t *spec; /* SUBMIT */
 	uint32_t nstatus;          /* JOB_EXITED: one per rank */
 	const int32_t *status;
+	const mm_usage_t *usage;   /* JOB_EXITED_USAGE: nstatus of them */
 	const mm_sched_conf_t *sched; /* SCHED */
 	uint32_t max_pending, max_pending_user; /* SUBMIT_CAPPED */
 	uint64_t max_state_bytes;
@@ -167,6 +175,8 @@ typedef struct mm_job {
 	int32_t exit_code;          /* job's: first non-zero rank's, else 0;
 				     * 128+sig for a signal */
 	const int32_t *rank_status; /* per rank once ended, else NULL */
+	const mm_usage_t *rank_usage; /* per rank once ended by
+				       * JOB_EXITED_USAGE, else NULL */
 	/* its place in the matrix while it holds PEs (STAGING/RUNNING):
 	 * row, and the buddy block [col, col + width) of that row */
 	uint32_t row, col, width;

@@ -299,7 +299,8 @@ static void reconcile(struct nm *nm)
 		j->seen = 0;
 		v[n++] = j;
 	}
-	qsort(v, n, sizeof(*v), cmp_job);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_job);
 	for (uint32_t i = 0; i < hb->njobs; i++) {
 		const st_hb_job_t *e = &hb->jobs[i];
 

@@ -16,19 +16,17 @@
 
 #include <stdint.h>
 
+#include <storm_manager.h>
+
 #define MMD_JOBS_ENDED_KEEP 4096
 
-/* One rank's resource usage, as its node's wait4() saw it. */
-struct mmd_usage {
-	uint64_t utime_us, stime_us, maxrss_kib;
-};
 
 struct mmd_job {
 	struct mmd_job *next; /* hash chain */
 	uint32_t id;
 	uint32_t ranks;         /* entries of status and usage */
 	int32_t *status;        /* per rank: wait status, -1 until its EXIT */
-	struct mmd_usage *usage;
+	mm_usage_t *usage;
 	uint32_t got;           /* ranks whose EXIT was taken */
 	int exit_proposed;      /* JOB_EXITED proposed by this master */
 	int staged_proposed;    /* JOB_STAGED proposed by this master */

@@ -171,7 +171,7 @@ static void take_record(struct mmd_mailbox *b, int master,
 		if (r->status[rec->rank] == -1)
 			r->got++;
 		r->status[rec->rank] = e.status;
-		r->usage[rec->rank] = (struct mmd_usage){
+		r->usage[rec->rank] = (mm_usage_t){
 			e.utime_us, e.stime_us, e.maxrss_kib };
 	} else if (rec->type == ST_REC_FAIL) {
 		char why[MM_REASON_MAX];

@@ -63,6 +63,7 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 	json_t *argv = json_array(), *names = json_array(),
 	       *st = json_array(), *o;
 	const struct mmd_job *r;
+	const mm_usage_t *usage;
 	char nodes[1024] = "";
 
 	for (uint32_t i = 0; i < j->argc; i++)
@@ -108,16 +109,20 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 	if (o && r && r->t_end && r->t_staged)
 		json_object_set_new(o, "execute_ms", json_real(
 			(double)(r->t_end - r->t_staged) / 1e6));
-	if (o && r && r->usage && r->ranks == j->ranks) {
+	/* the state's (agreed, kept with the job); before that the
+	 * shell's record of the EXIT records taken so far */
+	usage = j->rank_usage ? j->rank_usage :
+		r && r->usage && r->ranks == j->ranks ? r->usage : NULL;
+	if (o && usage) {
 		json_t *u = json_array();
 
 		for (uint32_t k = 0; u && k < j->ranks; k++)
 			json_array_append_new(u, json_pack(
 				"{s:I, s:I, s:I}",
-				"utime_us", (json_int_t)r->usage[k].utime_us,
-				"stime_us", (json_int_t)r->usage[k].stime_us,
+				"utime_us", (json_int_t)usage[k].utime_us,
+				"stime_us", (json_int_t)usage[k].stime_us,
 				"maxrss_kib",
-				(json_int_t)r->usage[k].maxrss_kib));
+				(json_int_t)usage[k].maxrss_kib));
 		if (u)
 			json_object_set_new(o, "usage", u);
 	}

@@ -122,6 +122,7 @@ void mmd_strobe_applied(struct mmd_strobe *sb, const mm_op_t *op, int rc)
 		break;
 	case MM_OP_JOB_STAGED: case MM_OP_JOB_FAILED: case MM_OP_CANCEL:
 	case MM_OP_NODE_UP: case MM_OP_NODE_DOWN: case MM_OP_JOB_EXITED:
+	case MM_OP_JOB_EXITED_USAGE:
 		sb->tick_wanted = 1; /* cpus may have come free */
 		break;
 	default:
@@ -275,7 +276,8 @@ static void check_ends(struct mmd_strobe *sb, const mm_state_t *st)
 	mm_job_t j;
 
 	for (uint32_t i = 0; i < n; i++) {
-		mm_op_t op = { .code = MM_OP_JOB_EXITED, .job = sb->active[i] };
+		mm_op_t op = { .code = MM_OP_JOB_EXITED_USAGE,
+			       .job = sb->active[i] };
 		struct mmd_job *r = mmd_jobs_find(sb->jobs, sb->active[i]);
 
 		/* every rank's EXIT record first: it is agreed before the
@@ -293,6 +295,7 @@ static void check_ends(struct mmd_strobe *sb, const mm_state_t *st)
 		       j.id, (unsigned long long)sb->clk.slice);
 		op.nstatus = j.ranks;
 		op.status = r->status;
+		op.usage = r->usage;
 		r->t_end = mmd_mono_ns();
 		r->exit_proposed = 1;
 		propose(sb, &op);

@@ -98,6 +98,7 @@ static void ops(void)
 			       .envc = 1, .env = env, .cwd = "/",
 			       .time_limit_ms = 5000 };
 	int32_t status[2] = { 0, 256 };
+	mm_usage_t usage[2] = { { 1000, 20, 4096 }, { 0, 0, 1 } };
 	mm_sched_conf_t sc = { MM_POLICY_GANG, 2, 10, MM_PLACE_BUDDY };
 	mm_op_t o[] = {
 		{ .code = MM_OP_SUBMIT, .spec = &spec },
@@ -109,6 +110,8 @@ static void ops(void)
 		{ .code = MM_OP_SCHED, .sched = &sc },
 		{ .code = MM_OP_SUBMIT_CAPPED, .spec = &spec,
 		  .max_pending = 100, .max_pending_user = 10 },
+		{ .code = MM_OP_JOB_EXITED_USAGE, .job = 1, .nstatus = 2,
+		  .status = status, .usage = usage },
 	};
 	static uint8_t b[65536];
 
@@ -128,6 +131,8 @@ static void snapshot(void)
 	const char *argv[] = { "/bin/true" };
 	mm_job_spec_t spec = { .name = "j", .ranks = 2, .argc = 1,
 			       .argv = argv, .cwd = "/" };
+	int32_t status[2] = { 0, 0 };
+	mm_usage_t usage[2] = { { 5, 6, 7 }, { 8, 9, 10 } };
 	mm_state_t *st = NULL;
 	mm_result_t res;
 	uint8_t *p = NULL;
@@ -146,6 +151,13 @@ static void snapshot(void)
 				 .now_ms = 1000 }, &res);
 	mm_state_encode(st, &p, &n);
 	put("snapshot", 1, p, n);
+	free(p);
+	mm_apply(st, &(mm_op_t){ .code = MM_OP_JOB_STAGED, .job = 1 }, &res);
+	mm_apply(st, &(mm_op_t){ .code = MM_OP_JOB_EXITED_USAGE, .job = 1,
+				 .nstatus = 2, .status = status,
+				 .usage = usage }, &res);
+	mm_state_encode(st, &p, &n);
+	put("snapshot", 2, p, n);
 	free(p);
 	mm_state_destroy(st);
 }

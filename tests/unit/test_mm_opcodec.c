@@ -51,6 +51,11 @@ static const mm_job_spec_t full_spec = {
 	.time_limit_ms = UINT64_C(0x0123456789abcdef),
 };
 
+static const mm_usage_t usages[5] = {
+	{ 1, 2, 3 }, { UINT64_MAX, 0, 1u << 20 }, { 0, 0, 0 },
+	{ 123456789, 987654321, 4096 }, { 5, 6, 7 },
+};
+
 /* One op of every opcode, with every field its opcode carries set. */
 static const mm_op_t sample_ops[] = {
 	{ .code = MM_OP_SUBMIT, .spec = &full_spec },
@@ -62,6 +67,8 @@ static const mm_op_t sample_ops[] = {
 	{ .code = MM_OP_JOB_EXITED, .job = 4, .nstatus = 5,
 	  .status = statuses },
 	{ .code = MM_OP_JOB_FAILED, .job = 9, .reason = NULL },
+	{ .code = MM_OP_JOB_EXITED_USAGE, .job = 4, .nstatus = 5,
+	  .status = statuses, .usage = usages },
 	{ .code = MM_OP_SCHED, .sched = &gang_conf },
 	{ .code = MM_OP_SUBMIT_CAPPED, .spec = &full_spec,
 	  .max_pending = 100000, .max_pending_user = UINT32_MAX,
@@ -101,6 +108,10 @@ static void assert_op_same(const mm_op_t *a, const mm_op_t *b)
 	if (a->nstatus)
 		assert_memory_equal(a->status, b->status,
 				    a->nstatus * sizeof(int32_t));
+	assert_true(!a->usage == !b->usage);
+	if (a->usage)
+		assert_memory_equal(a->usage, b->usage,
+				    a->nstatus * sizeof(mm_usage_t));
 	if (!a->sched || !b->sched) {
 		assert_ptr_equal(a->sched, b->sched);
 	} else {
@@ -206,7 +217,7 @@ static void test_encode_refuses_unknown_opcode_and_missing_spec(void **state)
 
 	(void)state;
 	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
-	op.code = (mm_opcode_t)(MM_OP_SUBMIT_CAPPED + 1);
+	op.code = (mm_opcode_t)(MM_OP_JOB_EXITED_USAGE + 1);
 	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
 	op.code = MM_OP_SUBMIT; /* no spec */
 	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
@@ -235,7 +246,7 @@ static void test_decode_rejects_bad_magic_version_and_opcode(void **state)
 	assert_int_equal(mm_op_decode(b, (size_t)n, &op, &arena),
 			 -STORM_EPROTO);
 	for (unsigned code = 0; code < 0x10000; code += code < 16 ? 1 : 97) {
-		if (code >= MM_OP_SUBMIT && code <= MM_OP_SUBMIT_CAPPED)
+		if (code >= MM_OP_SUBMIT && code <= MM_OP_JOB_EXITED_USAGE)
 			continue;
 		memcpy(b, a, (size_t)n);
 		b[2] = (uint8_t)code;
@@ -431,7 +442,7 @@ static void test_decode_survives_random_buffers(void **state)
 		if (len >= 4 && iter % 2) { /* a plausible header */
 			t[0] = 0x4D;
 			t[1] = 1;
-			t[2] = (uint8_t)(1 + rng_next(&x) % MM_OP_SUBMIT_CAPPED);
+			t[2] = (uint8_t)(1 + rng_next(&x) % MM_OP_JOB_EXITED_USAGE);
 			t[3] = 0;
 		}
 		decode_checked(t, len);

@@ -38,10 +38,10 @@ static const char *const node_names[NNODES] = { "n5", "n0", "n3", "n7",
 						 "n1" };
 static const uint32_t node_cpus[NNODES] = { 8, 2, 4, 1, 4 };
 
-/* Offsets in a v2 snapshot of this machine (see snapshot.c).  Node i is
+/* Offsets in a v3 snapshot of this machine (see snapshot.c).  Node i is
  * the i-th in world id order; while UP (reason "") one takes 39 bytes, 16
- * of them (up_ms, up_since_ms) new in v2.  A job's block is its last 12
- * bytes. */
+ * of them (up_ms, up_since_ms) new in v2.  A job's block is the 12 bytes
+ * before its usage flag (v3), the last byte of a job without usage. */
 #define OFF_VERSION 4
 #define OFF_NWORLD 6
 #define OFF_NOW 18
@@ -131,9 +131,10 @@ static uint32_t get32(const uint8_t *p)
 	       (uint32_t)p[3] << 24;
 }
 
-/* The version 1 form of the v2 snapshot buf (of a state with at most one
- * job): the settings, each node's service times and the job's block
- * left out.  Returns a malloc'd buffer of *len bytes. */
+/* The version 1 form of the v3 snapshot buf (of a state with at most one
+ * job, without usage): the settings, each node's service times, the
+ * job's block and its usage flag left out.  Returns a malloc'd buffer of
+ * *len bytes. */
 static uint8_t *to_v1(const uint8_t *buf, size_t n, size_t *len)
 {
 	uint8_t *v1 = malloc(n);
@@ -160,8 +161,9 @@ static uint8_t *to_v1(const uint8_t *buf, size_t n, size_t *len)
 	}
 	njobs = get32(buf + in);
 	assert_true(njobs <= 1);
-	memcpy(v1 + out, buf + in, n - in - (njobs ? BLOCK_BYTES : 0));
-	out += n - in - (njobs ? BLOCK_BYTES : 0);
+	assert_true(!njobs || buf[n - 1] == 0); /* no usage */
+	memcpy(v1 + out, buf + in, n - in - (njobs ? BLOCK_BYTES + 1 : 0));
+	out += n - in - (njobs ? BLOCK_BYTES + 1 : 0);
 	*len = out;
 	return v1;
 }
@@ -585,7 +587,7 @@ static void test_empty_state_round_trips(void **state)
 
 	(void)state;
 	assert_memory_equal(buf, "SMMS", 4);
-	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 2);
+	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 3);
 	assert_int_equal(buf[OFF_NWORLD], 8);
 	/* a new state's settings: fcfs, mpl 1, quantum 1, buddy */
 	assert_int_equal(buf[OFF_POLICY], MM_POLICY_FCFS);
@@ -792,7 +794,7 @@ static void test_version_1_loads_only_without_jobs_holding_pes(void **state)
 	submit(s, 2, NULL); /* PENDING */
 	v2 = encode(s, &n);
 	v1 = to_v1(v2, n, &n1);
-	assert_int_equal(n1, n - 10 - 16 * NNODES - BLOCK_BYTES);
+	assert_int_equal(n1, n - 10 - 16 * NNODES - BLOCK_BYTES - 1);
 	c = decode(v1, n1);
 	/* it is the same state: written as v2, the same bytes */
 	same_state(s, c);
@@ -844,7 +846,7 @@ static void test_impossible_blocks_are_refused_where_they_are(void **state)
 	t = malloc(n);
 	assert_non_null(t);
 	at = block_at(buf, n, 1, 16, 8); /* job 2's */
-	pend = n - BLOCK_BYTES;          /* job 3's: PENDING, all 0 */
+	pend = n - BLOCK_BYTES - 1;      /* job 3's: PENDING, all 0 */
 	assert_int_equal(get32(buf + pend + 8), 0);
 
 	memcpy(t, buf, n);
@@ -961,16 +963,16 @@ static void test_foreign_version_is_refused(void **state)
 	const char *err;
 
 	(void)state;
-	buf[OFF_VERSION] = 3;
+	buf[OFF_VERSION] = 4;
 	err = refused(buf, n);
-	assert_non_null(strstr(err, "version 3"));
+	assert_non_null(strstr(err, "version 4"));
 	assert_non_null(strstr(err, "offset 4"));
-	assert_non_null(strstr(err, "reads version 2 and older"));
+	assert_non_null(strstr(err, "reads version 3 and older"));
 	buf[OFF_VERSION] = 0;
 	assert_non_null(strstr(refused(buf, n), "version 0"));
-	buf[OFF_VERSION] = 2;
-	buf[OFF_VERSION + 1] = 1; /* 258 */
-	assert_non_null(strstr(refused(buf, n), "version 258"));
+	buf[OFF_VERSION] = 3;
+	buf[OFF_VERSION + 1] = 1; /* 259 */
+	assert_non_null(strstr(refused(buf, n), "version 259"));
 	buf[OFF_VERSION + 1] = 0;
 	buf[0] = 'X';
 	err = refused(buf, n);

@@ -717,6 +717,42 @@ static void test_submit_capped_refuses_over_the_pending_caps(void **state)
 	mm_state_destroy(s);
 }
 
+/* JOB_EXITED_USAGE keeps each rank's usage with the job, through a
+ * snapshot; without usage it is refused. */
+static void test_exited_with_usage_keeps_it(void **state)
+{
+	mm_state_t *s = mkstate(), *t = NULL;
+	static const int32_t st[2] = { 0, 0 };
+	static const mm_usage_t u[2] = { { 10, 20, 300 }, { 11, 21, 301 } };
+	uint32_t id;
+	uint8_t *snap = NULL;
+	size_t n = 0;
+	char err[256];
+	mm_job_t j;
+
+	(void)state;
+	id = running(s, 2, 1, 1000);
+	assert_int_equal(apply(s, (mm_op_t){ .code = MM_OP_JOB_EXITED_USAGE,
+					     .job = id, .nstatus = 2,
+					     .status = st }), -EINVAL);
+	assert_int_equal(apply(s, (mm_op_t){ .code = MM_OP_JOB_EXITED_USAGE,
+					     .job = id, .nstatus = 2,
+					     .status = st, .usage = u }), 0);
+	j = job(s, id);
+	assert_int_equal(j.state, MM_JOB_COMPLETED);
+	assert_non_null(j.rank_usage);
+	assert_memory_equal(j.rank_usage, u, sizeof(u));
+	assert_int_equal(mm_state_encode(s, &snap, &n), 0);
+	assert_int_equal(mm_state_decode(snap, n, &t, err, sizeof(err)), 0);
+	assert_int_equal(mm_job_get(t, id, &j), 0);
+	assert_non_null(j.rank_usage);
+	assert_memory_equal(j.rank_usage, u, sizeof(u));
+	assert_true(mm_digest(t) == mm_digest(s));
+	free(snap);
+	mm_state_destroy(t);
+	mm_state_destroy(s);
+}
+
 /* The size budget: a submission that would take the jobs' bytes past it
  * is refused "state full" and changes nothing; a cancel goes on. */
 static void test_submit_capped_refuses_past_the_state_budget(void **state)
@@ -1113,6 +1149,7 @@ int main(void)
 		cmocka_unit_test(test_cancel_of_ended_job_is_refused),
 		cmocka_unit_test(test_submit_capped_refuses_over_the_pending_caps),
 		cmocka_unit_test(test_submit_capped_refuses_past_the_state_budget),
+		cmocka_unit_test(test_exited_with_usage_keeps_it),
 		cmocka_unit_test(test_node_down_fails_its_jobs_and_frees_cpus),
 		cmocka_unit_test(
 			test_node_down_twice_is_a_noop_and_unknown_is_enoent),
