@@ -199,6 +199,7 @@ static int node_main(int argc, char **argv)
 							0));
 	sp_config_set_liveness(cfg, (uint32_t)hb, (uint32_t)hb * 5, 20000);
 	rc = sp_open(cfg, &w, err, sizeof(err));
+	sp_config_destroy(cfg);
 	if (rc)
 		die("open", rc, err);
 	sp_nodeset_create(sp_node_count(w), &all);
@@ -213,6 +214,8 @@ static int node_main(int argc, char **argv)
 		}
 		rc = sp_test_event(w, EV_STOP, 600000);
 		sp_close(w);
+		sp_nodeset_destroy(all);
+		sp_nodeset_destroy(others);
 		return rc == 0 ? 0 : 1;
 	}
 	if (strcmp(mode, "caw") == 0)
@@ -233,6 +236,8 @@ static int node_main(int argc, char **argv)
 	fflush(stdout);
 	stop_others(w, others);
 	sp_close(w);
+	sp_nodeset_destroy(all);
+	sp_nodeset_destroy(others);
 	return 0;
 }
 

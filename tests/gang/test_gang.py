@@ -25,7 +25,6 @@ asserts what it is named for:
 Exit: 0 pass, 1 fail.
 """
 
-import glob
 import os
 import signal
 import subprocess
@@ -89,19 +88,7 @@ def wait_state(lab, job, states, timeout=30):
 
 
 def pids_of(lab, job):
-    """The PIDs of job's rank processes (their environment names it)."""
-    want = b"STORM_JOB_ID=%d\0" % job
-    where = lab.dir.encode()
-    out = []
-    for env in glob.glob("/proc/[0-9]*/environ"):
-        try:
-            with open(env, "rb") as f:
-                e = f.read()
-        except OSError:
-            continue
-        if want in e and where in e:
-            out.append(int(env.split("/")[2]))
-    return out
+    return stormlab.pids_of(lab, job)
 
 
 def stat(pid):

@@ -18,6 +18,7 @@ stop() (TERM, then KILL after a bound), pass or fail; ports are chosen
 free at run time; waits are bounded.
 """
 
+import glob
 import json
 import os
 import random
@@ -343,6 +344,22 @@ system {
   sched_rr: %(rr)s
 }
 """
+
+
+def pids_of(lab, job):
+    """The PIDs of job's rank processes (their environment names it)."""
+    want = b"STORM_JOB_ID=%d\0" % job
+    where = lab.dir.encode()
+    out = []
+    for env in glob.glob("/proc/[0-9]*/environ"):
+        try:
+            with open(env, "rb") as f:
+                e = f.read()
+        except OSError:
+            continue
+        if want in e and where in e:
+            out.append(int(env.split("/")[2]))
+    return out
 
 
 def wait_for(pred, timeout, what):

@@ -24,7 +24,6 @@ Usage: test_load.py BUILD_DIR TEST
 Exit: 0 pass, 1 fail, 77 skip (not root).
 """
 
-import glob
 import json
 import os
 import signal
@@ -61,18 +60,7 @@ def states(lab, i=0):
 
 
 def pids_of(lab, job):
-    want = b"STORM_JOB_ID=%d\0" % job
-    where = lab.dir.encode()
-    out = []
-    for env in glob.glob("/proc/[0-9]*/environ"):
-        try:
-            with open(env, "rb") as f:
-                e = f.read()
-        except OSError:
-            continue
-        if want in e and where in e:
-            out.append(int(env.split("/")[2]))
-    return out
+    return stormlab.pids_of(lab, job)
 
 
 def blocked_jobs(lab, n, fifo, prefix):
@@ -219,14 +207,19 @@ def test_abuse(lab):
           "the manager held %d connections under abuse" %
           held["connections"])
     # a flood also meets a full listen backlog: connect fails at once
+    # (a refusal frame may also be lost to a reset: ""; when opening them
+    # all outlasts client_idle_ms, the first are closed as idle)
     check(len(unix_refused) >= 1000 - 64 and all(
-        "clients_per_user" in m or m == "connect failed"
-        for m in unix_refused),
-          "nobody's unix connections past the cap: %s" % unix_refused[:3])
+        "clients_per_user" in m or "idle" in m or
+        m in ("connect failed", "") for m in unix_refused),
+          "nobody's unix connections past the cap: %d refused, %s" % (
+              len(unix_refused), sorted(set(m[:80] for m in unix_refused))))
     check(len(tcp_refused) >= 1000 - 64 and all(
         "clients_per_address" in m or "clients_max" in m or
-        m == "connect failed" for m in tcp_refused),
-          "nobody's TCP connections past the cap: %s" % tcp_refused[:3])
+        "no credential in time" in m or
+        m in ("connect failed", "") for m in tcp_refused),
+          "nobody's TCP connections past the cap: %d refused, %s" % (
+              len(tcp_refused), sorted(set(m[:80] for m in tcp_refused))))
     # garbage read whole is answered "not a JSON object"; once nobody's
     # idle connections fill its cap, the garbage is refused at the door
     g = report["garbage"]
