@@ -51,8 +51,9 @@ struct mm_state {
 	/* PENDING jobs in all and per uid, for admission caps: derived
 	 * from the jobs (rebuilt on decode, not encoded) */
 	uint32_t npending;
-	struct mmi_uidcount { uint32_t uid, n; } *pend; /* open addressing,
-							   * n 0: free */
+	struct mmi_uidcount { uint32_t uid, n, used; } *pend; /* open
+				  * addressing; a uid's slot stays used at
+				  * n 0 until a growth drops it */
 	uint32_t pend_cap, pend_used;
 	uint64_t state_bytes;    /* mm_state_bytes(): derived, rebuilt on
 				  * decode */

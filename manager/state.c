@@ -116,63 +116,67 @@ void mmi_job_free(struct mm_jobrec *j)
 
 /* ---- PENDING counts ---------------------------------------------------- */
 
+/* The slot of uid, or the free one where it would go.  A uid keeps its
+ * slot while its count falls to 0 (probe chains stay whole); a growth
+ * re-inserts only the counts above 0, so the table follows the uids with
+ * jobs pending, not every uid ever seen.  The counts, not the layout,
+ * are what replicas must agree on. */
 static struct mmi_uidcount *pend_slot(const mm_state_t *s, uint32_t uid)
 {
 	uint32_t k = (uid * 2654435761u) & (s->pend_cap - 1);
 
-	while (s->pend[k].n && s->pend[k].uid != uid)
+	while (s->pend[k].used && s->pend[k].uid != uid)
 		k = (k + 1) & (s->pend_cap - 1);
 	return &s->pend[k];
+}
+
+static int pend_grow(mm_state_t *s)
+{
+	struct mmi_uidcount *old = s->pend;
+	uint32_t oldcap = s->pend_cap, live = 0, cap = 16;
+
+	for (uint32_t i = 0; i < oldcap; i++)
+		live += old[i].used && old[i].n;
+	while (cap < 4 * (live + 1))
+		cap *= 2;
+	if (!(s->pend = calloc(cap, sizeof(*s->pend)))) {
+		s->pend = old;
+		return -ENOMEM;
+	}
+	s->pend_cap = cap;
+	s->pend_used = 0;
+	for (uint32_t i = 0; i < oldcap; i++)
+		if (old[i].used && old[i].n) {
+			*pend_slot(s, old[i].uid) = old[i];
+			s->pend_used++;
+		}
+	free(old);
+	return 0;
 }
 
 int mmi_pending_add(mm_state_t *s, uint32_t uid, int delta)
 {
 	struct mmi_uidcount *c;
 
-	if (delta > 0 && 2 * (s->pend_used + 1) > s->pend_cap) {
-		/* grow (and drop the uids at 0) */
-		struct mmi_uidcount *old = s->pend;
-		uint32_t oldcap = s->pend_cap, cap = oldcap ? oldcap : 16;
-
-		while (2 * (s->pend_used + 1) > cap)
-			cap *= 2;
-		if (!(s->pend = calloc(cap, sizeof(*s->pend)))) {
-			s->pend = old;
-			return -ENOMEM;
-		}
-		s->pend_cap = cap;
-		s->pend_used = 0;
-		for (uint32_t i = 0; i < oldcap; i++)
-			if (old[i].n) {
-				*pend_slot(s, old[i].uid) = old[i];
-				s->pend_used++;
-			}
-		free(old);
-	}
+	if (delta > 0 && 2 * (s->pend_used + 1) > s->pend_cap &&
+	    pend_grow(s))
+		return -ENOMEM;
 	if (!s->pend_cap)
 		return 0;
 	c = pend_slot(s, uid);
 	if (delta > 0) {
-		if (!c->n) {
+		if (!c->used) {
+			c->used = 1;
 			c->uid = uid;
 			s->pend_used++;
 		}
 		c->n++;
 		s->npending++;
-	} else if (c->n) {
-		/* a slot at 0 stays a tombstone until the next growth, so
-		 * probe chains stay whole */
+	} else if (c->used && c->n) {
 		c->n--;
 		s->npending--;
-		if (!c->n)
-			c->n = 0;
 	}
 	return 0;
-}
-
-uint64_t mm_state_bytes(const mm_state_t *s)
-{
-	return s->state_bytes;
 }
 
 uint32_t mm_pending_count(const mm_state_t *s, uint32_t uid)
@@ -192,6 +196,11 @@ int mmi_pending_rebuild(mm_state_t *s)
 		    mmi_pending_add(s, s->jobs[i]->v.uid, 1))
 			return -ENOMEM;
 	return 0;
+}
+
+uint64_t mm_state_bytes(const mm_state_t *s)
+{
+	return s->state_bytes;
 }
 
 void mm_state_destroy(mm_state_t *s)

@@ -156,10 +156,11 @@ static void box_delivered(struct nm *nm)
 
 		for (struct nm_job *j = nm->jobs; j; j = j->next)
 			if (j->id == job && j->reported && !j->done) {
-				sp_gvar_write_local(nm->w,
-						    st_done_var(&nm->lay,
-								j->done_slot),
-						    job);
+				if (j->done_slot < nm->lay.done_slots)
+					sp_gvar_write_local(nm->w,
+						st_done_var(&nm->lay,
+							    j->done_slot),
+						job);
 				j->done = 1;
 				qb_log(LOG_DEBUG, "job %u: done", job);
 			}
@@ -309,7 +310,11 @@ static void reconcile(struct nm *nm)
 		j->seen = 1;
 		j->listed = e->state;
 		j->row = e->row;
-		j->done_slot = e->done < nm->lay.done_slots ? e->done : 0;
+		/* out of range: a manager with another configuration;
+		 * such a job's end is never marked (no other job's slot
+		 * is overwritten) */
+		j->done_slot = e->done < nm->lay.done_slots ? e->done
+							    : UINT32_MAX;
 	}
 	free(v);
 	for (j = nm->jobs; j; j = next) {
@@ -336,7 +341,10 @@ static void on_heartbeat(struct nm *nm)
 {
 	struct nm_job *j;
 
-	if (st_hb_decode(nm->gmem + nm->lay.hb, nm->lay.hb_len, &nm->hb)) {
+	/* a copy taken under the world's lock: the next heartbeat may land
+	 * while this one is read */
+	if (sp_gmem_read(nm->w, nm->lay.hb, nm->hb_copy, nm->lay.hb_len) ||
+	    st_hb_decode(nm->hb_copy, nm->lay.hb_len, &nm->hb)) {
 		qb_log(LOG_WARNING, "malformed heartbeat block: ignored");
 		return;
 	}
@@ -388,7 +396,9 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 			uint64_t seq;
 
 			st_box_get_hdr(nm->box, nm->lay.outbox_len, &seq, &len);
-			if (nm->pend_len + len <= PEND_MAX) {
+			/* whatever its size: it may hold EXIT records, and a
+			 * job whose exits are lost never ends */
+			{
 				uint8_t *keep = malloc(nm->pend_len + len);
 
 				if (keep) {
@@ -521,6 +531,7 @@ int main(int argc, char **argv)
 	nm.box = calloc(1, nm.lay.outbox_len);
 	nm.hb.jobs = calloc(st_hb_capacity(nm.lay.hb_len) + 1,
 			    sizeof(*nm.hb.jobs));
+	nm.hb_copy = malloc(nm.lay.hb_len);
 	nm.stg_fd = -1;
 	{
 		struct timespec ts;
@@ -541,7 +552,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (!nm.box || !nm.hb.jobs ||
+	if (!nm.box || !nm.hb.jobs || !nm.hb_copy ||
 	    sp_nodeset_create(sp_node_count(nm.w), &nm.live)) {
 		qb_log(LOG_ERR, "out of memory");
 		rc = 1;
@@ -585,6 +596,7 @@ out:
 	free(nm.box);
 	free(nm.box_done);
 	free(nm.hb.jobs);
+	free(nm.hb_copy);
 	sp_nodeset_destroy(nm.live);
 	free(nm.pend);
 	free(nm.stg);

@@ -78,6 +78,8 @@ struct nm {
 	uint64_t slice;
 	st_hb_t hb;           /* the last heartbeat decoded (its jobs: room
 			       * for st_hb_capacity(lay.hb_len)) */
+	uint8_t *hb_copy;     /* lay.hb_len: the block, copied under the
+			       * world's lock before it is decoded */
 	sp_nodeset_t *live;   /* the view, when it changed */
 	uint64_t view_epoch;
 };

@@ -218,6 +218,16 @@ void *sp_gmem(sp_world_t *w, size_t *size)
 	return w->gmem;
 }
 
+int sp_gmem_read(sp_world_t *w, uint64_t gaddr, void *buf, size_t len)
+{
+	if (!w || !buf || gaddr > w->gmem_size || len > w->gmem_size - gaddr)
+		return -EINVAL;
+	pthread_mutex_lock(&w->lock); /* commits happen under it */
+	memcpy(buf, w->gmem + gaddr, len);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
 static int gvar_check(const sp_world_t *w, uint64_t a)
 {
 	return (a % 8 == 0 && a <= w->gmem_size - 8) ? 0 : -EINVAL;

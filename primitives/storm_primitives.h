@@ -202,6 +202,11 @@ SP_API uint32_t sp_node_count(const sp_world_t *w);
  * XFER-AND-SIGNAL commits there or a COMPARE-AND-WRITE writes there; read
  * them after the corresponding event. */
 SP_API void *sp_gmem(sp_world_t *w, size_t *size);
+/** Copy len bytes of the local global memory at gaddr into buf as one
+ * image: no XFER-AND-SIGNAL commits into it while it is copied (a block
+ * read in place can be torn by the next one landing).
+ * @return 0, or -EINVAL for a range outside global memory. */
+SP_API int sp_gmem_read(sp_world_t *w, uint64_t gaddr, void *buf, size_t len);
 /** Read / write a global variable on this node only (atomic 64-bit).
  * @return 0, -EINVAL for a misaligned or out-of-range address. */
 SP_API int sp_gvar_read(sp_world_t *w, uint64_t gaddr, int64_t *value);

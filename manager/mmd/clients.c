@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/un.h>
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <qb/qblog.h>
@@ -56,6 +58,8 @@ static void client_flush(struct mmd_client *c)
 {
 	size_t done = 0;
 
+	if (c->out_len)
+		c->out_ms = c->out_ms ? c->out_ms : now_ms();
 	while (done < c->out_len) {
 		ssize_t n = send(c->fd, c->out + done, c->out_len - done,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -76,6 +80,8 @@ static void client_flush(struct mmd_client *c)
 	}
 	memmove(c->out, c->out + done, c->out_len - done);
 	c->out_len -= done;
+	if (done || !c->out_len)
+		c->out_ms = c->out_len ? now_ms() : 0;
 	qb_loop_poll_mod(c->set->loop, QB_LOOP_MED, c->fd,
 			 POLLIN | (c->out_len ? POLLOUT : 0), c, on_client);
 }
@@ -144,7 +150,8 @@ int mmd_client_reply_err(struct mmd_client *c, int rc, const char *fmt, ...)
 					      rc < 0 ? -rc : rc));
 }
 
-/* Room for need bytes of payload (+ a NUL), grown as they arrive. */
+/* Room for need bytes of payload (+ a NUL): the buffer doubles as bytes
+ * arrive, never past the frame's own length (+ 1). */
 static int buf_room(struct mmd_client *c, uint32_t need)
 {
 	uint32_t cap = c->buf_cap ? c->buf_cap : BUF_FIRST;
@@ -154,6 +161,10 @@ static int buf_room(struct mmd_client *c, uint32_t need)
 		return 0;
 	while (cap < need + 1)
 		cap = cap > UINT32_MAX / 2 ? need + 1 : cap * 2;
+	if (cap > c->need - ST_FRAME_HDR + 1)
+		cap = c->need - ST_FRAME_HDR + 1;
+	if (cap < need + 1)
+		cap = need + 1;
 	if (!(b = realloc(c->buf, cap)))
 		return -ENOMEM;
 	c->buf = b;
@@ -172,6 +183,8 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 		if (!(revents & POLLIN))
 			return 0;
 	}
+	if (c->closing && !c->watch_job)
+		goto gone; /* refused or done: nothing more is read */
 	if (c->got < ST_FRAME_HDR) {
 		n = read(fd, c->hdr + c->got, ST_FRAME_HDR - c->got);
 		if (n <= 0)
@@ -213,8 +226,12 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 	} else {
 		uint32_t at = c->got - ST_FRAME_HDR, want = c->need - c->got;
 
-		if (buf_room(c, at + want))
+		/* at most what doubling the buffer holds: 16 MiB announced
+		 * costs 16 MiB only once 8 MiB have come */
+		if (at + 1 >= c->buf_cap && buf_room(c, c->buf_cap * 2))
 			goto gone;
+		if (want > c->buf_cap - 1 - at)
+			want = c->buf_cap - 1 - at;
 		n = read(fd, c->buf + at, want);
 		if (n <= 0)
 			goto gone;
@@ -302,6 +319,20 @@ static int on_accept(int32_t fd, int32_t revents, void *data)
 	int is_unix = fd == set->unix_fd;
 
 	(void)revents;
+	if (cfd < 0 && (errno == EMFILE || errno == ENFILE) &&
+	    set->spare_fd >= 0) {
+		/* out of descriptors: the connection would stay pending and
+		 * the listener readable for ever (a busy loop); take it with
+		 * the spare descriptor and close it */
+		close(set->spare_fd);
+		cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+		if (cfd >= 0)
+			close(cfd);
+		set->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		qb_log(LOG_WARNING, "client refused: out of file descriptors "
+		       "(%u connections)", set->n);
+		return 0;
+	}
 	if (cfd < 0)
 		return 0;
 	/* unix socket: the kernel says who it is; TCP: nobody until MUNGE */
@@ -401,6 +432,18 @@ int mmd_clients_listen(struct mmd_clients *set, qb_loop_t *loop,
 	*set = (struct mmd_clients){ .loop = loop, .cfg = cfg,
 				     .hooks = *hooks, .unix_fd = -1,
 				     .tcp_fd = -1 };
+	set->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	{
+		/* room for every connection the caps allow, and the rest */
+		struct rlimit rl;
+		rlim_t want = (rlim_t)cfg->clients_max +
+			      cfg->clients_root_reserved + 256;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+			rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	st_manager_socket(cfg, host, set->sock_path, sizeof(set->sock_path));
 	if (strlen(set->sock_path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen, "%s: run_dir too long for a socket path",
@@ -470,7 +513,9 @@ void mmd_clients_close(struct mmd_clients *set)
 	}
 	if (set->tcp_fd >= 0)
 		close(set->tcp_fd);
-	set->unix_fd = set->tcp_fd = -1;
+	if (set->spare_fd >= 0)
+		close(set->spare_fd);
+	set->unix_fd = set->tcp_fd = set->spare_fd = -1;
 }
 
 /* Why c is past a deadline, or NULL. */
@@ -478,6 +523,8 @@ static const char *overdue(const struct mmd_client *c, uint64_t now)
 {
 	const st_config_t *cfg = c->set->cfg;
 
+	if (c->out_len && c->out_ms && now - c->out_ms > cfg->client_idle_ms)
+		return "its replies not read";
 	if (c->frame_ms && now - c->frame_ms > cfg->client_frame_ms)
 		return "a request frame not received whole in time";
 	if (c->tcp && !c->authed && !c->inflight &&
@@ -497,11 +544,12 @@ void mmd_clients_reap(struct mmd_clients *set)
 		const char *why = overdue(c, now);
 
 		next = c->next;
-		if (why && !c->closing) {
+		if (why && (!c->closing || c->out_len)) {
 			qb_log(LOG_INFO, "client (uid %u%s%s) closed: %s",
 			       c->uid, c->tcp ? " from " : "", c->addr, why);
-			mmd_client_reply_err(c, ETIMEDOUT, "closed by the "
-					     "manager: %s", why);
+			if (!c->out_len)
+				mmd_client_reply_err(c, ETIMEDOUT, "closed by "
+						     "the manager: %s", why);
 			c->closing = 1;
 			c->out_len = 0; /* not waited for */
 			c->watch_job = c->wait_up = c->wait_job = 0;

@@ -36,6 +36,9 @@ struct mmd_client {
 	char addr[64];       /* TCP: the peer's address */
 	uint64_t since_ms, last_ms; /* accepted; last request or reply */
 	uint64_t frame_ms;   /* the current frame's first byte; 0: none */
+	uint64_t out_ms;     /* the outbox last moved (or filled from
+			      * empty): a client that stops reading is
+			      * closed after client_idle_ms */
 	uint64_t client_key; /* hash of (uid, the request's "client") */
 	uint64_t seq;        /* the request's "seq" */
 	uint64_t anon_seq;   /* requests without "client": own numbering */
@@ -68,6 +71,8 @@ struct mmd_clients {
 	struct mmd_clients_hooks hooks;
 	uint64_t next_id;
 	uint32_t n;
+	int spare_fd;        /* /dev/null, given up to accept-and-close one
+			      * connection when descriptors run out */
 	int unix_fd, tcp_fd;
 	char sock_path[1100];
 	struct mmd_client *list;

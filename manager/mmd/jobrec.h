@@ -19,6 +19,9 @@
 #include <storm_manager.h>
 
 #define MMD_JOBS_ENDED_KEEP 4096
+/* A proposal not applied after this many slices was lost (a full queue,
+ * a moment without quorum): the strobe proposes it again. */
+#define MMD_RETRY_SLICES 100
 
 
 struct mmd_job {
@@ -30,6 +33,7 @@ struct mmd_job {
 	uint32_t got;           /* ranks whose EXIT was taken */
 	int exit_proposed;      /* JOB_EXITED proposed by this master */
 	int staged_proposed;    /* JOB_STAGED proposed by this master */
+	uint64_t exit_slice, staged_slice; /* ... at these slices */
 	int ended;              /* terminal: kept for its timing only */
 	uint64_t t_stage, t_staged, t_end; /* launch timing, monotonic ns */
 	uint8_t hb_state;       /* as last listed (strobe.c, when the

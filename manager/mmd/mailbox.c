@@ -163,6 +163,9 @@ static void take_record(struct mmd_mailbox *b, int master,
 		struct mmd_job *r;
 		st_exit_t e;
 
+		/* a straggler of a job that has ended: nothing to keep */
+		if (j.state != MM_JOB_STAGING && j.state != MM_JOB_RUNNING)
+			return;
 		if (rec->rank >= j.ranks ||
 		    st_exit_decode(rec->data, rec->len, &e) ||
 		    !(r = mmd_jobs_get(b->jobs, rec->job)) ||

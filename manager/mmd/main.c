@@ -408,7 +408,7 @@ int main(int argc, char **argv)
 	mkdir(mm.cfg.run_dir, 0755);
 	st_layout(&mm.cfg, &mm.lay);
 	mm.nworld = mm.cfg.nmanagers + mm.cfg.nnodes;
-	mm.clients.unix_fd = mm.clients.tcp_fd = -1;
+	mm.clients.unix_fd = mm.clients.tcp_fd = mm.clients.spare_fd = -1;
 	{
 		const struct mmd_mailbox_hooks mh = {
 			.output = job_output, .propose = propose, .ctx = &mm };

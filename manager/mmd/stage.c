@@ -214,12 +214,24 @@ void mmd_stage_step(struct mmd_stage *s, sp_world_t *w, const mm_state_t *st,
 	if (!s->job) {
 		uint32_t id = 0;
 
-		for (uint32_t i = 0; i < nactive && !id; i++)
-			if (!mm_job_get(st, active[i], &j) &&
-			    j.state == MM_JOB_STAGING &&
-			    !((r = mmd_jobs_find(s->jobs, j.id)) &&
-			      r->staged_proposed))
+		for (uint32_t i = 0; i < nactive && !id; i++) {
+			if (mm_job_get(st, active[i], &j) ||
+			    j.state != MM_JOB_STAGING)
+				continue;
+			r = mmd_jobs_find(s->jobs, j.id);
+			if (!r || !r->staged_proposed) {
 				id = j.id;
+			} else if (slice - r->staged_slice >=
+				   MMD_RETRY_SLICES) {
+				/* staged everywhere (the compare said so),
+				 * but the proposal was lost: again */
+				mm_op_t op = { .code = MM_OP_JOB_STAGED,
+					       .job = j.id };
+
+				r->staged_slice = slice;
+				s->propose(s->ctx, &op);
+			}
+		}
 		if (!id || mm_job_get(st, id, &j) ||
 		    !(r = mmd_jobs_get(s->jobs, id)))
 			return;
@@ -300,6 +312,7 @@ void mmd_stage_step(struct mmd_stage *s, sp_world_t *w, const mm_state_t *st,
 		if ((r = mmd_jobs_get(s->jobs, j.id))) {
 			r->t_staged = mmd_mono_ns();
 			r->staged_proposed = 1;
+			r->staged_slice = slice;
 		}
 		s->propose(s->ctx, &op);
 		mmd_stage_free(s);

@@ -91,8 +91,14 @@ uint32_t mmd_strobe_active(struct mmd_strobe *sb, const mm_state_t *st)
 			uint32_t cap = sb->active_cap ? 2 * sb->active_cap : 64;
 			uint32_t *a = realloc(sb->active, cap * sizeof(*a));
 
-			if (!a)
-				break;
+			if (!a) {
+				/* a partial list would tell the nodes to kill
+				 * the jobs left off: none this slice */
+				sb->nactive = 0;
+				sb->active_valid = 0;
+				sb->active_failed = 1;
+				return 0;
+			}
 			sb->active = a;
 			sb->active_cap = cap;
 		}
@@ -101,6 +107,7 @@ uint32_t mmd_strobe_active(struct mmd_strobe *sb, const mm_state_t *st)
 	sb->nactive = n;
 	sb->active_gen = mm_active_gen(st);
 	sb->active_valid = 1;
+	sb->active_failed = 0;
 	return n;
 }
 
@@ -282,7 +289,11 @@ static void check_ends(struct mmd_strobe *sb, const mm_state_t *st)
 
 		/* every rank's EXIT record first: it is agreed before the
 		 * node sets its done slot, and costs no compare */
-		if (!r || !r->status || r->exit_proposed ||
+		/* proposed, and not applied within MMD_RETRY_SLICES: the
+		 * proposal was lost; a repeat is refused harmlessly */
+		if (!r || !r->status ||
+		    (r->exit_proposed &&
+		     sb->clk.slice - r->exit_slice < MMD_RETRY_SLICES) ||
 		    mm_job_get(st, sb->active[i], &j) ||
 		    j.state != MM_JOB_RUNNING || (shared && j.row != row) ||
 		    r->ranks != j.ranks || r->got < j.ranks)
@@ -298,6 +309,7 @@ static void check_ends(struct mmd_strobe *sb, const mm_state_t *st)
 		op.usage = r->usage;
 		r->t_end = mmd_mono_ns();
 		r->exit_proposed = 1;
+		r->exit_slice = sb->clk.slice;
 		propose(sb, &op);
 	}
 }
@@ -340,7 +352,9 @@ static uint32_t list_overflow(struct mmd_strobe *sb, const mm_state_t *st,
 		;
 	if (start == na)
 		start = 0;
-	hb->lo = start ? sb->active[start] : 0;
+	/* from the cursor: the ids since the last window's end are covered
+	 * even if the job at the cursor has gone meanwhile */
+	hb->lo = start ? sb->sweep : 0;
 	for (i = start; i < na && n < sb->hb_cap; i++)
 		if (!mm_job_get(st, sb->active[i], &j))
 			sb->hb_list[n++] = hb_entry(st, &j);
@@ -373,6 +387,8 @@ static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st)
 		sb->hb_owed = 1;
 		return;
 	}
+	if (sb->active_failed)
+		return; /* out of memory for the job list: no heartbeat */
 	hb.row = !mm_matrix_shared(st) ? ST_HB_ALL_ROWS :
 		 row < MM_MPL_MAX ? (uint16_t)row : ST_HB_ALL_ROWS - 1;
 	if (na <= sb->hb_cap) {

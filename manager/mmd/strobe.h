@@ -74,6 +74,7 @@ struct mmd_strobe {
 	uint32_t *active, nactive, active_cap;
 	uint64_t active_gen;
 	int active_valid;
+	int active_failed;     /* no memory for the list: no heartbeat */
 	/* the view */
 	sp_nodeset_t *live, *tmp;
 	uint8_t *seen;          /* per world id: was in a view once */

@@ -717,6 +717,34 @@ static void test_submit_capped_refuses_over_the_pending_caps(void **state)
 	mm_state_destroy(s);
 }
 
+/* Two uids in one probe chain of the pending counts (1000 and 1016 hash
+ * alike in a table of 16): the first's count falling to 0 must not cut
+ * the chain, or the second's decrement is lost and its count is wrong
+ * for ever (and replicas that rebuilt from a snapshot would disagree). */
+static void test_pending_counts_of_colliding_uids(void **state)
+{
+	mm_state_t *s = mkstate();
+	mm_job_spec_t a = spec_of(18, 1000, NULL), b = spec_of(18, 1016, NULL);
+	mm_result_t res;
+
+	(void)state;
+	assert_int_equal(submit_spec(s, &a, &res), 0);
+	assert_int_equal(submit_spec(s, &b, &res), 0);
+	tick(s, 1, 1000); /* a starts: 1000's count falls to 0 */
+	assert_int_equal(mm_pending_count(s, 1000), 0);
+	assert_int_equal(mm_pending_count(s, 1016), 1);
+	assert_int_equal(apply(s, (mm_op_t){ .code = MM_OP_CANCEL, .job = 1,
+					     .uid = 0 }), 0);
+	tick(s, 2, 2000); /* b starts */
+	assert_int_equal(job(s, 2).state, MM_JOB_STAGING);
+	assert_int_equal(mm_pending_count(s, 1016), 0);
+	assert_int_equal(mm_pending_count(s, UINT32_MAX), 0);
+	assert_int_equal(submit_spec(s, &b, &res), 0);
+	assert_int_equal(mm_pending_count(s, 1016), 1);
+	assert_int_equal(mm_pending_count(s, 1000), 0);
+	mm_state_destroy(s);
+}
+
 /* JOB_EXITED_USAGE keeps each rank's usage with the job, through a
  * snapshot; without usage it is refused. */
 static void test_exited_with_usage_keeps_it(void **state)
@@ -1150,6 +1178,7 @@ int main(void)
 		cmocka_unit_test(test_submit_capped_refuses_over_the_pending_caps),
 		cmocka_unit_test(test_submit_capped_refuses_past_the_state_budget),
 		cmocka_unit_test(test_exited_with_usage_keeps_it),
+		cmocka_unit_test(test_pending_counts_of_colliding_uids),
 		cmocka_unit_test(test_node_down_fails_its_jobs_and_frees_cpus),
 		cmocka_unit_test(
 			test_node_down_twice_is_a_noop_and_unknown_is_enoent),
