@@ -65,4 +65,17 @@ void mmd_jobs_free(struct mmd_jobs *t);
 /* Records held (tests, statistics). */
 uint32_t mmd_jobs_count(const struct mmd_jobs *t);
 
+/* The agreed part a joiner needs, in the snapshot: the EXIT statuses and
+ * usage taken so far of jobs still holding PEs in st (the boxes that
+ * brought them are acknowledged and will not come again).
+ *   u32 count | count x (u32 job | u32 ranks | ranks x (i32 status |
+ *   u64 utime_us | u64 stime_us | u64 maxrss_kib)), little endian */
+size_t mmd_jobs_snap_size(struct mmd_jobs *t, const mm_state_t *st);
+void mmd_jobs_snap_encode(struct mmd_jobs *t, const mm_state_t *st,
+			  uint8_t *out);
+/* Check p (len bytes) and, if whole, take its statuses into the records.
+ * @return 0, -STORM_EPROTO (err filled), -ENOMEM. */
+int mmd_jobs_snap_decode(struct mmd_jobs *t, const uint8_t *p, size_t len,
+			 char *err, size_t errlen);
+
 #endif

@@ -465,7 +465,7 @@ int main(int argc, char **argv)
 			.restored = restored, .ctx = &mm };
 
 		rc = mmd_repl_open(&mm.repl, &mm.cfg, mm.host, &mm.st,
-				   &mm.mbox, &rh, err, sizeof(err));
+				   &mm.mbox, &mm.jobs, &rh, err, sizeof(err));
 	}
 	if (rc) {
 		qb_log(LOG_ERR, "%s", err);

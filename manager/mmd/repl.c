@@ -86,23 +86,33 @@ static int on_apply(void *ctx, const rp_request_t *req, uint8_t *reply,
 	return rc;
 }
 
+/* The snapshot: the state machine's image, the EXIT statuses of running
+ * jobs taken so far (jobrec.h), the mailboxes' agreed part, then
+ * u32 length of the statuses | u32 SNAP_TAIL_MAGIC.  An image without
+ * the magic (written before the statuses were added) is state | mailbox
+ * part, and still loads. */
+#define SNAP_TAIL_MAGIC 0x5453414au /* "JAST" */
+
 static int on_snapshot(void *ctx, uint8_t **buf, size_t *len)
 {
 	struct mmd_repl *r = ctx;
 	uint8_t *st = NULL, *p;
-	size_t slen = 0, n;
+	size_t slen = 0, jlen, mlen = mmd_mailbox_size(r->mbox), n;
 	int rc = mm_state_encode(*r->st, &st, &slen);
 
 	if (rc)
 		return rc;
-	/* state | the mailboxes' agreed part */
-	n = slen + mmd_mailbox_size(r->mbox);
-	if (!(p = malloc(n))) {
+	jlen = mmd_jobs_snap_size(r->jobs, *r->st);
+	n = slen + jlen + mlen + 8;
+	if (jlen > UINT32_MAX || !(p = malloc(n))) {
 		free(st);
 		return -ENOMEM;
 	}
 	memcpy(p, st, slen);
-	mmd_mailbox_encode(r->mbox, p + slen);
+	mmd_jobs_snap_encode(r->jobs, *r->st, p + slen);
+	mmd_mailbox_encode(r->mbox, p + slen + jlen);
+	wr32(p + n - 8, (uint32_t)jlen);
+	wr32(p + n - 4, SNAP_TAIL_MAGIC);
 	free(st);
 	*buf = p;
 	*len = n;
@@ -113,15 +123,32 @@ static int on_restore(void *ctx, const uint8_t *buf, size_t len, char *err,
 		      size_t errlen)
 {
 	struct mmd_repl *r = ctx;
-	size_t tail = mmd_mailbox_size(r->mbox);
+	size_t mlen = mmd_mailbox_size(r->mbox), jlen = 0, slen;
+	const uint8_t *jobs = NULL, *mbox;
 	mm_state_t *st = NULL;
 	int rc;
 
-	if (len < tail) {
-		snprintf(err, errlen, "snapshot of %zu bytes is too short", len);
-		return -STORM_EPROTO;
+	if (len >= 8 && rd32(buf + len - 4) == SNAP_TAIL_MAGIC) {
+		jlen = rd32(buf + len - 8);
+		if (jlen > len - 8 || mlen > len - 8 - jlen) {
+			snprintf(err, errlen, "snapshot of %zu bytes: its tail "
+				 "names %zu bytes of job statuses that do not "
+				 "fit", len, jlen);
+			return -STORM_EPROTO;
+		}
+		slen = len - 8 - mlen - jlen;
+		jobs = buf + slen;
+		mbox = buf + slen + jlen;
+	} else {
+		if (len < mlen) {
+			snprintf(err, errlen, "snapshot of %zu bytes is too "
+				 "short", len);
+			return -STORM_EPROTO;
+		}
+		slen = len - mlen;
+		mbox = buf + slen;
 	}
-	/* the tail checked first: nothing changes unless both decode */
+	/* every part checked first: nothing changes unless all decode */
 	{
 		struct mmd_mailbox probe = *r->mbox;
 		uint64_t *seq = malloc(8u * r->mbox->nworld);
@@ -129,17 +156,29 @@ static int on_restore(void *ctx, const uint8_t *buf, size_t len, char *err,
 		if (!seq)
 			return -ENOMEM;
 		probe.box_seq = seq;
-		rc = mmd_mailbox_decode(&probe, buf + len - tail, tail, err,
-					errlen);
+		rc = mmd_mailbox_decode(&probe, mbox, mlen, err, errlen);
 		free(seq);
 		if (rc)
 			return rc;
 	}
-	if ((rc = mm_state_decode(buf, len - tail, &st, err, errlen)))
+	if ((rc = mm_state_decode(buf, slen, &st, err, errlen)))
 		return rc;
+	if (jobs) {
+		struct mmd_jobs probe = { 0 };
+
+		rc = mmd_jobs_snap_decode(&probe, jobs, jlen, err, errlen);
+		mmd_jobs_free(&probe);
+		if (rc) {
+			mm_state_destroy(st);
+			return rc;
+		}
+	}
 	mm_state_destroy(*r->st);
 	*r->st = st;
-	mmd_mailbox_decode(r->mbox, buf + len - tail, tail, err, errlen);
+	mmd_mailbox_decode(r->mbox, mbox, mlen, err, errlen);
+	if (jobs && (rc = mmd_jobs_snap_decode(r->jobs, jobs, jlen, err,
+					       errlen)))
+		return rc; /* out of memory: the replica stops */
 	r->hooks.restored(r->hooks.ctx);
 	return 0;
 }
@@ -191,8 +230,9 @@ static void on_done(void *ctx, void *cookie, int rc, const uint8_t *reply,
 
 int mmd_repl_open(struct mmd_repl *r, const st_config_t *cfg,
 		  const st_host_t *host, mm_state_t **st,
-		  struct mmd_mailbox *mbox, const struct mmd_repl_hooks *hooks,
-		  char *err, size_t errlen)
+		  struct mmd_mailbox *mbox, struct mmd_jobs *jobs,
+		  const struct mmd_repl_hooks *hooks, char *err,
+		  size_t errlen)
 {
 	static const rp_callbacks_t cb = {
 		.apply = on_apply,
@@ -212,8 +252,8 @@ int mmd_repl_open(struct mmd_repl *r, const st_config_t *cfg,
 		.state_version = MMD_STATE_VERSION,
 	};
 
-	*r = (struct mmd_repl){ .st = st, .mbox = mbox, .hooks = *hooks,
-				.name = host->name };
+	*r = (struct mmd_repl){ .st = st, .mbox = mbox, .jobs = jobs,
+				.hooks = *hooks, .name = host->name };
 	if (!strcmp(cfg->replication, "corosync"))
 		rc.backend = RP_BACKEND_CPG;
 	else if (!strcmp(cfg->replication, "none"))

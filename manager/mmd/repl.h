@@ -21,6 +21,7 @@
 #include <storm_proto.h>
 #include <storm_replication.h>
 
+#include "jobrec.h"
 #include "mailbox.h"
 
 /* Bumped when the snapshot or operation encoding changes incompatibly. */
@@ -57,6 +58,8 @@ struct mmd_repl {
 	rp_status_t rs;           /* as last reported */
 	mm_state_t **st;          /* the state machine (replaced on restore) */
 	struct mmd_mailbox *mbox;
+	struct mmd_jobs *jobs;    /* the shell's records: statuses go in the
+				   * snapshot */
 	struct mmd_repl_hooks hooks;
 	struct mmd_req *reqs;
 	uint8_t *opbuf;           /* RP_OP_MAX: one encoded operation */
@@ -69,8 +72,9 @@ struct mmd_repl {
  * @return 0, -STORM_ECONFIG / -STORM_ESTATE (exit 2), other -errno. */
 int mmd_repl_open(struct mmd_repl *r, const st_config_t *cfg,
 		  const st_host_t *host, mm_state_t **st,
-		  struct mmd_mailbox *mbox, const struct mmd_repl_hooks *hooks,
-		  char *err, size_t errlen);
+		  struct mmd_mailbox *mbox, struct mmd_jobs *jobs,
+		  const struct mmd_repl_hooks *hooks, char *err,
+		  size_t errlen);
 int mmd_repl_start(struct mmd_repl *r, char *err, size_t errlen);
 void mmd_repl_close(struct mmd_repl *r);
 /* A client's write: ordered, applied everywhere, answered (hooks.answer)

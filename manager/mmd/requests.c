@@ -109,6 +109,10 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 	if (o && r && r->t_end && r->t_staged)
 		json_object_set_new(o, "execute_ms", json_real(
 			(double)(r->t_end - r->t_staged) / 1e6));
+	/* ranks whose EXIT was taken while the job runs on */
+	if (o && r && r->status && r->ranks == j->ranks &&
+	    (j->state == MM_JOB_STAGING || j->state == MM_JOB_RUNNING))
+		json_object_set_new(o, "ranks_exited", json_integer(r->got));
 	/* the state's (agreed, kept with the job); before that the
 	 * shell's record of the EXIT records taken so far */
 	usage = j->rank_usage ? j->rank_usage :

@@ -18,7 +18,10 @@ Each test brings up a real cluster in a network namespace of its own
                      after the heal it catches up by state transfer;
   disk_full          one replica's state on a 1 MiB tmpfs fills: it stops
                      (fail-stop) while the others go on, and with room
-                     again it rejoins and converges (issue 12).
+                     again it rejoins and converges (issue 12);
+  statuses_rejoin    a rank's exit agreed before a replica's restart
+                     reaches it through the snapshot: the job ends under
+                     whichever master.
 Exit: 0 pass, 1 fail, 77 skipped (not root).
 """
 
@@ -471,6 +474,53 @@ def test_disk_full(lab):
           % (n, reps[2]["applied"]))
 
 
+def test_statuses_rejoin(lab):
+    """A job's first rank exits, a replica restarts and rejoins by state
+    transfer, the strobe master is killed: the rank's exit status, agreed
+    before the restart and acknowledged to its node (it will not come
+    again), reaches the joiner through the snapshot, so whichever replica
+    is master when the last rank ends ends the job."""
+    gate = os.path.join(lab.dir, "gate")
+    os.mkfifo(gate)
+    fd = os.open(gate, os.O_RDWR)
+    try:
+        script = ('if [ "$STORM_RANK" = 0 ]; then exit 0; fi; '
+                  'read x < %s' % gate)
+        rep = stormlab.call(lab.sock(0), {
+            "op": "submit", "job": {"name": "split", "ranks": 2,
+                                    "argv": ["/bin/sh", "-c", script],
+                                    "env": [], "files": [], "cwd": "/"}})
+        check(rep.get("ok"), "submit: %s" % rep)
+        job = rep["job"]
+
+        def exited(i):
+            j = stormlab.call(lab.sock(i), {"op": "show", "job": job})
+            return j["job"].get("ranks_exited") == 1
+        stormlab.wait_for(lambda: all(exited(i) for i in range(lab.m)),
+                          30, "rank 0's exit on every replica")
+        # restart a replica that is not the strobe master
+        m = lab.master()
+        k = next(i for i in range(lab.m) if i != m)
+        lab.p.kill("mm%d" % k)
+        stormlab.wait_for(lambda: lab.mm_pid(k) is None, 10, "mm%d gone" % k)
+        lab.start_mm(k)
+        lab.converged(60)
+        check(exited(k), "mm%d rejoined without rank 0's exit" % k)
+        # the master goes: another replica (maybe the joiner) takes over
+        lab.p.kill("mm%d" % m)
+        stormlab.wait_for(lambda: lab.master() not in (None, m), 30,
+                          "a new strobe master")
+        os.write(fd, b"\n")
+        alive = [i for i in range(lab.m) if i != m]
+        stormlab.wait_for(lambda: stormlab.call(lab.sock(alive[0]), {
+            "op": "show", "job": job})["job"]["state"] == "COMPLETED", 60,
+                          "the job to complete under the new master")
+    finally:
+        os.close(fd)
+    print("statuses_rejoin: mm%d rejoined with rank 0's status; mm%d "
+          "killed; the job completed under mm%d" % (k, m, lab.master()))
+
+
 TESTS = {
     "kill_random": (test_kill_random, dict(managers=3, nodes=1)),
     "kill_all": (test_kill_all, dict(managers=3, nodes=1)),
@@ -483,6 +533,7 @@ TESTS = {
     "munge_tcp": (test_munge_tcp, dict(managers=3, nodes=1, munge=True)),
     "cut_head": (test_cut_head, dict(heads=3, nodes=2, token=1000)),
     "disk_full": (test_disk_full, dict(managers=3, nodes=1, small_disk=1)),
+    "statuses_rejoin": (test_statuses_rejoin, dict(managers=3, nodes=2)),
 }
 
 
