@@ -196,6 +196,17 @@ static void config(void)
 	put("config", 0, c, sizeof(c) - 1);
 }
 
+static void jobsnap(void)
+{
+	/* count 1 | job 5 | 2 ranks | (status, utime, stime, maxrss) x 2 */
+	uint8_t b[4 + 8 + 2 * 28] = { 1, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0 };
+
+	b[12] = 0xff; b[13] = 0xff; b[14] = 0xff; b[15] = 0xff; /* -1 */
+	b[40] = 0; b[44] = 100; /* status 0, utime 100 */
+	put("jobsnap", 0, b, sizeof(b));
+	put("jobsnap", 1, b, 4); /* count 1, no entry: refused */
+}
+
 static void wire(void)
 {
 	uint8_t b[SP_HDR_LEN + 16] = { SP_WIRE_MAGIC & 0xff,
@@ -224,5 +235,6 @@ int main(int argc, char **argv)
 	frame();
 	config();
 	wire();
+	jobsnap();
 	return 0;
 }
