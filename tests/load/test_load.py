@@ -86,12 +86,17 @@ def wait_all(lab, ids, want, timeout, i=0):
                                                      "/".join(want)))
 
 
-def test_concurrent_jobs(lab):
-    n = 1000
+def gate(lab):
+    """A FIFO the jobs read their go from: (path, fd).  Held open
+    read-write, so readers never see EOF and opens never block."""
     fifo = os.path.join(lab.dir, "gate")
     os.mkfifo(fifo)
-    # held open read-write: readers never see EOF, opens never block
-    fd = os.open(fifo, os.O_RDWR)
+    return fifo, os.open(fifo, os.O_RDWR)
+
+
+def test_concurrent_jobs(lab):
+    n = 1000
+    fifo, fd = gate(lab)
     try:
         ids = blocked_jobs(lab, n, fifo, "c")
         wait_all(lab, ids, {"RUNNING"}, 600)
@@ -126,9 +131,7 @@ def test_concurrent_jobs(lab):
 
 def test_heartbeat_sweep(lab):
     n = 300
-    fifo = os.path.join(lab.dir, "gate")
-    os.mkfifo(fifo)
-    fd = os.open(fifo, os.O_RDWR)
+    fifo, fd = gate(lab)
     try:
         ids = blocked_jobs(lab, n, fifo, "s")
         wait_all(lab, ids, {"RUNNING"}, 300)
