@@ -443,7 +443,7 @@ int mm_matrix_check(const mm_state_t *s, char *err, size_t len)
 			if (!id)
 				continue;
 			rowuse[r]++;
-			j = id <= s->njobs ? s->jobs[id - 1] : NULL;
+			j = mmi_job_of(s, id);
 			if (!j || !holds_cpus(j->v.state))
 				rc = BAD("cell (%u, %u) holds job %u, which "
 					 "holds no PEs", r, c, id);

@@ -42,9 +42,18 @@ struct mm_state {
 	mm_node_t *nodes;        /* ascending world id */
 	int32_t *node_at;        /* world id -> index in nodes, or -1 */
 	uint64_t total_cpus;
-	struct mm_jobrec **jobs; /* jobs[id - 1] */
+	struct mm_jobrec **jobs; /* ascending id (ids are never reused;
+				  * retention leaves gaps) */
 	uint32_t njobs, jobcap;
+	uint32_t next_id;        /* the id the next SUBMIT gets */
 	uint32_t live_lo;        /* jobs[0 .. live_lo - 1] are terminal */
+	/* retention (derived from the jobs: rebuilt on decode) */
+	uint32_t nterminal;      /* terminal jobs in the table */
+	uint64_t min_end_ms;     /* no terminal job ended before this */
+	/* the jobs the last mm_apply() removed (not state: mm_purged()),
+	 * room for jobcap of them so TICK never allocates */
+	struct mm_jobrec **purged;
+	uint32_t npurged;
 	uint64_t slice, now_ms;  /* from the last TICK */
 	uint64_t active_gen;     /* bumped when a job starts or stops holding
 				  * cpus (not state: for the shell's caches) */
@@ -76,6 +85,17 @@ struct mmi_holder {
 	uint64_t end_ms;
 	uint32_t job, row, col, width;
 };
+
+/* state.c: job id, or NULL (binary search: ids ascend). */
+struct mm_jobrec *mmi_job_of(const mm_state_t *s, uint32_t id);
+/* state.c: the index of the first job of id >= id (njobs if none). */
+uint32_t mmi_job_lower(const mm_state_t *s, uint32_t id);
+/* state.c: grow the job table (and the purged list) to hold one more;
+ * -ENOMEM. */
+int mmi_jobs_reserve(mm_state_t *s, uint32_t want);
+/* sched.c: the retention of TICK_RETAIN (after the tick itself). */
+void mmi_retain(mm_state_t *s, uint32_t keep, uint64_t keep_ms,
+		uint64_t prev_now_ms);
 
 /* snapshot.c: a job's weight against the state budget (mm_state_bytes). */
 uint64_t mmi_job_bytes(const struct mm_jobrec *j);

@@ -23,6 +23,7 @@
  *               u64 max_state_bytes
  *   JOB_EXITED_USAGE  as JOB_EXITED, then n x (u64 utime_us, u64 stime_us,
  *               u64 maxrss_kib)
+ *   TICK_RETAIN as TICK, then u32 retain_jobs, u64 retain_ms
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -369,6 +370,20 @@ static void dec_tick(struct mmi_rd *r, mm_op_t *op)
 	op->now_ms = mmi_get_u64(r);
 }
 
+static void enc_tick_retain(struct mmi_wr *w, const mm_op_t *op)
+{
+	enc_tick(w, op);
+	mmi_put_u32(w, op->retain_jobs);
+	mmi_put_u64(w, op->retain_ms);
+}
+
+static void dec_tick_retain(struct mmi_rd *r, mm_op_t *op)
+{
+	dec_tick(r, op);
+	op->retain_jobs = mmi_get_u32(r);
+	op->retain_ms = mmi_get_u64(r);
+}
+
 static void enc_node_down(struct mmi_wr *w, const mm_op_t *op)
 {
 	mmi_put_u32(w, op->node);
@@ -531,6 +546,7 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_SUBMIT_CAPPED] = { enc_submit_capped, dec_submit_capped },
 	[MM_OP_JOB_EXITED_USAGE] = { enc_job_exited_usage,
 				     dec_job_exited_usage },
+	[MM_OP_TICK_RETAIN] = { enc_tick_retain, dec_tick_retain },
 };
 
 /* Every version a replica can read; encode writes OP_VERSION. */

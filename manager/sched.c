@@ -224,11 +224,19 @@ static void schedule(mm_state_t *s)
 
 int mmi_op_tick(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 {
+	uint64_t prev_now = s->now_ms;
+
 	if (op->slice < s->slice)
 		return mmi_refuse(res, -EINVAL, "tick: slice %llu is older "
 				  "than the current slice %llu; slices only "
 				  "move forward", (unsigned long long)op->slice,
 				  (unsigned long long)s->slice);
+	if (op->code == MM_OP_TICK_RETAIN && op->retain_jobs == 0 &&
+	    op->retain_ms == 0)
+		return mmi_refuse(res, -EINVAL, "tick: a retention of 0 jobs "
+				  "and 0 ms would drop ended jobs unseen; "
+				  "give job_retention (jobs) or "
+				  "job_retention_s (age) above 0");
 	s->slice = op->slice;
 	/* A clock that steps back (a new leader) must not make time run
 	 * backwards inside the state: keep now_ms monotonic. */
@@ -236,7 +244,55 @@ int mmi_op_tick(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 		s->now_ms = op->now_ms;
 	enforce_time_limits(s);
 	schedule(s);
+	if (op->code == MM_OP_TICK_RETAIN)
+		mmi_retain(s, op->retain_jobs, op->retain_ms, prev_now);
 	return 0;
+}
+
+/* ---- retention ------------------------------------------------------------ */
+
+/* Terminal jobs leave the table for the shell's history (mm_purged())
+ * when there are more than keep of them (the lowest ids go, down to
+ * keep - keep/16 so that removals come in batches, not one per tick) or
+ * when they ended keep_ms or more ago (looked at once per second of
+ * state time).  0 leaves that rule out.  One pass compacts the table,
+ * so the cost is O(jobs in the table) per purge and nothing per tick
+ * otherwise; it never allocates (purged has jobcap room). */
+void mmi_retain(mm_state_t *s, uint32_t keep, uint64_t keep_ms,
+		uint64_t prev_now_ms)
+{
+	uint32_t over = 0, w = 0;
+	uint64_t cutoff = 0, min_end = UINT64_MAX;
+
+	if (keep && s->nterminal > keep)
+		over = s->nterminal - (keep - keep / 16);
+	if (keep_ms && s->now_ms / 1000 != prev_now_ms / 1000 &&
+	    s->now_ms >= keep_ms && s->min_end_ms <= s->now_ms - keep_ms)
+		cutoff = s->now_ms - keep_ms + 1; /* ended before: out */
+	if (!over && !cutoff)
+		return;
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		struct mm_jobrec *j = s->jobs[i];
+
+		if (is_terminal(j->v.state) &&
+		    (over || j->v.end_ms < cutoff)) {
+			if (over)
+				over--;
+			s->purged[s->npurged++] = j;
+			s->nterminal--;
+			s->state_bytes -= mmi_job_bytes(j);
+			continue;
+		}
+		if (is_terminal(j->v.state) && j->v.end_ms < min_end)
+			min_end = j->v.end_ms;
+		s->jobs[w++] = j;
+	}
+	s->njobs = w;
+	s->min_end_ms = min_end;
+	s->live_lo = 0;
+	while (s->live_lo < s->njobs &&
+	       is_terminal(s->jobs[s->live_lo]->v.state))
+		s->live_lo++;
 }
 
 /* ---- MM_OP_SCHED ------------------------------------------------------------ */
@@ -321,6 +377,12 @@ static struct sim *sim_new(const mm_state_t *o, uint32_t last)
 	s->tree = NULL;
 	s->scratch = NULL;
 	s->holders = NULL;
+	/* the pending counts and the purged list are the original's: the
+	 * replay must not touch them (admission caps read the counts) */
+	s->pend = NULL;
+	s->pend_cap = s->pend_used = 0;
+	s->purged = NULL;
+	s->npurged = 0;
 	m->ended.v.state = MM_JOB_COMPLETED;
 	s->jobs = calloc(o->njobs ? o->njobs : 1, sizeof(*s->jobs));
 	s->nodes = malloc(o->nnodes * sizeof(*s->nodes));
@@ -376,7 +438,7 @@ int mm_expected_starts(const mm_state_t *o, uint32_t max, uint32_t *ids,
 {
 	struct sim *m;
 	mm_state_t *s;
-	uint32_t n = 0, got = 0;
+	uint32_t n = 0, got = 0, *at;
 
 	if (!o || (max && (!ids || !start_ms)))
 		return -EINVAL;
@@ -387,9 +449,15 @@ int mm_expected_starts(const mm_state_t *o, uint32_t max, uint32_t *ids,
 		}
 	if (!n)
 		return 0;
-	m = sim_new(o, ids[n - 1]);
-	if (!m)
+	/* where each is in the table (the copy keeps the same places) */
+	at = malloc(n * sizeof(*at));
+	m = at ? sim_new(o, ids[n - 1]) : NULL;
+	if (!m) {
+		free(at);
 		return -ENOMEM;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		at[k] = mmi_job_lower(o, ids[k]);
 	s = &m->st;
 	/* each round: schedule at time t, then jump to the next end */
 	for (uint32_t round = 0; got < n && round < 4 * n + s->ncols; round++) {
@@ -397,7 +465,7 @@ int mm_expected_starts(const mm_state_t *o, uint32_t max, uint32_t *ids,
 
 		schedule(s);
 		for (uint32_t k = 0; k < n; k++) {
-			const struct mm_jobrec *j = s->jobs[ids[k] - 1];
+			const struct mm_jobrec *j = s->jobs[at[k]];
 
 			if (!start_ms[k] && j->v.state != MM_JOB_PENDING) {
 				start_ms[k] = s->now_ms ? s->now_ms : 1;
@@ -426,5 +494,6 @@ int mm_expected_starts(const mm_state_t *o, uint32_t max, uint32_t *ids,
 		}
 	}
 	sim_free(m);
+	free(at);
 	return (int)n;
 }

@@ -9,7 +9,7 @@
  *
  * Format (little-endian; str, strv and the spec as in opcodec.c):
  *
- *   u8[4] magic "SMMS" | u16 version (2) | the body of that version
+ *   u8[4] magic "SMMS" | u16 version (4) | the body of that version
  *
  *   body v1:
  *     u32 nworld | u64 slice | u64 now_ms
@@ -33,6 +33,10 @@
  *     each job, after its block: u8 has_usage (0/1) | if 1: ranks x
  *       (u64 utime_us | u64 stime_us | u64 maxrss_kib); only a job with
  *       statuses has usage
+ *   body v4 (retention: ids have gaps), v3 with the job table as:
+ *     u32 next_id | u32 njobs | njobs x (u32 id | job as v3), ids
+ *     ascending, 1 <= id < next_id (before v4: ids 1..njobs, next_id
+ *     njobs + 1)
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
  *   snapshot (before the matrix) loads only if no job holds PEs: there is
@@ -68,7 +72,7 @@
 #include "mm_internal.h"
 
 static const uint8_t snap_magic[4] = { 'S', 'M', 'M', 'S' };
-#define SNAP_VERSION 3
+#define SNAP_VERSION 4
 #define HEADER_BYTES 6
 
 /* The fewest bytes a node takes (empty name and reason), and a floor
@@ -177,9 +181,12 @@ static void put_state(struct mmi_wr *w, const mm_state_t *s)
 	mmi_put_u32(w, s->nnodes);
 	for (uint32_t i = 0; i < s->nnodes; i++)
 		put_node(w, &s->nodes[i]);
+	mmi_put_u32(w, s->next_id);
 	mmi_put_u32(w, s->njobs);
-	for (uint32_t i = 0; i < s->njobs; i++)
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		mmi_put_u32(w, s->jobs[i]->v.id);
 		put_job(w, s->jobs[i]);
+	}
 	/* every string and count was bounded when it entered the state */
 	assert(w->err == 0);
 }
@@ -670,22 +677,42 @@ static int dec_jobs(struct sd *d, mm_state_t *s)
 {
 	struct mmi_rd *r = &d->r;
 	size_t at = r->pos;
-	uint32_t njobs;
+	uint32_t njobs, next_id = 0, id = 0;
 
 	sd_part(d, "the job table");
+	if (d->version >= 4)
+		next_id = mmi_get_u32(r);
 	njobs = mmi_get_u32(r);
 	if (sd_check(d))
 		return d->failed;
+	if (d->version < 4)
+		next_id = njobs + 1;
 	if (njobs > (r->len - r->pos) / JOB_MIN_BYTES)
 		return sd_fail(d, at, "%u jobs cannot fit in the %zu bytes "
 			       "left", njobs, r->len - r->pos);
-	if (njobs) {
-		s->jobs = calloc(njobs, sizeof(*s->jobs));
-		if (!s->jobs)
-			return sd_nomem(d, "out of memory for %u jobs", njobs);
-		s->jobcap = njobs;
-	}
-	for (uint32_t id = 1; id <= njobs; id++) {
+	if (next_id == 0 || njobs > next_id - 1)
+		return sd_fail(d, at, "%u jobs with ids below %u", njobs,
+			       next_id);
+	if (mmi_jobs_reserve(s, njobs))
+		return sd_nomem(d, "out of memory for %u jobs", njobs);
+	s->next_id = next_id;
+	for (uint32_t k = 0; k < njobs; k++) {
+		uint32_t prev = id;
+
+		if (d->version >= 4) {
+			size_t id_at = r->pos;
+
+			id = mmi_get_u32(r);
+			if (sd_check(d))
+				return d->failed;
+			if (id <= prev || id >= next_id)
+				return sd_fail(d, id_at, "job id %u after %u: "
+					       "ids ascend and stay below "
+					       "next_id %u", id, prev,
+					       next_id);
+		} else {
+			id = k + 1;
+		}
 		if (dec_job(d, s, id))
 			return d->failed;
 	}
@@ -695,8 +722,18 @@ static int dec_jobs(struct sd *d, mm_state_t *s)
 	if (mmi_pending_rebuild(s))
 		return sd_nomem(d, "out of memory for the pending counts");
 	s->state_bytes = 0;
-	for (uint32_t i = 0; i < s->njobs; i++)
-		s->state_bytes += mmi_job_bytes(s->jobs[i]);
+	s->nterminal = 0;
+	s->min_end_ms = UINT64_MAX;
+	for (uint32_t i = 0; i < s->njobs; i++) {
+		const struct mm_jobrec *j = s->jobs[i];
+
+		s->state_bytes += mmi_job_bytes(j);
+		if (is_terminal(j->v.state)) {
+			s->nterminal++;
+			if (j->v.end_ms < s->min_end_ms)
+				s->min_end_ms = j->v.end_ms;
+		}
+	}
 	return 0;
 }
 
@@ -735,6 +772,7 @@ static int (*const decoders[])(struct sd *, mm_state_t **) = {
 	[1] = dec_v1,
 	[2] = dec_v1, /* the same decoder, reading d->version's fields */
 	[3] = dec_v1,
+	[4] = dec_v1,
 };
 
 int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,

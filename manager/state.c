@@ -13,8 +13,10 @@
  *    CANCEL and NODE_DOWN never allocate;
  *  - for every node, used == ranks of STAGING/RUNNING jobs on it <= cpus
  *    x mpl; the matrix holds exactly those jobs' blocks (matrix.c);
- *  - job ids are 1, 2, 3, ... and jobs[id - 1] is job id; records are
- *    never removed;
+ *  - job ids are 1, 2, 3, ... in SUBMIT order, never reused; jobs[]
+ *    holds them in ascending id; a terminal job leaves it only at
+ *    TICK_RETAIN (retention, sched.c), into mm_purged() for the shell's
+ *    history;
  *  - things happen only at TICK: a job is placed, or ends by its time
  *    limit, only there.
  *
@@ -65,11 +67,81 @@ int mmi_refuse(mm_result_t *res, int rc, const char *f, ...)
 	return rc;
 }
 
-static struct mm_jobrec *job_of(const mm_state_t *s, uint32_t id)
+uint32_t mmi_job_lower(const mm_state_t *s, uint32_t id)
 {
-	if (id == 0 || id > s->njobs)
-		return NULL;
-	return s->jobs[id - 1];
+	uint32_t lo = 0, hi = s->njobs;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (s->jobs[mid]->v.id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct mm_jobrec *mmi_job_of(const mm_state_t *s, uint32_t id)
+{
+	uint32_t i = mmi_job_lower(s, id);
+
+	return i < s->njobs && s->jobs[i]->v.id == id ? s->jobs[i] : NULL;
+}
+
+#define job_of mmi_job_of
+
+int mmi_jobs_reserve(mm_state_t *s, uint32_t want)
+{
+	uint32_t cap = s->jobcap ? s->jobcap : 64;
+	struct mm_jobrec **v;
+
+	if (want <= s->jobcap)
+		return 0;
+	while (cap < want)
+		cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
+	v = realloc(s->jobs, (size_t)cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->jobs = v;
+	v = realloc(s->purged, (size_t)cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM; /* jobs grew: harmless, jobcap says the rest */
+	s->purged = v;
+	s->jobcap = cap;
+	return 0;
+}
+
+static void purged_clear(mm_state_t *s)
+{
+	for (uint32_t i = 0; i < s->npurged; i++)
+		mmi_job_free(s->purged[i]);
+	s->npurged = 0;
+}
+
+uint32_t mm_purged_count(const mm_state_t *s)
+{
+	return s ? s->npurged : 0;
+}
+
+int mm_purged_get(const mm_state_t *s, uint32_t i, mm_job_t *out)
+{
+	if (!s || !out)
+		return -EINVAL;
+	if (i >= s->npurged)
+		return -ENOENT;
+	*out = s->purged[i]->v;
+	return 0;
+}
+
+uint32_t mm_job_count(const mm_state_t *s)
+{
+	return s ? s->njobs : 0;
+}
+
+uint32_t mm_next_id(const mm_state_t *s)
+{
+	return s ? s->next_id : 0;
 }
 
 const char *mm_job_state_name(mm_job_state_t st)
@@ -211,6 +283,8 @@ void mm_state_destroy(mm_state_t *s)
 	for (uint32_t i = 0; i < s->njobs; i++)
 		mmi_job_free(s->jobs[i]);
 	free(s->jobs);
+	purged_clear(s);
+	free(s->purged);
 	mmi_matrix_free(s);
 	free(s->nodes);
 	free(s->node_at);
@@ -237,6 +311,8 @@ int mm_state_create(uint32_t nworld, uint32_t nnodes, const uint32_t *ids,
 		return -ENOMEM;
 	s->nworld = nworld;
 	s->nnodes = nnodes;
+	s->next_id = 1;
+	s->min_end_ms = UINT64_MAX;
 	s->nodes = calloc(nnodes, sizeof(*s->nodes));
 	s->node_at = malloc(nworld * sizeof(*s->node_at));
 	if (!s->nodes || !s->node_at) {
@@ -296,6 +372,9 @@ void mmi_job_end(mm_state_t *s, struct mm_jobrec *j, mm_job_state_t st)
 	j->v.state = st;
 	j->v.end_slice = s->slice;
 	j->v.end_ms = s->now_ms;
+	s->nterminal++;
+	if (j->v.end_ms < s->min_end_ms)
+		s->min_end_ms = j->v.end_ms;
 	while (s->live_lo < s->njobs &&
 	       is_terminal(s->jobs[s->live_lo]->v.state))
 		s->live_lo++;
@@ -310,8 +389,11 @@ static int find_job(mm_state_t *s, const char *what, uint32_t id,
 {
 	*out = job_of(s, id);
 	if (!*out)
-		return mmi_refuse(res, -ENOENT, "%s: no job %u (jobs are "
-				  "1..%u); check the id", what, id, s->njobs);
+		return mmi_refuse(res, -ENOENT, "%s: no job %u in the state "
+				  "(ids so far 1..%u; ended jobs move to the "
+				  "history after the retention); check the id "
+				  "or stormctl history", what, id,
+				  s->next_id - 1);
 	return 0;
 }
 
@@ -533,6 +615,7 @@ static const op_fn op_table[] = {
 	[MM_OP_SCHED] = mmi_op_sched,
 	[MM_OP_SUBMIT_CAPPED] = mmi_op_submit,
 	[MM_OP_JOB_EXITED_USAGE] = op_job_exited,
+	[MM_OP_TICK_RETAIN] = mmi_op_tick,
 };
 
 int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
@@ -545,6 +628,7 @@ int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	if (!s || !op)
 		return mmi_refuse(res, -EINVAL,
 				  "apply: no state or no operation");
+	purged_clear(s); /* the shell has taken them since */
 	if ((unsigned)op->code >= sizeof(op_table) / sizeof(op_table[0]) ||
 	    !op_table[op->code])
 		return mmi_refuse(res, -EINVAL, "apply: unknown operation code "
@@ -573,9 +657,15 @@ int mm_job_get(const mm_state_t *s, uint32_t id, mm_job_t *out)
 
 int mm_job_next(const mm_state_t *s, uint32_t from, mm_job_t *out)
 {
+	uint32_t i;
+
 	if (!s || !out)
 		return -EINVAL;
-	return mm_job_get(s, from ? from : 1, out);
+	i = mmi_job_lower(s, from);
+	if (i >= s->njobs)
+		return -ENOENT;
+	*out = s->jobs[i]->v;
+	return 0;
 }
 
 uint32_t mm_node_count(const mm_state_t *s)

@@ -119,6 +119,10 @@ typedef enum mm_opcode {
 			       * bytes would pass max_state_bytes (0: no
 			       * cap) */
 	MM_OP_JOB_EXITED_USAGE = 11, /* JOB_EXITED with each rank's usage */
+	MM_OP_TICK_RETAIN = 12, /* TICK, then terminal jobs beyond
+			       * retain_jobs (the lowest ids) or ended
+			       * retain_ms ago leave the state (0: that rule
+			       * off; both 0 refused): mm_purged() */
 } mm_opcode_t;
 
 /** One rank's resource usage, as its node's wait4() reported it. */
@@ -141,6 +145,8 @@ typedef struct mm_op {
 	const mm_sched_conf_t *sched; /* SCHED */
 	uint32_t max_pending, max_pending_user; /* SUBMIT_CAPPED */
 	uint64_t max_state_bytes;
+	uint32_t retain_jobs;      /* TICK_RETAIN */
+	uint64_t retain_ms;
 } mm_op_t;
 
 /** What an operation did. */
@@ -215,8 +221,16 @@ MM_API int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 /** Lookups and iteration (views valid until the next mm_apply()). */
 MM_API int mm_job_get(const mm_state_t *s, uint32_t id, mm_job_t *out);
 /** Jobs in id order starting at id >= from; returns 0 and fills out, or
- * -ENOENT when there are no more. */
+ * -ENOENT when there are no more.  Ids have gaps where retention
+ * removed ended jobs. */
 MM_API int mm_job_next(const mm_state_t *s, uint32_t from, mm_job_t *out);
+/** Jobs in the state now, and the id the next SUBMIT will get. */
+MM_API uint32_t mm_job_count(const mm_state_t *s);
+MM_API uint32_t mm_next_id(const mm_state_t *s);
+/** The jobs the last mm_apply() removed from the state (TICK_RETAIN), for
+ * the caller's history: views valid until the next mm_apply(). */
+MM_API uint32_t mm_purged_count(const mm_state_t *s);
+MM_API int mm_purged_get(const mm_state_t *s, uint32_t i, mm_job_t *out);
 MM_API uint32_t mm_node_count(const mm_state_t *s);
 MM_API int mm_node_get(const mm_state_t *s, uint32_t index, mm_node_t *out);
 MM_API int mm_node_by_id(const mm_state_t *s, uint32_t world_id,

@@ -308,31 +308,21 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 				  "the state", (unsigned long long)have,
 				  (unsigned long long)max);
 	}
-	if (s->njobs == UINT32_MAX) {
+	if (s->next_id == UINT32_MAX) {
 		mmi_job_free(j);
 		return mmi_refuse(res, -ENOSPC,
 				  "submit: job ids are exhausted");
 	}
-	if (s->njobs == s->jobcap) {
-		uint32_t cap = s->jobcap ? s->jobcap * 2 : 64;
-		struct mm_jobrec **v;
-
-		if (cap < s->jobcap) /* wrapped: grow to the last id */
-			cap = UINT32_MAX;
-		v = realloc(s->jobs, (size_t)cap * sizeof(*v));
-		if (!v) {
-			mmi_job_free(j);
-			return mmi_refuse(res, -ENOMEM, "submit: out of memory "
-					  "for the job table");
-		}
-		s->jobs = v;
-		s->jobcap = cap;
+	if (mmi_jobs_reserve(s, s->njobs + 1)) {
+		mmi_job_free(j);
+		return mmi_refuse(res, -ENOMEM, "submit: out of memory "
+				  "for the job table");
 	}
 	if (mmi_pending_add(s, j->v.uid, 1)) {
 		mmi_job_free(j);
 		return mmi_refuse(res, -ENOMEM, "submit: out of memory");
 	}
-	j->v.id = s->njobs + 1;
+	j->v.id = s->next_id++;
 	s->jobs[s->njobs++] = j;
 	s->state_bytes += bytes;
 	res->job = j->v.id;

@@ -217,7 +217,7 @@ static void test_encode_refuses_unknown_opcode_and_missing_spec(void **state)
 
 	(void)state;
 	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
-	op.code = (mm_opcode_t)(MM_OP_JOB_EXITED_USAGE + 1);
+	op.code = (mm_opcode_t)(MM_OP_TICK_RETAIN + 1);
 	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
 	op.code = MM_OP_SUBMIT; /* no spec */
 	assert_int_equal(mm_op_encode(&op, a, sizeof(a)), -EINVAL);
