@@ -5,7 +5,8 @@
  * holding PEs shows its matrix row; a pending one when it is expected to
  * start (the first page's first pending jobs: the manager replays its
  * scheduler with every job running to its time limit) and, as REASON,
- * why it waits.
+ * why it waits.  With -a, the jobs retention moved out of the state come
+ * first, from the job history (the most recent HISTORY_MAX of them).
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "commands.h"
 
 #define NCOLS 10
+#define HISTORY_MAX 1000
 
 static void job_row(sc_table_t *t, const json_t *job, int64_t now)
 {
@@ -77,6 +79,16 @@ int sc_cmd_queue(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	/* page by page ("next": where the next page starts) */
 	reply = json_pack("{s:b, s:[]}", "ok", 1, "jobs");
 	jobs = sc_jarray(reply, "jobs");
+	if (all) {
+		/* oldest first, as the state's jobs follow in id order */
+		json_t *h = sc_call_or_die(ctx, cmd->name, json_pack(
+			"{s:s, s:i}", "op", "history", "limit", HISTORY_MAX));
+		json_t *hj = sc_jarray(h, "jobs");
+
+		for (size_t k = json_array_size(hj); k > 0; k--)
+			json_array_append(jobs, json_array_get(hj, k - 1));
+		json_decref(h);
+	}
 	for (json_int_t from = 1; from > 0;) {
 		json_t *page, *r = json_pack("{s:s, s:b, s:I}", "op", "queue",
 					     "all", all, "from", from);

@@ -39,8 +39,8 @@ static char *join(const json_t *arr, const char *sep)
 
 /* CPU time of every rank together (user + system, as sacct's TotalCPU)
  * and the largest peak RSS of any rank (MaxRSS); "-" until reported. */
-static void usage_rows(const json_t *usage, char *cpu, size_t cpulen,
-		       char *rss, size_t rsslen)
+static void usage_rows(const json_t *job, const json_t *usage, char *cpu,
+		       size_t cpulen, char *rss, size_t rsslen)
 {
 	int64_t us = 0, kib = 0;
 	size_t i;
@@ -48,6 +48,19 @@ static void usage_rows(const json_t *usage, char *cpu, size_t cpulen,
 
 	snprintf(cpu, cpulen, "-");
 	snprintf(rss, rsslen, "-");
+	if ((!usage || !json_array_size(usage)) &&
+	    json_object_get(job, "cpu_time_us")) {
+		/* a wide job in the history keeps only the totals */
+		us = sc_jint(job, "cpu_time_us", 0);
+		kib = sc_jint(job, "max_rss_kib", 0);
+		snprintf(cpu, cpulen, "%lld.%03lld s",
+			 (long long)(us / 1000000),
+			 (long long)(us / 1000 % 1000));
+		snprintf(rss, rsslen, "%.1f MiB (largest of %lld rank(s))",
+			 (double)kib / 1024.0,
+			 (long long)sc_jint(job, "ranks", 0));
+		return;
+	}
 	if (!usage || !json_array_size(usage))
 		return;
 	json_array_foreach(usage, i, u) {
@@ -138,7 +151,7 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	argv = join(sc_jarray(job, "argv"), " ");
 	names = join(sc_jarray(job, "node_names"), ",");
 	status = sc_fmt_rank_status(sc_jarray(job, "rank_status"));
-	usage_rows(sc_jarray(job, "usage"), cpu, sizeof(cpu), rss,
+	usage_rows(job, sc_jarray(job, "usage"), cpu, sizeof(cpu), rss,
 		   sizeof(rss));
 
 	t = sc_table_new(2, cols);
@@ -147,6 +160,9 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	ROW("name", sc_jstr(job, "name", "?"));
 	ROW("user", user);
 	ROW("state", sc_jstr(job, "state", "?"));
+	if (sc_jbool(job, "history", false))
+		ROW("kept_in", "the job history (it left the state after "
+		    "the retention)");
 	ROW("reason", sc_jstr(job, "reason", ""));
 	ROW("batch", sc_jbool(job, "batch", false) ? "yes" : "no");
 	ROW("ranks", num[1]);

@@ -31,6 +31,7 @@ enum {
 	SC_OPT_TIMEOUT,
 	SC_OPT_VERSION,
 	SC_OPT_MAN,
+	SC_OPT_LIMIT,
 };
 
 /** One option.  The list ends with an all-zero record. */
@@ -89,6 +90,8 @@ int sc_cmd_queue(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		 const struct sc_args *args);
 int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		const struct sc_args *args);
+int sc_cmd_history(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		   const struct sc_args *args);
 int sc_cmd_cancel(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		  const struct sc_args *args);
 int sc_cmd_nodes(sc_ctx_t *ctx, const struct sc_cmd *cmd,
@@ -157,6 +160,26 @@ static const struct sc_opt submit_opts[] = {
 
 static const struct sc_opt queue_opts[] = {
 	{ 'a', "all", NULL, "Also list jobs that have ended." },
+	{ 0, NULL, NULL, NULL },
+};
+
+static const struct sc_opt history_opts[] = {
+	{ 'u', "user", "USER",
+	  "Only jobs of USER (a name or uid).  A user other than root or an "
+	  "administrator sees only their own jobs." },
+	{ 's', "state", "STATE",
+	  "Only jobs that ended so: COMPLETED, FAILED or CANCELLED; a "
+	  "comma list or repeated." },
+	{ SC_OPT_NAME, "name", "PATTERN",
+	  "Only jobs whose name matches PATTERN (a shell glob)." },
+	{ 'S', "since", "TIME",
+	  "Only jobs that ran at or after TIME: now, -Nh / -Nd (that long "
+	  "ago; also s, m), YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS] (local time) "
+	  "or milliseconds since the epoch." },
+	{ 'E', "until", "TIME",
+	  "Only jobs submitted at or before TIME (same forms)." },
+	{ SC_OPT_LIMIT, "limit", "N",
+	  "List at most N jobs (1-1000000, default 1000)." },
 	{ 0, NULL, NULL, NULL },
 };
 
@@ -264,6 +287,26 @@ const struct sc_cmd sc_commands[] = {
 		.min_operands = 1,
 		.max_operands = 1,
 		.handler = sc_cmd_show,
+	},
+	{
+		.name = "history",
+		.summary = "list jobs that ended, from the job history",
+		.operands = "",
+		.description =
+			"Lists the jobs that ended and left the manager's "
+			"replicated state after its retention (job_retention "
+			"ended jobs, or job_retention_s seconds), most "
+			"recently ended first, like sacct: id, name, user, "
+			"final state, ranks, nodes, elapsed time, end time "
+			"and exit code.  Every manager replica holds the same "
+			"history (the last history_jobs job ids, ended within "
+			"history_days); show JOB and queue -a find these jobs "
+			"too.  A user sees their own jobs; root and the "
+			"configured administrators everyone's.",
+		.opts = history_opts,
+		.min_operands = 0,
+		.max_operands = 0,
+		.handler = sc_cmd_history,
 	},
 	{
 		.name = "cancel",

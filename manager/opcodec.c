@@ -23,7 +23,8 @@
  *               u64 max_state_bytes
  *   JOB_EXITED_USAGE  as JOB_EXITED, then n x (u64 utime_us, u64 stime_us,
  *               u64 maxrss_kib)
- *   TICK_RETAIN as TICK, then u32 retain_jobs, u64 retain_ms
+ *   TICK_RETAIN as TICK, then u32 retain_jobs, u64 retain_ms,
+ *               u32 history_jobs, u64 history_ms
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -375,6 +376,8 @@ static void enc_tick_retain(struct mmi_wr *w, const mm_op_t *op)
 	enc_tick(w, op);
 	mmi_put_u32(w, op->retain_jobs);
 	mmi_put_u64(w, op->retain_ms);
+	mmi_put_u32(w, op->history_jobs);
+	mmi_put_u64(w, op->history_ms);
 }
 
 static void dec_tick_retain(struct mmi_rd *r, mm_op_t *op)
@@ -382,6 +385,8 @@ static void dec_tick_retain(struct mmi_rd *r, mm_op_t *op)
 	dec_tick(r, op);
 	op->retain_jobs = mmi_get_u32(r);
 	op->retain_ms = mmi_get_u64(r);
+	op->history_jobs = mmi_get_u32(r);
+	op->history_ms = mmi_get_u64(r);
 }
 
 static void enc_node_down(struct mmi_wr *w, const mm_op_t *op)

@@ -698,6 +698,11 @@ uint64_t mm_slice(const mm_state_t *s)
 	return s ? s->slice : 0;
 }
 
+uint64_t mm_now_ms(const mm_state_t *s)
+{
+	return s ? s->now_ms : 0;
+}
+
 uint64_t mm_active_gen(const mm_state_t *s)
 {
 	return s->active_gen;

@@ -147,6 +147,9 @@ typedef struct mm_op {
 	uint64_t max_state_bytes;
 	uint32_t retain_jobs;      /* TICK_RETAIN */
 	uint64_t retain_ms;
+	uint32_t history_jobs;     /* TICK_RETAIN, for the shell's history
+				    * (not read by mm_apply) */
+	uint64_t history_ms;
 } mm_op_t;
 
 /** What an operation did. */
@@ -236,6 +239,8 @@ MM_API int mm_node_get(const mm_state_t *s, uint32_t index, mm_node_t *out);
 MM_API int mm_node_by_id(const mm_state_t *s, uint32_t world_id,
 			 mm_node_t *out);
 MM_API uint64_t mm_slice(const mm_state_t *s);
+/** The state's time (now_ms of the last TICK, never decreasing). */
+MM_API uint64_t mm_now_ms(const mm_state_t *s);
 /** What the jobs in the state weigh against the size budget: per job, its
  * spec's encoded bytes plus a fixed part per rank (a function of what the
  * job was submitted with, so every replica counts alike). */

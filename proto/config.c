@@ -9,6 +9,7 @@
  * built and leaves *cfg zeroed.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -178,50 +179,66 @@ static int parse_level(struct parse *p, const char *v, int *out)
 	return 0;
 }
 
+/* The [cluster] keys that are whole numbers: name, bounds, field. */
+static const struct u32_key {
+	const char *name;
+	uint32_t min, max;
+	size_t off;
+} u32_keys[] = {
+	{ "slice_us", 100, 10000000, offsetof(st_config_t, slice_us) },
+	{ "micro_slices", 1, 64, offsetof(st_config_t, micro_slices) },
+	{ "hb_period_ms", 1, 60000, offsetof(st_config_t, hb_period_ms) },
+	{ "hb_timeout_ms", 2, 600000, offsetof(st_config_t, hb_timeout_ms) },
+	{ "chunk_kib", 4, 65536, offsetof(st_config_t, chunk_kib) },
+	{ "slots", 1, 64, offsetof(st_config_t, slots) },
+	{ "heartbeat_kib", 1, 1024, offsetof(st_config_t, heartbeat_kib) },
+	{ "output_kib", 4, 4096, offsetof(st_config_t, output_kib) },
+	{ "clients_max", 1, 1000000, offsetof(st_config_t, clients_max) },
+	{ "clients_root_reserved", 0, 10000,
+	  offsetof(st_config_t, clients_root_reserved) },
+	{ "clients_per_user", 1, 1000000,
+	  offsetof(st_config_t, clients_per_user) },
+	{ "clients_per_address", 1, 1000000,
+	  offsetof(st_config_t, clients_per_address) },
+	{ "client_idle_ms", 100, 86400000,
+	  offsetof(st_config_t, client_idle_ms) },
+	{ "client_frame_ms", 100, 3600000,
+	  offsetof(st_config_t, client_frame_ms) },
+	{ "max_pending_jobs", 1, 100000000,
+	  offsetof(st_config_t, max_pending_jobs) },
+	{ "max_pending_per_user", 1, 100000000,
+	  offsetof(st_config_t, max_pending_per_user) },
+	/* below a third of 8 GiB: a snapshot being replaced and the log
+	 * beside it must fit next to the state in LMDB's map (16 GiB, the
+	 * history's records beside them) */
+	{ "state_budget_mib", 1, 2730,
+	  offsetof(st_config_t, state_budget_mib) },
+	{ "realtime", 0, 99, offsetof(st_config_t, realtime) },
+	{ "mpl", 1, 16, offsetof(st_config_t, mpl) },
+	{ "quantum_us", 100, 600000000, offsetof(st_config_t, quantum_us) },
+	/* retention: ended jobs kept in the replicated state, then in the
+	 * history (docs/history.md) */
+	{ "job_retention", 1, 10000000, offsetof(st_config_t, job_retention) },
+	{ "job_retention_s", 1, 31536000,
+	  offsetof(st_config_t, job_retention_s) },
+	{ "history_jobs", 1, 100000000, offsetof(st_config_t, history_jobs) },
+	{ "history_days", 1, 36500, offsetof(st_config_t, history_days) },
+};
+
 static int cluster_key(struct parse *p, const char *k, const char *v)
 {
 	st_config_t *c = p->cfg;
+
+	for (size_t i = 0; i < sizeof(u32_keys) / sizeof(u32_keys[0]); i++)
+		if (!strcmp(k, u32_keys[i].name))
+			return parse_u32(p, k, v, u32_keys[i].min,
+					 u32_keys[i].max, (uint32_t *)(void *)
+					 ((char *)c + u32_keys[i].off));
 
 	if (!strcmp(k, "name"))
 		return copy_str(p, k, v, c->cluster, sizeof(c->cluster));
 	if (!strcmp(k, "provider"))
 		return copy_str(p, k, v, c->provider, sizeof(c->provider));
-	if (!strcmp(k, "slice_us"))
-		return parse_u32(p, k, v, 100, 10000000, &c->slice_us);
-	if (!strcmp(k, "micro_slices"))
-		return parse_u32(p, k, v, 1, 64, &c->micro_slices);
-	if (!strcmp(k, "hb_period_ms"))
-		return parse_u32(p, k, v, 1, 60000, &c->hb_period_ms);
-	if (!strcmp(k, "hb_timeout_ms"))
-		return parse_u32(p, k, v, 2, 600000, &c->hb_timeout_ms);
-	if (!strcmp(k, "chunk_kib"))
-		return parse_u32(p, k, v, 4, 65536, &c->chunk_kib);
-	if (!strcmp(k, "slots"))
-		return parse_u32(p, k, v, 1, 64, &c->slots);
-	if (!strcmp(k, "heartbeat_kib"))
-		return parse_u32(p, k, v, 1, 1024, &c->heartbeat_kib);
-	if (!strcmp(k, "output_kib"))
-		return parse_u32(p, k, v, 4, 4096, &c->output_kib);
-	if (!strcmp(k, "clients_max"))
-		return parse_u32(p, k, v, 1, 1000000, &c->clients_max);
-	if (!strcmp(k, "clients_root_reserved"))
-		return parse_u32(p, k, v, 0, 10000,
-				 &c->clients_root_reserved);
-	if (!strcmp(k, "clients_per_user"))
-		return parse_u32(p, k, v, 1, 1000000, &c->clients_per_user);
-	if (!strcmp(k, "clients_per_address"))
-		return parse_u32(p, k, v, 1, 1000000,
-				 &c->clients_per_address);
-	if (!strcmp(k, "client_idle_ms"))
-		return parse_u32(p, k, v, 100, 86400000, &c->client_idle_ms);
-	if (!strcmp(k, "client_frame_ms"))
-		return parse_u32(p, k, v, 100, 3600000, &c->client_frame_ms);
-	if (!strcmp(k, "max_pending_jobs"))
-		return parse_u32(p, k, v, 1, 100000000,
-				 &c->max_pending_jobs);
-	if (!strcmp(k, "max_pending_per_user"))
-		return parse_u32(p, k, v, 1, 100000000,
-				 &c->max_pending_per_user);
 	if (!strcmp(k, "ramdisk"))
 		return copy_str(p, k, v, c->ramdisk, sizeof(c->ramdisk));
 	if (!strcmp(k, "state_dir"))
@@ -240,10 +257,6 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		return copy_str(p, k, v, c->state_sync,
 				sizeof(c->state_sync));
 	}
-	/* below a third of LMDB's 8 GiB map: a snapshot being replaced and
-	 * the log beside it must fit next to the state */
-	if (!strcmp(k, "state_budget_mib"))
-		return parse_u32(p, k, v, 1, 2730, &c->state_budget_mib);
 	if (!strcmp(k, "replication")) {
 		if (strcmp(v, "auto") && strcmp(v, "corosync") &&
 		    strcmp(v, "none"))
@@ -265,12 +278,6 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		return copy_str(p, k, v, c->sched_policy,
 				sizeof(c->sched_policy));
 	}
-	if (!strcmp(k, "realtime"))
-		return parse_u32(p, k, v, 0, 99, &c->realtime);
-	if (!strcmp(k, "mpl"))
-		return parse_u32(p, k, v, 1, 16, &c->mpl);
-	if (!strcmp(k, "quantum_us"))
-		return parse_u32(p, k, v, 100, 600000000, &c->quantum_us);
 	if (!strcmp(k, "placement")) {
 		if (strcmp(v, "buddy") && strcmp(v, "molar")) {
 			perr(p, "placement = \"%s\": want buddy or molar", v);
@@ -397,6 +404,10 @@ static void defaults(st_config_t *c)
 	strcpy(c->replication, "auto");
 	strcpy(c->state_sync, "nometasync");
 	c->state_budget_mib = 2048;
+	c->job_retention = 10000;
+	c->job_retention_s = 3600;
+	c->history_jobs = 1000000;
+	c->history_days = 90;
 	strcpy(c->sched_policy, "fcfs");
 	c->mpl = 1;
 	c->quantum_us = 0; /* 0: ten slices */

@@ -66,6 +66,10 @@ typedef struct st_config {
 	char state_sync[16];      /* nometasync | nosync (unsafe: a host
 				   * crash may corrupt the state) */
 	uint32_t state_budget_mib; /* replicated state's size budget */
+	uint32_t job_retention;   /* ended jobs kept in the state (count) */
+	uint32_t job_retention_s; /* ... and for at most this long */
+	uint32_t history_jobs;    /* history: jobs among the last ids */
+	uint32_t history_days;    /* ... that ended at most this long ago */
 	char munge_socket[1024];  /* munged's socket; "": libmunge's default */
 	uint32_t admins[32];      /* uids that may act on any job (and root) */
 	uint32_t nadmins;

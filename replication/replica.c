@@ -457,6 +457,18 @@ static int commit_batch(rp_replica_t *r)
 	return 0;
 }
 
+struct MDB_env *rp_env(rp_replica_t *r)
+{
+	return r ? r->store.env : NULL;
+}
+
+struct MDB_txn *rp_txn(rp_replica_t *r)
+{
+	if (!r || !r->store.env || rps_batch(&r->store))
+		return NULL;
+	return r->store.txn;
+}
+
 /* ---- state transfer ------------------------------------------------------- */
 
 static void buffer_clear(rp_replica_t *r)
@@ -569,6 +581,13 @@ static int install_snapshot(rp_replica_t *r, uint64_t index)
 	rps_abort(&r->store);
 	rc = rps_put_snapshot(&r->store, index, r->snap + b.len,
 			      r->snap_len - b.len, 1);
+	if (!rc && r->cb.installed && (rc = r->cb.installed(r->ctx, index))) {
+		rps_abort(&r->store);
+		snprintf(r->fatal, sizeof(r->fatal), "cannot take the "
+			 "snapshot at %llu: the application refused it: %s",
+			 (unsigned long long)index, storm_strerror(rc));
+		return rc;
+	}
 	if (!rc)
 		rc = rps_commit(&r->store);
 	if (rc) {

@@ -98,6 +98,8 @@ int rps_snapshot(struct rp_store *s, uint64_t *index, uint8_t **buf,
 int rps_replay(struct rp_store *s, uint64_t after,
 	       int (*fn)(void *arg, uint64_t index, const void *e, size_t len),
 	       void *arg);
+/* open the batch if none is */
+int rps_batch(struct rp_store *s);
 /* add to the open batch (opening it) */
 int rps_append(struct rp_store *s, uint64_t index, const void *e, size_t len);
 /* replace the snapshot by (index, image), dropping the log up to index;

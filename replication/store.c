@@ -87,9 +87,9 @@ int rps_open(struct rp_store *s, const char *dir, const char *cluster,
 	}
 	rc = mdb_env_create(&s->env);
 	if (!rc)
-		rc = mdb_env_set_maxdbs(s->env, 4);
+		rc = mdb_env_set_maxdbs(s->env, 2 + RP_APP_DBS);
 	if (!rc) /* address space only; the file grows as written */
-		rc = mdb_env_set_mapsize(s->env, (size_t)8 << 30);
+		rc = mdb_env_set_mapsize(s->env, RP_MAP_BYTES);
 	if (!rc)
 		rc = mdb_env_open(s->env, dir, MDB_NOTLS | (nosync ?
 				  MDB_NOSYNC : MDB_NOMETASYNC), 0600);
@@ -235,7 +235,7 @@ int rps_replay(struct rp_store *s, uint64_t after,
 	return rc == MDB_NOTFOUND ? 0 : (rc < 0 ? rc : lmdb_err(rc));
 }
 
-static int batch(struct rp_store *s)
+int rps_batch(struct rp_store *s)
 {
 	if (s->txn)
 		return 0;
@@ -248,7 +248,7 @@ int rps_append(struct rp_store *s, uint64_t index, const void *e, size_t len)
 	MDB_val k = { 8, kb }, v = { len, (void *)(uintptr_t)e };
 	int rc;
 
-	if ((rc = batch(s)))
+	if ((rc = rps_batch(s)))
 		return rc;
 	be64(kb, index);
 	if ((rc = mdb_put(s->txn, s->log, &k, &v, MDB_APPEND)) ||
@@ -262,7 +262,7 @@ int rps_put_snapshot(struct rp_store *s, uint64_t index, const void *img,
 {
 	int rc;
 
-	if ((rc = batch(s)))
+	if ((rc = rps_batch(s)))
 		return rc;
 	if (clear) {
 		rc = mdb_drop(s->txn, s->log, 0);

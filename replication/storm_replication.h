@@ -41,6 +41,8 @@ extern "C" {
 #endif
 
 typedef struct rp_replica rp_replica_t;
+struct MDB_env; /* LMDB's */
+struct MDB_txn;
 
 #define RP_REPLY_MAX 512      /* bytes of one stored reply */
 #define RP_OP_MAX (768u << 10) /* bytes of one operation (one CPG message) */
@@ -139,6 +141,13 @@ typedef struct rp_callbacks {
 	 * was refused (-STORM_EREPLAY). */
 	void (*done)(void *ctx, void *cookie, int rc, const uint8_t *reply,
 		     size_t len);
+	/** Optional: a snapshot from a donor was restored here at index
+	 * (state transfer, not a restart from this replica's own file).
+	 * Called inside the transaction that stores it (rp_txn()): the
+	 * application's own databases are this replica's old ones, and may
+	 * lack what the group did while it was away.  Non-zero: the
+	 * transfer fails (as a refused snapshot). */
+	int (*installed)(void *ctx, uint64_t index);
 } rp_callbacks_t;
 
 /** Create a replica: opens (creating) the LMDB state in cfg->state_dir,
@@ -188,6 +197,21 @@ RP_API int rp_cast(rp_replica_t *r, const void *msg, size_t len);
  * rp_status() are as last reported; call every second or so).  Does
  * nothing if it has not changed. */
 RP_API void rp_announce(rp_replica_t *r);
+
+/** The replica's LMDB environment, in which the application may keep
+ * databases of its own (any name but "meta" and "log"; at most
+ * RP_APP_DBS of them).  NULL before rp_create() succeeded. */
+#define RP_APP_DBS 4
+/** LMDB's map (address space; the file grows as written). */
+#define RP_MAP_BYTES ((size_t)16 << 30)
+RP_API struct MDB_env *rp_env(rp_replica_t *r);
+/** The write transaction the next commit makes durable with the applied
+ * index, opened if none is: inside apply (not replay) and installed,
+ * what the application writes there commits exactly with the operation,
+ * so its databases change in agreed order like the state.  Between
+ * dispatches it commits with the next round.  NULL if LMDB cannot open
+ * one (the caller treats it as a local failure). */
+RP_API struct MDB_txn *rp_txn(rp_replica_t *r);
 
 /** Where this replica stands now. */
 RP_API void rp_status(const rp_replica_t *r, rp_status_t *st);

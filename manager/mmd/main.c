@@ -21,6 +21,7 @@
 
 #include <qb/qblog.h>
 
+#include "backfill.h"
 #include "clients.h"
 #include "clock.h"
 #include "jobrec.h"
@@ -42,6 +43,7 @@ struct mmd {
 	struct mmd_repl repl;
 	struct mmd_clients clients;
 	struct mmd_requests rq;
+	struct mmd_backfill backfill;
 	sp_world_t *w;
 	int nfd, world_polled;
 	int timer_fd;
@@ -209,6 +211,51 @@ static void client_gone(void *ctx, struct mmd_client *c)
 	mmd_repl_client_gone(&((struct mmd *)ctx)->repl, c);
 }
 
+/* ---- the history a joiner lacks ------------------------------------------------ */
+
+/* Ask for the next page while the history misses records (a replica
+ * that joined by state transfer): called at every timer tick, a no-op
+ * while a page is on its way. */
+static void backfill_next(struct mmd *mm)
+{
+	const struct mmd_history *h = &mm->repl.hist;
+
+	if (h->backfill_below && mm->repl.rs.synced)
+		mmd_backfill_ask(&mm->backfill, h->backfill_below,
+				 h->backfill_after);
+}
+
+static int on_backfill(int32_t fd, int32_t revents, void *data)
+{
+	struct mmd *mm = data;
+	const struct mmd_history *h = &mm->repl.hist;
+	struct mmd_backfill_page p;
+	int rc;
+
+	(void)fd;
+	(void)revents;
+	if (!mmd_backfill_take(&mm->backfill, &p))
+		return 0;
+	/* a page asked for before a newer state transfer is stale */
+	if (h->backfill_below && p.below == h->backfill_below &&
+	    p.after == h->backfill_after) {
+		rc = mmd_repl_history_page(&mm->repl, p.recs, p.n, p.last,
+					   p.more);
+		if (rc) {
+			qb_log(LOG_ERR, "history backfill: cannot write a page "
+			       "here: %s; exiting so that this replica "
+			       "restarts", storm_strerror(rc));
+			stop(mm, 1);
+		} else if (!h->backfill_below) {
+			qb_log(LOG_NOTICE, "history backfill done: the history "
+			       "holds what the group's does");
+		}
+	}
+	mmd_backfill_page_free(&p);
+	backfill_next(mm);
+	return 0;
+}
+
 /* ---- the machine -------------------------------------------------------------- */
 
 /* Manager 0 founds the machine (may_found: on the cluster's first start,
@@ -338,6 +385,7 @@ static int on_timer(int32_t fd, int32_t revents, void *data)
 	mmd_strobe_timer(&mm->sb, mm->st, mm->repl.rp, fd, n);
 	mmd_requests_waits(&mm->rq);
 	mmd_clients_reap(&mm->clients);
+	backfill_next(mm);
 	return 0;
 }
 
@@ -374,7 +422,8 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *path = getenv("STORM_CONFIG"), *name = NULL;
-	static struct mmd mm = { .timer_fd = -1, .nfd = -1 };
+	static struct mmd mm = { .timer_fd = -1, .nfd = -1,
+				  .backfill = { .efd = -1 } };
 	qb_loop_signal_handle sh;
 	char err[1024] = "";
 	int c, rc;
@@ -502,6 +551,14 @@ int main(int argc, char **argv)
 	}
 	qb_loop_poll_add(mm.loop, QB_LOOP_MED, mm.rq.auth.efd, POLLIN, &mm,
 			 on_auth);
+	if ((rc = mmd_backfill_init(&mm.backfill, &mm.cfg, mm.host))) {
+		qb_log(LOG_ERR, "cannot start the history backfill worker: %s",
+		       strerror(-rc));
+		rc = 1;
+		goto out;
+	}
+	qb_loop_poll_add(mm.loop, QB_LOOP_LOW, mm.backfill.efd, POLLIN, &mm,
+			 on_backfill);
 	signal(SIGPIPE, SIG_IGN);
 	if ((rc = mmd_repl_start(&mm.repl, err, sizeof(err)))) {
 		qb_log(LOG_ERR, "%s", err);
@@ -528,6 +585,7 @@ int main(int argc, char **argv)
 	qb_loop_run(mm.loop);
 	rc = mm.exit_code;
 out:
+	mmd_backfill_fini(&mm.backfill);
 	mmd_repl_close(&mm.repl);
 	mmd_clients_close(&mm.clients);
 	mmd_auth_stop(&mm.rq.auth);

@@ -78,9 +78,20 @@ static int on_apply(void *ctx, const rp_request_t *req, uint8_t *reply,
 		free(arena);
 		return -ENOMEM;
 	}
-	if (res.rc && op.code != MM_OP_TICK)
+	if (res.rc && op.code != MM_OP_TICK && op.code != MM_OP_TICK_RETAIN)
 		qb_log(LOG_DEBUG, "op %d refused: %s", op.code, res.err);
 	*rlen = reply_put(reply, cap, res.rc, res.job, res.rc ? res.err : "");
+	/* the jobs retention took out go to the history in this very
+	 * transaction (a replayed one is there already) */
+	if (op.code == MM_OP_TICK_RETAIN && !res.rc && !req->replay &&
+	    (rc = mmd_history_apply(&r->hist, rp_txn(r->rp), *r->st,
+				    req->index, op.history_jobs,
+				    op.history_ms))) {
+		qb_log(LOG_ERR, "history: cannot write at index %llu: %s",
+		       (unsigned long long)req->index, storm_strerror(rc));
+		free(arena);
+		return rc;
+	}
 	rc = r->hooks.applied(r->hooks.ctx, &op, &res);
 	free(arena);
 	return rc;
@@ -183,6 +194,20 @@ static int on_restore(void *ctx, const uint8_t *buf, size_t len, char *err,
 	return 0;
 }
 
+static int on_installed(void *ctx, uint64_t index)
+{
+	struct mmd_repl *r = ctx;
+
+	return mmd_history_installed(&r->hist, rp_txn(r->rp), index);
+}
+
+int mmd_repl_history_page(struct mmd_repl *r, const struct mmd_hist_rec *recs,
+			  size_t n, uint32_t last, int more)
+{
+	return mmd_history_put_page(&r->hist, rp_txn(r->rp), recs, n, last,
+				    more);
+}
+
 static void on_cast(void *ctx, uint32_t from, const void *msg, size_t len)
 {
 	struct mmd_repl *r = ctx;
@@ -241,7 +266,9 @@ int mmd_repl_open(struct mmd_repl *r, const st_config_t *cfg,
 		.cast = on_cast,
 		.status = on_status,
 		.done = on_done,
+		.installed = on_installed,
 	};
+	int ret;
 	rp_config_t rc = {
 		.unsafe_nosync = !strcmp(cfg->state_sync, "nosync"),
 		.backend = cfg->nmanagers > 1 ? RP_BACKEND_CPG :
@@ -274,7 +301,12 @@ int mmd_repl_open(struct mmd_repl *r, const st_config_t *cfg,
 	r->opbuf = malloc(RP_OP_MAX);
 	if (!r->opbuf)
 		return -ENOMEM;
-	return rp_create(&rc, &cb, r, &r->rp, err, errlen);
+	ret = rp_create(&rc, &cb, r, &r->rp, err, errlen);
+	if (ret)
+		return ret;
+	/* the history lives in the same environment, written in the same
+	 * transactions (history.h) */
+	return mmd_history_open(&r->hist, rp_env(r->rp), err, errlen);
 }
 
 int mmd_repl_start(struct mmd_repl *r, char *err, size_t errlen)

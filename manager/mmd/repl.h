@@ -21,6 +21,7 @@
 #include <storm_proto.h>
 #include <storm_replication.h>
 
+#include "history.h"
 #include "jobrec.h"
 #include "mailbox.h"
 
@@ -63,6 +64,7 @@ struct mmd_repl {
 	struct mmd_repl_hooks hooks;
 	struct mmd_req *reqs;
 	uint8_t *opbuf;           /* RP_OP_MAX: one encoded operation */
+	struct mmd_history hist;  /* in the replica's LMDB environment */
 	char state_path[1100];
 	const char *name;         /* this manager's */
 	uint64_t announce_ms;
@@ -76,6 +78,10 @@ int mmd_repl_open(struct mmd_repl *r, const st_config_t *cfg,
 		  const struct mmd_repl_hooks *hooks, char *err,
 		  size_t errlen);
 int mmd_repl_start(struct mmd_repl *r, char *err, size_t errlen);
+/* A backfill page (backfill.h) into the history, in the replica's next
+ * commit.  0 or -errno (a local failure). */
+int mmd_repl_history_page(struct mmd_repl *r, const struct mmd_hist_rec *recs,
+			  size_t n, uint32_t last, int more);
 void mmd_repl_close(struct mmd_repl *r);
 /* A client's write: ordered, applied everywhere, answered (hooks.answer)
  * when durable.  @return 0, or res filled and its rc. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <qb/qblog.h>
 
@@ -307,6 +308,221 @@ static int job_arg(struct mmd_client *c, json_t *req, uint32_t *id)
 	return 0;
 }
 
+/* Root and the configured administrators see every user's jobs in the
+ * history; a user sees their own. */
+static int sees_all(const struct mmd_requests *rq, const struct mmd_client *c)
+{
+	if (c->uid == 0)
+		return 1;
+	for (uint32_t i = 0; i < rq->cfg->nadmins; i++)
+		if (rq->cfg->admins[i] == c->uid)
+			return 1;
+	return 0;
+}
+
+/* show of a job retention moved out of the state: from the history. */
+static void history_show(struct mmd_requests *rq, struct mmd_client *c,
+			 uint32_t id)
+{
+	json_t *o = NULL;
+	uint32_t uid = 0;
+	int rc = mmd_history_get(&rq->repl->hist, id, &o, &uid);
+
+	if (rc == 0 && !sees_all(rq, c) && uid != c->uid) {
+		json_decref(o);
+		mmd_client_reply_err(c, EPERM, "job %u is in the history of "
+				     "uid %u: a user sees only their own "
+				     "jobs' history", id, uid);
+		return;
+	}
+	if (rc == 0) {
+		mmd_client_send_json(c, ST_FRAME_REPLY, json_pack(
+			"{s:b, s:o}", "ok", 1, "job", o));
+		return;
+	}
+	if (rc == -ENOENT && id < mm_next_id(ST(rq)))
+		mmd_client_reply_err(c, ENOENT, "no job %u: it ended and left "
+				     "the state, and the history no longer "
+				     "holds it (history_jobs, history_days)",
+				     id);
+	else if (rc == -ENOENT)
+		mmd_client_reply_err(c, ENOENT, "no job %u (ids so far: 1 to "
+				     "%u; see stormctl queue -a)", id,
+				     mm_next_id(ST(rq)) - 1);
+	else
+		mmd_client_reply_err(c, -rc, "job %u: the history cannot be "
+				     "read here: %s", id, storm_strerror(rc));
+}
+
+static int state_bits(json_t *a, uint32_t *bits)
+{
+	size_t i;
+	json_t *v;
+
+	*bits = 0;
+	json_array_foreach(a, i, v) {
+		const char *n = json_string_value(v);
+		int k;
+
+		for (k = MM_JOB_COMPLETED; n && k <= MM_JOB_CANCELLED; k++)
+			if (!strcasecmp(n, mm_job_state_name(k)))
+				break;
+		if (!n || k > MM_JOB_CANCELLED)
+			return -1;
+		*bits |= 1u << k;
+	}
+	return 0;
+}
+
+static int u64_arg(json_t *req, const char *key, uint64_t *out)
+{
+	json_t *v = json_object_get(req, key);
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return -1;
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+/* "history": jobs retention moved out of the state, like sacct: filters
+ * user (uid), states, name (a glob), since_ms / until_ms (ran at some
+ * time in the range), limit; "before" [end_ms, id] continues a listing.
+ * Most recently ended first. */
+static void op_history(struct mmd_requests *rq, struct mmd_client *c,
+		       json_t *req)
+{
+	struct mmd_hist_query q = { .limit = 1000 };
+	json_t *uid = json_object_get(req, "uid"), *jobs, *rep;
+	json_t *before = json_object_get(req, "before");
+	json_t *states = json_object_get(req, "states");
+	uint64_t limit = q.limit, next_end = 0;
+	uint32_t next_id = 0;
+	char err[256];
+	int more = 0, rc;
+
+	if (uid && (!json_is_integer(uid) || json_integer_value(uid) < 0 ||
+		    json_integer_value(uid) > UINT32_MAX)) {
+		mmd_client_reply_err(c, EINVAL, "history: \"uid\" must be a "
+				     "uid");
+		return;
+	}
+	if (uid) {
+		q.by_uid = 1;
+		q.uid = (uint32_t)json_integer_value(uid);
+	}
+	if (!sees_all(rq, c)) {
+		if (q.by_uid && q.uid != c->uid) {
+			mmd_client_reply_err(c, EPERM, "history: uid %u may "
+					     "see only its own jobs, not uid "
+					     "%u's", c->uid, q.uid);
+			return;
+		}
+		q.by_uid = 1;
+		q.uid = c->uid;
+	}
+	if (states && (!json_is_array(states) ||
+		       state_bits(states, &q.states))) {
+		mmd_client_reply_err(c, EINVAL, "history: \"states\" must list "
+				     "COMPLETED, FAILED or CANCELLED (the "
+				     "history holds ended jobs only)");
+		return;
+	}
+	q.name = json_string_value(json_object_get(req, "name"));
+	if (u64_arg(req, "since_ms", &q.since_ms) ||
+	    u64_arg(req, "until_ms", &q.until_ms) ||
+	    u64_arg(req, "limit", &limit)) {
+		mmd_client_reply_err(c, EINVAL, "history: since_ms, until_ms "
+				     "and limit must be whole numbers");
+		return;
+	}
+	q.limit = limit > UINT32_MAX ? UINT32_MAX : (uint32_t)limit;
+	if (before) {
+		json_t *e = json_array_get(before, 0);
+		json_t *i = json_array_get(before, 1);
+
+		if (!json_is_integer(e) || !json_is_integer(i) ||
+		    json_integer_value(e) < 0 || json_integer_value(i) < 0 ||
+		    json_integer_value(i) > UINT32_MAX) {
+			mmd_client_reply_err(c, EINVAL, "history: \"before\" "
+					     "must be [end_ms, id] from a "
+					     "previous reply's \"next\"");
+			return;
+		}
+		q.before_end = (uint64_t)json_integer_value(e);
+		q.before_id = (uint32_t)json_integer_value(i);
+	}
+	if (!(jobs = json_array())) {
+		mmd_client_reply_err(c, ENOMEM, "out of memory");
+		return;
+	}
+	rc = mmd_history_query(&rq->repl->hist, &q, jobs, &more, &next_end,
+			       &next_id, err, sizeof(err));
+	if (rc) {
+		json_decref(jobs);
+		mmd_client_reply_err(c, -rc, "%s", err);
+		return;
+	}
+	rep = json_pack("{s:b, s:o, s:b, s:b}", "ok", 1, "jobs", jobs, "more",
+			more, "backfilling",
+			rq->repl->hist.backfill_below != 0);
+	if (rep && more)
+		json_object_set_new(rep, "next", json_pack(
+			"[I, I]", (json_int_t)next_end, (json_int_t)next_id));
+	mmd_client_send_json(c, ST_FRAME_REPLY, rep);
+}
+
+/* "history_page": a peer replica that joined by state transfer fetches
+ * the history it lacks (backfill.h).  Root only (a replica runs as
+ * root); served only by a replica whose own history is whole. */
+static void op_history_page(struct mmd_requests *rq, struct mmd_client *c,
+			    json_t *req)
+{
+	const char *cluster = json_string_value(json_object_get(req,
+								"cluster"));
+	uint64_t below = 0, after = 0;
+	uint32_t last = 0;
+	json_t *recs = NULL;
+	int more = 0, rc;
+
+	if (c->uid != 0) {
+		mmd_client_reply_err(c, EPERM, "history_page: for replicas "
+				     "only (root)");
+		return;
+	}
+	if (!cluster || strcmp(cluster, rq->cfg->cluster)) {
+		mmd_client_reply_err(c, EINVAL, "history_page: asked for by "
+				     "cluster \"%.64s\", this is \"%s\"",
+				     cluster ? cluster : "", rq->cfg->cluster);
+		return;
+	}
+	if (u64_arg(req, "below", &below) || u64_arg(req, "after", &after) ||
+	    after > UINT32_MAX) {
+		mmd_client_reply_err(c, EINVAL, "history_page: below and after "
+				     "must be whole numbers");
+		return;
+	}
+	if (!rq->repl->rs.synced || rq->repl->hist.backfill_below) {
+		mmd_client_reply_err(c, EAGAIN, "history_page: manager %s does "
+				     "not hold the whole history yet",
+				     rq->host->name);
+		return;
+	}
+	rc = mmd_history_page(&rq->repl->hist, below, (uint32_t)after, &recs,
+			      &last, &more);
+	if (rc) {
+		json_decref(recs);
+		mmd_client_reply_err(c, -rc, "history_page: %s",
+				     storm_strerror(rc));
+		return;
+	}
+	mmd_client_send_json(c, ST_FRAME_REPLY, json_pack(
+		"{s:b, s:s, s:o, s:I, s:b}", "ok", 1, "cluster",
+		rq->cfg->cluster, "records", recs, "last", (json_int_t)last,
+		"more", more));
+}
+
 static void op_show(struct mmd_requests *rq, struct mmd_client *c, json_t *req)
 {
 	uint32_t id;
@@ -316,7 +532,7 @@ static void op_show(struct mmd_requests *rq, struct mmd_client *c, json_t *req)
 	if (job_arg(c, req, &id))
 		return;
 	if (mm_job_get(ST(rq), id, &j)) {
-		mmd_client_reply_err(c, ENOENT, "no job %u (see stormctl queue -a)", id);
+		history_show(rq, c, id);
 		return;
 	}
 	o = job_json(rq, &j);
@@ -549,6 +765,18 @@ static void op_managers(struct mmd_requests *rq, struct mmd_client *c, json_t *r
 		(json_int_t)rs->applied, "durable", (json_int_t)rs->durable,
 		"digest", digest, "managers", a,
 		"connections", (int)rq->clients->n);
+
+	/* this replica's job history and state size (tests, benchmarks) */
+	if (rep) {
+		json_object_set_new(rep, "history", json_pack(
+			"{s:I, s:b}", "jobs",
+			(json_int_t)mmd_history_count(&rq->repl->hist),
+			"backfilling", rq->repl->hist.backfill_below != 0));
+		json_object_set_new(rep, "state", json_pack(
+			"{s:i, s:I, s:i}", "jobs", (int)mm_job_count(ST(rq)),
+			"bytes", (json_int_t)mm_state_bytes(ST(rq)),
+			"next_id", (int)mm_next_id(ST(rq))));
+	}
 
 	if (rep && rq->sb->clk.master) {
 		json_object_set_new(rep, "strobe", mmd_stats_json(&rq->sb->stats, &rq->sb->clk));
@@ -897,6 +1125,8 @@ static const struct mmd_request_type {
 	{ "wait",     op_wait,     1, READ_MAX },
 	{ "managers", op_managers, 1, READ_MAX },
 	{ "auth",     op_auth,     1, READ_MAX },
+	{ "history",  op_history,  1, READ_MAX },
+	{ "history_page", op_history_page, 1, READ_MAX },
 };
 
 static const struct mmd_request_type *request_type(const char *name)

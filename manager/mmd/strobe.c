@@ -124,7 +124,7 @@ void mmd_strobe_applied(struct mmd_strobe *sb, const mm_op_t *op, int rc)
 		if (rc == 0)
 			sb->tick_wanted = 1;
 		break;
-	case MM_OP_TICK:
+	case MM_OP_TICK: case MM_OP_TICK_RETAIN:
 		sb->tick_inflight = 0;
 		break;
 	case MM_OP_JOB_STAGED: case MM_OP_JOB_FAILED: case MM_OP_CANCEL:
@@ -559,8 +559,17 @@ void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
 	check_view(sb, st);
 	check_strobe(sb, st);
 	if (tick_due(sb, st)) {
-		mm_op_t op = { .code = MM_OP_TICK, .slice = sb->clk.slice,
-			       .now_ms = mmd_wall_ms() };
+		/* with the retention of this replica's configuration: the
+		 * op carries it, so every replica purges alike */
+		mm_op_t op = {
+			.code = MM_OP_TICK_RETAIN, .slice = sb->clk.slice,
+			.now_ms = mmd_wall_ms(),
+			.retain_jobs = sb->cfg->job_retention,
+			.retain_ms = (uint64_t)sb->cfg->job_retention_s * 1000,
+			.history_jobs = sb->cfg->history_jobs,
+			.history_ms = (uint64_t)sb->cfg->history_days *
+				      86400000,
+		};
 
 		sb->tick_inflight = 1;
 		sb->tick_wanted = 0;

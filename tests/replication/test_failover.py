@@ -21,10 +21,18 @@ Each test brings up a real cluster in a network namespace of its own
                      again it rejoins and converges (issue 12);
   statuses_rejoin    a rank's exit agreed before a replica's restart
                      reaches it through the snapshot: the job ends under
-                     whichever master.
+                     whichever master;
+  history            retention moves ended jobs to the history on every
+                     replica, one that joins afterwards included (it
+                     fetches what it lacks from a peer); show, queue -a
+                     and stormctl history find them; users see their own;
+  budget_retention   a small state budget fills: "state full", reads and
+                     cancels served; retention frees it and writes
+                     resume.
 Exit: 0 pass, 1 fail, 77 skipped (not root).
 """
 
+import json
 import os
 import random
 import signal
@@ -521,6 +529,153 @@ def test_statuses_rejoin(lab):
           "killed; the job completed under mm%d" % (k, m, lab.master()))
 
 
+def history_of(lab, i, limit=10000):
+    rep = stormlab.call(lab.sock(i), {"op": "history", "limit": limit},
+                        timeout=10)
+    check(rep.get("ok"), "history on mm%d: %s" % (i, rep))
+    return rep
+
+
+def test_history(lab):
+    """Ended jobs leave the replicated state after the retention (here 20
+    jobs) for the job history, written with the applied index, so every
+    replica holds the same one; a replica away meanwhile fetches what it
+    lacks from a peer when it rejoins.  show and queue -a fall back to the
+    history; a user sees only their own jobs in it."""
+    ctl = os.path.join(lab.build, "cli/stormctl")
+    env = dict(os.environ, STORM_MUNGE_SOCKET=lab.munge_socket)
+    tcp = ",".join(lab.listen)
+
+    def stormctl(*args, user=None):
+        argv = [ctl, "--managers", tcp] + list(args)
+        if user is not None:
+            argv = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user,
+                    "--clear-groups"] + argv
+        return subprocess.run(argv, env=env, capture_output=True, text=True,
+                              timeout=60)
+
+    # mm2 is away while the history forms
+    lab.p.kill("mm2")
+    stormlab.wait_for(lambda: lab.mm_pid(2) is None, 10, "mm2 gone")
+    c = stormlab.Client("hist-%d" % os.getpid(), [lab.sock(0), lab.sock(1)])
+    mine = []
+    for i in range(5):  # the oldest: they reach the history
+        r = stormctl("submit", "--name", "u%d" % i, "/bin/true", user=65534)
+        check(r.returncode == 0, "submit as uid 65534: %s" % r.stderr)
+        mine.append(int(r.stdout.split()[-1]))
+    for i in range(60):
+        _, rep = c.request(submit_req("h%d" % i, argv=("/bin/true",)))
+        check(rep.get("ok"), "submit %d: %s" % (i, rep))
+    total = 65
+
+    def settled():
+        live = [j for j in lab.queue(0) if j["state"] in
+                ("PENDING", "STAGING", "RUNNING")]
+        return not live and len(history_of(lab, 0)["jobs"]) >= total - 20
+    stormlab.wait_for(settled, 120, "65 jobs ended, 45 or more in history")
+    state = {j["id"] for j in lab.queue(0)}
+    hist = history_of(lab, 0)["jobs"]
+    hids = {j["id"] for j in hist}
+    check(len(state) <= 20, "%d ended jobs still in the state, retention "
+          "20" % len(state))
+    check(not state & hids and state | hids == set(range(1, total + 1)),
+          "jobs lost or doubled between state %s and history %s" %
+          (sorted(state), sorted(hids)))
+    check(all(j["state"] == "COMPLETED" and j.get("history") for j in hist),
+          "history records: %s" % hist[:2])
+    check(history_of(lab, 1)["jobs"] == hist, "mm1's history differs")
+    # the joiner: state transfer, then the history it lacks from a peer
+    lab.start_mm(2)
+    lab.converged(60)
+    stormlab.wait_for(lambda: history_of(lab, 2)["jobs"] == hist and
+                      not lab.managers(2)["history"]["backfilling"], 60,
+                      "mm2's history to equal mm0's")
+    old = min(hids)
+    rep = stormlab.call(lab.sock(2), {"op": "show", "job": old})
+    check(rep.get("ok") and rep["job"]["id"] == old and
+          rep["job"].get("history"), "show %d on mm2: %s" % (old, rep))
+    r = stormctl("show", str(old))
+    check(r.returncode == 0 and "job history" in r.stdout,
+          "stormctl show of a job in the history: %s" % r.stdout)
+    r = stormctl("--json", "queue", "-a")
+    qa = {j["id"] for j in json.loads(r.stdout)["jobs"]}
+    check(qa == set(range(1, total + 1)), "queue -a lacks %s" %
+          sorted(set(range(1, total + 1)) - qa))
+    # users see their own jobs' history; root everyone's
+    r = stormctl("--json", "history", user=65534)
+    theirs = [j["id"] for j in json.loads(r.stdout)["jobs"]]
+    check(r.returncode == 0 and sorted(theirs) == sorted(mine) and
+          all(j in hids for j in theirs),
+          "uid 65534 sees %s of its %s" % (theirs, mine))
+    r = stormctl("history", "--user", "root", user=65534)
+    check(r.returncode == 1 and "only its own" in r.stderr,
+          "uid 65534 asked for root's history: %s" % r.stderr)
+    r = stormctl("--json", "history", "--name", "h1*", "--state",
+                 "completed", "--limit", "5")
+    got = json.loads(r.stdout)["jobs"]
+    check(r.returncode == 0 and len(got) <= 5 and got and
+          all(j["name"].startswith("h1") for j in got),
+          "history --name h1* --limit 5: %s" % r.stdout[:300])
+    # impossible ranges and states: clear errors
+    r = stormctl("history", "--since", "now", "--until", "-1h")
+    check(r.returncode == 2 and "range is empty" in r.stderr,
+          "since after until: %s" % r.stderr)
+    rep = stormlab.call(lab.sock(0), {"op": "history", "since_ms": 10,
+                                      "until_ms": 5})
+    check(not rep.get("ok") and "range is empty" in rep.get("error", ""),
+          "raw since > until: %s" % rep)
+    rep = stormlab.call(lab.sock(0), {"op": "history",
+                                      "states": ["RUNNING"]})
+    check(not rep.get("ok") and "ended jobs only" in rep.get("error", ""),
+          "history of RUNNING jobs: %s" % rep)
+    rep = stormlab.call(lab.sock(0), {"op": "history_page", "below": 1,
+                                      "after": 0, "cluster": "elsewhere"})
+    check(not rep.get("ok") and "cluster" in rep.get("error", ""),
+          "a page for another cluster: %s" % rep)
+    print("history: %d jobs in the state, %d in the history on every "
+          "replica; mm2 rejoined and fetched it; uid 65534 sees %d of its "
+          "own" % (len(state), len(hids), len(theirs)))
+
+
+def test_budget_retention(lab):
+    """A state budget of 1 MiB fills with 16 KB jobs: "state full"
+    refusals while reads and cancels go on; once the ended jobs pass
+    their retention (2 s) they leave for the history and submissions are
+    accepted again."""
+    c = stormlab.Client("budget-%d" % os.getpid(), [lab.sock(0)])
+    pad = ["PAD=" + "z" * 16000]
+    held = None
+    full = None
+    for i in range(400):
+        req = submit_req("b%d" % i, argv=("/bin/true",))
+        req["job"]["env"] = pad
+        _, rep = c.request(req)
+        if not rep.get("ok"):
+            full = rep
+            break
+        held = rep["job"]
+    check(full and "state full" in full.get("error", ""),
+          "no state full refusal: %s" % full)
+    # reads and cancels are served while full
+    check(stormlab.call(lab.sock(1), {"op": "queue"}).get("ok"),
+          "queue refused while full")
+    _, rep = c.request({"op": "cancel", "job": held})
+    check(rep.get("ok") or "already ended" in rep.get("error", ""),
+          "cancel refused while full: %s" % rep)
+
+    def accepted():
+        req = submit_req("again", argv=("/bin/true",))
+        req["job"]["env"] = pad
+        return c.request(req)[1].get("ok")
+    stormlab.wait_for(accepted, 30, "a submission after the retention")
+    hist = history_of(lab, 0)["jobs"]
+    check(len(hist) > 0, "retention moved nothing to the history")
+    lab.converged(30)
+    print("budget_retention: full after %d jobs of 16 KB; served reads and "
+          "a cancel; accepted again after %d jobs left for the history" %
+          (held, len(hist)))
+
+
 TESTS = {
     "kill_random": (test_kill_random, dict(managers=3, nodes=1)),
     "kill_all": (test_kill_all, dict(managers=3, nodes=1)),
@@ -534,6 +689,11 @@ TESTS = {
     "cut_head": (test_cut_head, dict(heads=3, nodes=2, token=1000)),
     "disk_full": (test_disk_full, dict(managers=3, nodes=1, small_disk=1)),
     "statuses_rejoin": (test_statuses_rejoin, dict(managers=3, nodes=2)),
+    "history": (test_history, dict(managers=3, nodes=1, munge=True,
+                                   extra=["job_retention = 20"])),
+    "budget_retention": (test_budget_retention, dict(
+        managers=3, nodes=1, extra=["state_budget_mib = 1",
+                                    "job_retention_s = 2"])),
 }
 
 
@@ -565,7 +725,8 @@ def main():
         if munge:
             procs = stormlab.Procs()
             sock = stormlab.start_munged(procs, d)
-            kw["extra"] = ["munge_socket = %s" % sock, "admins = 65533"]
+            kw["extra"] = ["munge_socket = %s" % sock,
+                           "admins = 65533"] + kw.get("extra", [])
         lab = (stormlab.MultiHost if multihost else stormlab.Lab)(build, d,
                                                                    **kw)
         if munge:
