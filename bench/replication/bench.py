@@ -17,6 +17,11 @@ Measures, in one run, on real corosync + storm-mm + storm-nm processes:
   * durability's cost: 3 replicas x 8 clients with LMDB MDB_NOMETASYNC and
     a meta flush before each answer (the default) against MDB_NOSYNC
     (nometasync_cost_pct);
+  * bounded state: 10^4, 10^5, 10^6 jobs submitted then cancelled
+    through 3 replicas (submit-load --cancel-every 2, 8 clients), each
+    replica's RSS and the state image's size at each (rss_mb_1e4,
+    rss_mb_1e6, snapshot_mb_1e4, snapshot_mb_1e6; --quick stops at 10^5,
+    --smoke at 10^4), with the default retention (10,000 ended jobs);
   * the client-visible failover gap (longest interval without an
     acknowledgement) after kill -9 of the strobe master, and after cutting
     off the strobe master's head namespace (three heads, headnet), next to
@@ -108,6 +113,55 @@ def abuse_row(build, d, seconds):
                 "abuse_missed_slices": strobe.get("missed", -1),
                 "abuse_slices": strobe.get("slices", 0),
                 "abuse_refused": len((report or {}).get("refused", []))}
+    finally:
+        lab.stop()
+
+
+def rss_mb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def bounded_state(build, d, marks):
+    '''Jobs submitted then cancelled until the job ids pass each mark:
+    the largest replica RSS and the state image's size there, and the
+    time each stretch took.'''
+    lab = stormlab.Lab(build, os.path.join(d, "bounded-%d" %
+                                           time.monotonic_ns()),
+                       managers=3, nodes=1)
+    out = {}
+    try:
+        lab.up()
+        eps = lab.endpoints()
+        t0 = time.monotonic()
+        for mark in marks:
+            while True:
+                rep = lab.managers(0)
+                done = rep["state"]["next_id"] - 1
+                if done >= mark:
+                    break
+                # about 3000 writes/s: a stretch of at most 20 s
+                left = (mark - done) * 2 / 3000.0
+                load(build, eps, 8, max(0.5, min(20.0, left)),
+                     ["--cancel-every", "2"])
+            lab.converged(60)
+            sizes = stormlab.call(lab.sock(0), {"op": "managers",
+                                                "sizes": True}, timeout=30)
+            rss = max(rss_mb(lab.p.procs["mm%d" % i].pid)
+                      for i in range(lab.m))
+            out[mark] = {"jobs": done, "rss_mb": rss,
+                         "snapshot_mb": sizes["state"]["snapshot_bytes"] /
+                         1048576.0, "state_jobs": sizes["state"]["jobs"],
+                         "history_jobs": sizes["history"]["jobs"],
+                         "elapsed_s": time.monotonic() - t0}
+            log("   %d jobs: RSS %.1f MB, image %.2f MB, %d in the state, "
+                "%d in the history" % (done, rss, out[mark]["snapshot_mb"],
+                                       out[mark]["state_jobs"],
+                                       out[mark]["history_jobs"]))
+        return out
     finally:
         lab.stop()
 
@@ -267,6 +321,20 @@ def main():
             ceiling(build, d, secs, 320, 3, 64) for _ in range(reps))
         fig["ceiling_share_r3_c8"] = fig["submit_per_s_r3_c8"] / \
             fig["cpg_ceiling_per_s"]
+        marks = (10000,) if smoke else (10000, 100000) if quick else \
+            (10000, 100000, 1000000)
+        log("== bounded state: %s jobs submitted then cancelled" %
+            ", ".join(str(m) for m in marks))
+        bounded = bounded_state(build, d, marks)
+        names = {10000: "1e4", 100000: "1e5", 1000000: "1e6"}
+        for m, b in bounded.items():
+            fig["rss_mb_" + names[m]] = b["rss_mb"]
+            fig["snapshot_mb_" + names[m]] = b["snapshot_mb"]
+        top = max(marks)
+        fig["bounded_rss_ratio"] = bounded[top]["rss_mb"] / \
+            bounded[10000]["rss_mb"]
+        fig["bounded_snapshot_ratio"] = bounded[top]["snapshot_mb"] / \
+            bounded[10000]["snapshot_mb"]
         log("== failover: kill -9 of the strobe master")
         fig["failover_gap_ms_kill"] = statistics.median(
             gap_kill(build, d, 6 if not quick else 4) for _ in range(reps))
@@ -310,6 +378,15 @@ def main():
                  fig["abuse_p99_ms"], fig["abuse_base_p99_ms"],
                  fig["abuse_p99_ratio"], fig["abuse_missed_slices"],
                  fig["abuse_slices"]))
+    t.append("bounded state (3 replicas, jobs submitted then cancelled, "
+             "retention 10,000 ended jobs):")
+    t.append("      jobs   replica RSS MB   image MB   in state   in history"
+             "   elapsed s")
+    for m in sorted(bounded):
+        b = bounded[m]
+        t.append("%10d   %14.1f   %8.2f   %8d   %10d   %9.0f" % (
+            b["jobs"], b["rss_mb"], b["snapshot_mb"], b["state_jobs"],
+            b["history_jobs"], b["elapsed_s"]))
     t.append("failover gap, kill -9 of the strobe master: %.1f ms" %
              fig["failover_gap_ms_kill"])
     t.append("failover gap, strobe master's head cut off: %.1f ms; "
@@ -331,6 +408,11 @@ def main():
         "%.2f <= 2" % fig["abuse_p99_ratio"])
     tgt("strobe slices missed under abuse", fig["abuse_missed_slices"] == 0,
         "%d == 0" % fig["abuse_missed_slices"])
+    tgt("RSS at %d jobs / at 10^4" % top, fig["bounded_rss_ratio"] <= 1.5,
+        "%.2f <= 1.5" % fig["bounded_rss_ratio"])
+    tgt("image at %d jobs / at 10^4" % top,
+        fig["bounded_snapshot_ratio"] <= 1.5,
+        "%.2f <= 1.5" % fig["bounded_snapshot_ratio"])
     tgt("failover gap, kill", fig["failover_gap_ms_kill"] <= TARGET_GAP_KILL,
         "%.1f <= %.0f ms" % (fig["failover_gap_ms_kill"], TARGET_GAP_KILL))
     tgt("failover gap, cut", fig["failover_gap_ms_cut"] <=

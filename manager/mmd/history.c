@@ -324,8 +324,10 @@ int mmd_history_apply(struct mmd_history *h, MDB_txn *t, const mm_state_t *st,
 		return rc;
 	if (keep_ids && next > keep_ids)
 		floor = next - keep_ids;
+	/* in whole seconds: the bound (and its meta record) moves once a
+	 * second, not at every tick */
 	if (keep_ms && now > keep_ms)
-		cutoff = now - keep_ms;
+		cutoff = (now - keep_ms) / 1000 * 1000;
 	if (floor > h->floor || cutoff > h->cutoff || n) {
 		uint32_t of = h->floor;
 		uint64_t oc = h->cutoff;

@@ -201,6 +201,17 @@ static int on_installed(void *ctx, uint64_t index)
 	return mmd_history_installed(&r->hist, rp_txn(r->rp), index);
 }
 
+size_t mmd_repl_image_bytes(struct mmd_repl *r)
+{
+	uint8_t *img = NULL;
+	size_t len = 0;
+
+	if (on_snapshot(r, &img, &len))
+		return 0;
+	free(img);
+	return len;
+}
+
 int mmd_repl_history_page(struct mmd_repl *r, const struct mmd_hist_rec *recs,
 			  size_t n, uint32_t last, int more)
 {

@@ -78,6 +78,9 @@ int mmd_repl_open(struct mmd_repl *r, const st_config_t *cfg,
 		  const struct mmd_repl_hooks *hooks, char *err,
 		  size_t errlen);
 int mmd_repl_start(struct mmd_repl *r, char *err, size_t errlen);
+/* The bytes of the state's image (what a snapshot stores): encodes it,
+ * so for diagnostics on request only.  0 if it cannot. */
+size_t mmd_repl_image_bytes(struct mmd_repl *r);
 /* A backfill page (backfill.h) into the history, in the replica's next
  * commit.  0 or -errno (a local failure). */
 int mmd_repl_history_page(struct mmd_repl *r, const struct mmd_hist_rec *recs,

@@ -776,6 +776,11 @@ static void op_managers(struct mmd_requests *rq, struct mmd_client *c, json_t *r
 			"{s:i, s:I, s:i}", "jobs", (int)mm_job_count(ST(rq)),
 			"bytes", (json_int_t)mm_state_bytes(ST(rq)),
 			"next_id", (int)mm_next_id(ST(rq))));
+		/* encoding the image costs O(state): only when asked */
+		if (json_is_true(json_object_get(req, "sizes")))
+			json_object_set_new(json_object_get(rep, "state"),
+					    "snapshot_bytes", json_integer(
+				(json_int_t)mmd_repl_image_bytes(rq->repl)));
 	}
 
 	if (rep && rq->sb->clk.master) {
