@@ -267,6 +267,11 @@ static void test_config_load_fills_defaults_for_missing_keys(void **state)
 	assert_int_equal(cfg.nnodes, 1);
 	assert_string_equal(cfg.managers[0].listen, "");
 	assert_int_equal(cfg.nodes[0].cpus, 1);
+	/* retention (docs/history.md) */
+	assert_int_equal(cfg.job_retention, 10000);
+	assert_int_equal(cfg.job_retention_s, 3600);
+	assert_int_equal(cfg.history_jobs, 1000000);
+	assert_int_equal(cfg.history_days, 90);
 	st_config_free(&cfg);
 }
 
@@ -444,6 +449,12 @@ static void test_config_error_bad_number_names_its_line(void **state)
 		{ "slice_us = 99999999999999999999999", "slice_us" },
 		{ "slots =", "slots" },                 /* empty */
 		{ "slots = 0x10", "slots" },
+		/* a retention of nothing would drop jobs unseen */
+		{ "job_retention = 0", "job_retention" },
+		{ "job_retention_s = 0", "job_retention_s" },
+		{ "history_jobs = 0", "history_jobs" },
+		{ "history_days = 0", "history_days" },
+		{ "history_days = 36501", "history_days" },
 	};
 	char text[512];
 
