@@ -263,12 +263,12 @@ def test_cut_head(lab):
     del refused_at
 
 
-def test_munge_tcp(lab):
-    """TCP clients authenticate with MUNGE; users act on their own jobs."""
+def tcp_stormctl(lab, timeout=30):
+    """stormctl over the replicas' TCP addresses with MUNGE, as root or,
+    with user=UID, as that user (setpriv)."""
     ctl = os.path.join(lab.build, "cli/stormctl")
     env = dict(os.environ, STORM_MUNGE_SOCKET=lab.munge_socket)
     tcp = ",".join(lab.listen)
-    host, port = lab.listen[0].split(":")
 
     def stormctl(*args, user=None):
         argv = [ctl, "--managers", tcp] + list(args)
@@ -276,7 +276,14 @@ def test_munge_tcp(lab):
             argv = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user,
                     "--clear-groups"] + argv
         return subprocess.run(argv, env=env, capture_output=True, text=True,
-                              timeout=30)
+                              timeout=timeout)
+    return stormctl
+
+
+def test_munge_tcp(lab):
+    """TCP clients authenticate with MUNGE; users act on their own jobs."""
+    stormctl = tcp_stormctl(lab)
+    host, port = lab.listen[0].split(":")
 
     r = stormctl("submit", "-n", "1", "--name", "mine", "/bin/sleep", "600")
     check(r.returncode == 0, "submit over TCP failed: %s" % r.stderr)
@@ -542,18 +549,7 @@ def test_history(lab):
     replica holds the same one; a replica away meanwhile fetches what it
     lacks from a peer when it rejoins.  show and queue -a fall back to the
     history; a user sees only their own jobs in it."""
-    ctl = os.path.join(lab.build, "cli/stormctl")
-    env = dict(os.environ, STORM_MUNGE_SOCKET=lab.munge_socket)
-    tcp = ",".join(lab.listen)
-
-    def stormctl(*args, user=None):
-        argv = [ctl, "--managers", tcp] + list(args)
-        if user is not None:
-            argv = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user,
-                    "--clear-groups"] + argv
-        return subprocess.run(argv, env=env, capture_output=True, text=True,
-                              timeout=60)
-
+    stormctl = tcp_stormctl(lab, timeout=60)
     # mm2 is away while the history forms
     lab.p.kill("mm2")
     stormlab.wait_for(lambda: lab.mm_pid(2) is None, 10, "mm2 gone")
