@@ -553,7 +553,21 @@ void sp_mship_on_msg(sp_world_t *w, uint32_t src, uint8_t type,
 		uint32_t x = sp_r_u32(r);
 		uint64_t inc = sp_r_u64(r);
 
-		if (r->bad || x >= w->n || !v->installed || v->expelled)
+		if (r->bad || x >= w->n || v->expelled)
+			return;
+		if (!v->installed && w->id == 0 && v->boot_deadline) {
+			/* The founding root is still gathering its boot view:
+			 * a joiner knocking now goes in it, like a HELLO.
+			 * Dropped, it would knock at every other candidate
+			 * (none of them a member yet) and come back here only
+			 * seconds later, after its own join had given up. */
+			v->inc[x] = inc;
+			sp_nodeset_add(v->hello, x);
+			if (sp_nodeset_count(v->hello) == w->n)
+				boot_view(w);
+			return;
+		}
+		if (!v->installed)
 			return;
 		if (v->root != w->id) {
 			send_join(w, v->root, x, inc);

@@ -179,7 +179,7 @@ class Lab:
 
     def __init__(self, build, d, managers=3, nodes=2, cpus=1, slice_us=10000,
                  log_level=os.environ.get("STORMLAB_LOG_LEVEL", "info"),
-                 extra=()):
+                 extra=(), provider="tcp"):
         self.build, self.dir = build, d
         self.m, self.n = managers, nodes
         self.p = Procs()
@@ -187,7 +187,12 @@ class Lab:
         ports = free_ports(nodes + 2 * managers + 1)
         self.listen = ["127.0.0.1:%d" % ports[nodes + managers + i]
                        for i in range(managers)]
-        lines = ["[cluster]", "name = lab", "provider = tcp",
+        # shm: the fabric's addresses are names, one per incarnation of
+        # this lab (the managers' client ports stay TCP)
+        def addr(name, port):
+            return ("storm-%d-%s" % (os.getpid(), name) if provider == "shm"
+                    else "127.0.0.1:%d" % port)
+        lines = ["[cluster]", "name = lab", "provider = %s" % provider,
                  "slice_us = %d" % slice_us, "hb_period_ms = 50",
                  "hb_timeout_ms = 1000", "ramdisk = %s/ramdisk" % d,
                  "state_dir = %s/state" % d, "run_dir = %s" % d,
@@ -197,11 +202,12 @@ class Lab:
         lines += list(extra)
         for i in range(managers):
             lines += ["", "[manager mm%d]" % i,
-                      "address = 127.0.0.1:%d" % ports[i],
+                      "address = %s" % addr("mm%d" % i, ports[i]),
                       "listen = %s" % self.listen[i]]
         for j in range(nodes):
             lines += ["", "[node nm%d]" % (j + 1),
-                      "address = 127.0.0.1:%d" % ports[managers + j],
+                      "address = %s" % addr("nm%d" % (j + 1),
+                                            ports[managers + j]),
                       "cpus = %d" % cpus]
         self.conf = os.path.join(d, "storm.conf")
         with open(self.conf, "w") as f:

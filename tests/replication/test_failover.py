@@ -28,7 +28,10 @@ Each test brings up a real cluster in a network namespace of its own
                      and stormctl history find them; users see their own;
   budget_retention   a small state budget fills: "state full", reads and
                      cancels served; retention frees it and writes
-                     resume.
+                     resume;
+  shm_join           three replicas and eight nodes on the shm fabric
+                     start together: every replica joins the machine at
+                     its first try, and a job on every node ends.
 Exit: 0 pass, 1 fail, 77 skipped (not root).
 """
 
@@ -672,6 +675,29 @@ def test_budget_retention(lab):
           (held, len(hist)))
 
 
+def test_shm_join(lab):
+    """Three replicas and eight nodes start together on the shm fabric.
+    The founding root gathers every member that knocks while it boots
+    (a joiner it turned away wandered through the other candidates and
+    gave up after 3 s, came back as a new incarnation, and the nodes'
+    boxes never reached it again: jobs never ended).  Every replica joins
+    at its first try, and a job of one rank per node runs and ends."""
+    with open(os.path.join(lab.dir, "storm.log")) as f:
+        log = f.read()
+    check("cannot join the machine yet" not in log,
+          "a replica's first join failed:\n%s" % "\n".join(
+              l for l in log.splitlines() if "cannot join" in l))
+    ctl = os.path.join(lab.build, "cli/stormctl")
+    r = subprocess.run([ctl, "--socket", lab.sock(0), "run", "-n",
+                        str(lab.n), "--", "/bin/hostname"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and len(r.stdout.splitlines()) == lab.n,
+          "run -n %d on shm: exit %d, %d line(s): %s" % (
+              lab.n, r.returncode, len(r.stdout.splitlines()), r.stderr))
+    print("shm_join: 3 replicas and %d nodes joined at once; a %d-rank "
+          "job ran and ended" % (lab.n, lab.n))
+
+
 TESTS = {
     "kill_random": (test_kill_random, dict(managers=3, nodes=1)),
     "kill_all": (test_kill_all, dict(managers=3, nodes=1)),
@@ -687,6 +713,8 @@ TESTS = {
     "statuses_rejoin": (test_statuses_rejoin, dict(managers=3, nodes=2)),
     "history": (test_history, dict(managers=3, nodes=1, munge=True,
                                    extra=["job_retention = 20"])),
+    "shm_join": (test_shm_join, dict(managers=3, nodes=8,
+                                     provider="shm")),
     "budget_retention": (test_budget_retention, dict(
         managers=3, nodes=1, extra=["state_budget_mib = 1",
                                     "job_retention_s = 2"])),
