@@ -131,7 +131,8 @@ class Client:
 
 class Procs:
     def __init__(self):
-        self.procs = {}  # name -> Popen
+        self.procs = {}  # name -> Popen (the latest of that name)
+        self.pids = []   # every process started, restarts included
 
     def start(self, name, argv, log, netns=None, env=None):
         if netns:
@@ -141,6 +142,7 @@ class Procs:
                              env=env, start_new_session=True)
         f.close()
         self.procs[name] = p
+        self.pids.append(p.pid)
         return p
 
     def kill(self, name, sig=signal.SIGKILL):
@@ -148,6 +150,8 @@ class Procs:
         if p and p.poll() is None:
             p.send_signal(sig)
             p.wait(timeout=10)
+        if p:
+            cleanup_shm(p.pid)  # its crash blackbox: 1 MiB of /dev/shm
         return p
 
     def stop_all(self):
@@ -161,8 +165,10 @@ class Procs:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-        for p in self.procs.values():
-            cleanup_shm(p.pid)
+        # a process killed and restarted under the same name left its
+        # blackbox too
+        for pid in self.pids:
+            cleanup_shm(pid)
 
 
 def cleanup_shm(pid):
