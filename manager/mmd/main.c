@@ -25,6 +25,7 @@
 #include "clients.h"
 #include "clock.h"
 #include "jobrec.h"
+#include "join.h"
 #include "mailbox.h"
 #include "repl.h"
 #include "requests.h"
@@ -44,6 +45,7 @@ struct mmd {
 	struct mmd_clients clients;
 	struct mmd_requests rq;
 	struct mmd_backfill backfill;
+	struct mmd_join join;
 	sp_world_t *w;
 	int nfd, world_polled;
 	int timer_fd;
@@ -261,33 +263,14 @@ static int on_backfill(int32_t fd, int32_t revents, void *data)
 /* Manager 0 founds the machine (may_found: on the cluster's first start,
  * or after a long vain wait while the whole cluster was down); otherwise
  * a replica joins the running machine, whose root may be a node manager
- * by then, and never founds one that might split it.  A join attempt
- * waits JOIN_WAIT_MS: the main loop (and the clients this replica serves)
- * waits with it, so a failed attempt is retried at a later tick rather
- * than waited out here. */
-#define JOIN_WAIT_MS 3000
+ * by then, and never founds one that might split it.  An attempt waits
+ * seconds for a view: the join worker (join.h) waits, not the main loop,
+ * which goes on serving clients and the group. */
 #define FOUND_AFTER_MS 30000
 
-static int world_open(struct mmd *mm, int may_found, char *err, size_t errlen)
+static int may_found(const struct mmd *mm, uint64_t now)
 {
-	sp_config_t *sc = NULL;
-	int boot = may_found && mm->host->world_id == 0, rc = 0;
-
-	for (int expelled = 0;; expelled++) {
-		rc = st_config_world(&mm->cfg, mm->host->world_id, !boot,
-				     boot ? 1000 : JOIN_WAIT_MS, &sc, err,
-				     errlen);
-		if (!rc)
-			rc = sp_open(sc, &mm->w, err, errlen);
-		sp_config_destroy(sc);
-		sc = NULL;
-		/* a view that removes our previous incarnation can reach this
-		 * one while it joins: join again, as a new incarnation */
-		if (rc != -STORM_EEXPELLED || expelled == 1)
-			break;
-		qb_log(LOG_INFO, "joining again: %s", err);
-	}
-	return rc;
+	return mm->first_start || now - mm->join_since_ms >= FOUND_AFTER_MS;
 }
 
 static int on_notify(int32_t fd, int32_t revents, void *data)
@@ -302,14 +285,14 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 /* Join the machine: once synced (a restarted replica must report to its
  * group first), and again after a cut that cost this replica its group
  * (its view of the machine is its own island then), before it may be
- * strobe master.  Called from the timer until it succeeds. */
+ * strobe master.  Called from the timer until an attempt succeeds;
+ * leaves the old world and asks the join worker for an attempt. */
 static void world_rejoin(struct mmd *mm)
 {
 	uint64_t now = mmd_strobe_now_ms(&mm->sb);
-	char err[1024];
-	size_t size;
-	int rc;
 
+	if (mmd_join_pending(&mm->join))
+		return;
 	if (mm->w)
 		qb_log(LOG_NOTICE, "manager %s: joining the machine again "
 		       "after losing the group", mm->host->name);
@@ -321,18 +304,40 @@ static void world_rejoin(struct mmd *mm)
 	mm->w = NULL;
 	if (!mm->join_since_ms)
 		mm->join_since_ms = now ? now : 1;
-	rc = world_open(mm, mm->first_start ||
-			now - mm->join_since_ms >= FOUND_AFTER_MS,
-			err, sizeof(err));
+	mmd_join_ask(&mm->join, may_found(mm, now));
+}
+
+/* An attempt to join ended (the join worker's eventfd). */
+static int on_joined(int32_t fd, int32_t revents, void *data)
+{
+	struct mmd *mm = data;
+	uint64_t now = mmd_strobe_now_ms(&mm->sb);
+	sp_world_t *w = NULL;
+	char err[1024];
+	size_t size;
+	rp_status_t st;
+	int rc;
+
+	(void)fd;
+	(void)revents;
+	if (!mmd_join_take(&mm->join, &w, &rc, err, sizeof(err)))
+		return 0;
 	if (rc) {
 		qb_log(LOG_WARNING, "cannot join the machine yet (%s); trying "
 		       "again", err);
 		if (rc != -STORM_EUNREACH && rc != -STORM_EEXPELLED &&
 		    rc != -ETIMEDOUT)
 			stop(mm, 1);
-		return;
+		return 0;
 	}
-	if (mm->first_start || now - mm->join_since_ms >= FOUND_AFTER_MS)
+	/* the group was lost while the attempt ran: out of the group means
+	 * out of the machine; the next tick after it synced joins again */
+	if (!mm->repl.rs.synced || !mm->sb.world_stale) {
+		sp_close(w);
+		return 0;
+	}
+	mm->w = w;
+	if (may_found(mm, now))
 		mm->first_start = 0;
 	mm->join_since_ms = 0;
 	mmd_strobe_set_world(&mm->sb, mm->w, sp_gmem(mm->w, &size));
@@ -341,6 +346,9 @@ static void world_rejoin(struct mmd *mm)
 			 on_notify);
 	mm->world_polled = 1;
 	mm->sb.world_stale = 0;
+	rp_status(mm->repl.rp, &st);
+	repl_status(mm, &st);
+	return 0;
 }
 
 /* ---- the loop's events -------------------------------------------------------- */
@@ -374,13 +382,8 @@ static int on_timer(int32_t fd, int32_t revents, void *data)
 	(void)revents;
 	if (read(fd, &n, sizeof(n)) != sizeof(n) || n == 0)
 		return 0;
-	if (mm->sb.world_stale && mm->repl.rs.synced) {
-		rp_status_t st;
-
+	if (mm->sb.world_stale && mm->repl.rs.synced)
 		world_rejoin(mm);
-		rp_status(mm->repl.rp, &st);
-		repl_status(mm, &st);
-	}
 	mmd_repl_tick(&mm->repl, mmd_strobe_now_ms(&mm->sb));
 	mmd_strobe_timer(&mm->sb, mm->st, mm->repl.rp, fd, n);
 	mmd_requests_waits(&mm->rq);
@@ -423,7 +426,8 @@ int main(int argc, char **argv)
 	};
 	const char *path = getenv("STORM_CONFIG"), *name = NULL;
 	static struct mmd mm = { .timer_fd = -1, .nfd = -1,
-				  .backfill = { .efd = -1 } };
+				  .backfill = { .efd = -1 },
+				  .join = { .efd = -1 } };
 	qb_loop_signal_handle sh;
 	char err[1024] = "";
 	int c, rc;
@@ -559,6 +563,14 @@ int main(int argc, char **argv)
 	}
 	qb_loop_poll_add(mm.loop, QB_LOOP_LOW, mm.backfill.efd, POLLIN, &mm,
 			 on_backfill);
+	if ((rc = mmd_join_init(&mm.join, &mm.cfg, mm.host->world_id))) {
+		qb_log(LOG_ERR, "cannot start the machine join worker: %s",
+		       strerror(-rc));
+		rc = 1;
+		goto out;
+	}
+	qb_loop_poll_add(mm.loop, QB_LOOP_HIGH, mm.join.efd, POLLIN, &mm,
+			 on_joined);
 	signal(SIGPIPE, SIG_IGN);
 	if ((rc = mmd_repl_start(&mm.repl, err, sizeof(err)))) {
 		qb_log(LOG_ERR, "%s", err);
@@ -585,6 +597,7 @@ int main(int argc, char **argv)
 	qb_loop_run(mm.loop);
 	rc = mm.exit_code;
 out:
+	mmd_join_fini(&mm.join);
 	mmd_backfill_fini(&mm.backfill);
 	mmd_repl_close(&mm.repl);
 	mmd_clients_close(&mm.clients);

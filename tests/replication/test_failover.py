@@ -31,7 +31,11 @@ Each test brings up a real cluster in a network namespace of its own
                      resume;
   shm_join           three replicas and eight nodes on the shm fabric
                      start together: every replica joins the machine at
-                     its first try, and a job on every node ends.
+                     its first try, and a job on every node ends;
+  join_wait          two replicas restart while no machine is up to join
+                     (manager 0, its founder, is down): they sync, and
+                     answer every request at once while their join
+                     attempts fail in the background.
 Exit: 0 pass, 1 fail, 77 skipped (not root).
 """
 
@@ -698,6 +702,58 @@ def test_shm_join(lab):
           "job ran and ended" % (lab.n, lab.n))
 
 
+def test_join_wait(lab):
+    """A replica that cannot join the machine yet (its root is gone)
+    keeps serving: an attempt waits seconds for a view, in the join
+    worker, not in the main loop (which once waited 3 s per attempt at
+    every tick, starving its clients and its group, so that a replica
+    restarted meanwhile could not sync and the group never converged)."""
+    c = stormlab.Client("joinwait-%d" % os.getpid(), [lab.sock(1)])
+    _, rep = c.request(submit_req("before"))
+    check(rep.get("ok"), "submit: %s" % rep)
+    # the node and manager 0 go first (manager 1 acts as the machine's
+    # root), then the other two: the group recovers from them, the
+    # machine is gone
+    lab.p.kill("nm1")
+    lab.p.kill("mm0")
+    stormlab.wait_for(lambda: lab.mm_pid(0) is None, 10, "mm0 gone")
+    stormlab.wait_for(lambda: lab.managers(1)["managers"][0].get(
+        "member") is False, 30, "mm0 out of the group")
+    for i in (1, 2):
+        lab.p.kill("mm%d" % i)
+    for i in (1, 2):
+        stormlab.wait_for(lambda: lab.mm_pid(i) is None, 10,
+                          "mm%d gone" % i)
+        lab.start_mm(i)
+    for i in (1, 2):
+        stormlab.wait_for(lambda: lab.managers(i).get("synced"), 60,
+                          "mm%d synced without manager 0" % i)
+    log = os.path.join(lab.dir, "storm.log")
+    stormlab.wait_for(lambda: "cannot join the machine yet" in
+                      open(log).read(), 30, "a failed join attempt")
+    # each answer within 2 s (an attempt waits 3 s for a view): 40 in a
+    # row, spanning several attempts
+    slow = 0
+    for k in range(40):
+        try:
+            rep = stormlab.call(lab.sock(1 + k % 2), {"op": "managers"},
+                                timeout=2)
+            check(rep["replication"].get("world_stale") is True,
+                  "mm%d joined a machine without its root: %s" %
+                  (1 + k % 2, rep))
+        except TimeoutError:
+            slow += 1
+    check(slow == 0, "%d of 40 requests unanswered for 2 s while the "
+          "replicas tried to join" % slow)
+    _, rep = c.request(submit_req("while-out"))
+    check(rep.get("ok"), "submit while out of the machine: %s" % rep)
+    lab.start_mm(0)
+    reps = lab.converged(60)
+    print("join_wait: 2 replicas synced without the machine, 40 requests "
+          "answered during failed join attempts; converged at index %d" %
+          reps[0]["applied"])
+
+
 TESTS = {
     "kill_random": (test_kill_random, dict(managers=3, nodes=1)),
     "kill_all": (test_kill_all, dict(managers=3, nodes=1)),
@@ -715,6 +771,7 @@ TESTS = {
                                    extra=["job_retention = 20"])),
     "shm_join": (test_shm_join, dict(managers=3, nodes=8,
                                      provider="shm")),
+    "join_wait": (test_join_wait, dict(managers=3, nodes=1)),
     "budget_retention": (test_budget_retention, dict(
         managers=3, nodes=1, extra=["state_budget_mib = 1",
                                     "job_retention_s = 2"])),
