@@ -76,6 +76,31 @@ void nm_queue_rec(struct nm *nm, uint8_t type, uint32_t job, uint32_t rank,
 
 /* ---- output mailbox ------------------------------------------------------ */
 
+/* The box carrying a job's last records is on its way: the job is done
+ * here (the manager's termination compare reads this).  Safe before the
+ * box is agreed: the manager ends a job only once every rank's EXIT
+ * record is agreed as well, and a box lost on the way is sent again.
+ * Marking it now, not at the acknowledgement, spares the end of every
+ * job an acknowledgement's round trip and a wait for the compare. */
+static void box_mark_done(struct nm *nm)
+{
+	for (uint32_t i = 0; i < nm->box_ndone; i++) {
+		uint32_t job = nm->box_done[i];
+
+		for (struct nm_job *j = nm->jobs; j; j = j->next)
+			if (j->id == job && j->reported && !j->done) {
+				if (j->done_slot < nm->lay.done_slots)
+					sp_gvar_write_local(nm->w,
+						st_done_var(&nm->lay,
+							    j->done_slot),
+						job);
+				j->done = 1;
+				qb_log(LOG_DEBUG, "job %u: done", job);
+			}
+	}
+	nm->box_ndone = 0;
+}
+
 static void box_flush(struct nm *nm)
 {
 	sp_nodeset_t *mm = NULL;
@@ -145,27 +170,7 @@ static void box_flush(struct nm *nm)
 	nm->box_inflight = 1;
 	nm->box_sent = 0;
 	nm->box_acked = 0;
-}
-
-/* The box is at the manager: the jobs whose last records it carried are
- * done here (the manager's termination compare reads this). */
-static void box_delivered(struct nm *nm)
-{
-	for (uint32_t i = 0; i < nm->box_ndone; i++) {
-		uint32_t job = nm->box_done[i];
-
-		for (struct nm_job *j = nm->jobs; j; j = j->next)
-			if (j->id == job && j->reported && !j->done) {
-				if (j->done_slot < nm->lay.done_slots)
-					sp_gvar_write_local(nm->w,
-						st_done_var(&nm->lay,
-							    j->done_slot),
-						job);
-				j->done = 1;
-				qb_log(LOG_DEBUG, "job %u: done", job);
-			}
-	}
-	nm->box_ndone = 0;
+	box_mark_done(nm);
 }
 
 /* ---- jobs ---------------------------------------------------------------- */
@@ -426,7 +431,6 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 	}
 	if (nm->box_inflight && nm->box_sent && nm->box_acked) {
 		nm->box_inflight = 0;
-		box_delivered(nm);
 		/* exits waiting behind the last box go now; output waits
 		 * for the heartbeat (one box per slice) */
 		for (struct nm_job *j = nm->jobs; j; j = j->next)

@@ -171,8 +171,8 @@ static void take_record(struct mmd_mailbox *b, int master,
 		    !(r = mmd_jobs_get(b->jobs, rec->job)) ||
 		    !mmd_job_status(r, j.ranks))
 			return;
-		if (r->status[rec->rank] == -1)
-			r->got++;
+		if (r->status[rec->rank] == -1 && ++r->got == j.ranks)
+			b->ends_ready = 1;
 		r->status[rec->rank] = e.status;
 		r->usage[rec->rank] = (mm_usage_t){
 			e.utime_us, e.stime_us, e.maxrss_kib };

@@ -51,6 +51,8 @@ struct mmd_mailbox {
 	int64_t *ack;       /* per world id: the seq being acked */
 	sp_nodeset_t *one;
 	struct mmd_out *outs;
+	int ends_ready;     /* a job's last EXIT record was taken: the
+			     * caller looks for ended jobs now */
 };
 
 int mmd_mailbox_init(struct mmd_mailbox *b, const st_layout_t *lay,

@@ -146,7 +146,7 @@ static int applied(void *ctx, const mm_op_t *op, const mm_result_t *res)
 	struct mmd *mm = ctx;
 	mm_job_t j;
 
-	mmd_strobe_applied(&mm->sb, op, res->rc);
+	mmd_strobe_applied(&mm->sb, mm->st, op, res->rc);
 	mmd_requests_applied(&mm->rq);
 	mmd_mailbox_close_ended(&mm->mbox, mm->st);
 	/* the shell's record of a job that ended keeps only its timing */
@@ -170,6 +170,11 @@ static void box_agreed(void *ctx, uint32_t node, const uint8_t *box,
 
 	mmd_mailbox_agreed(&mm->mbox, mm->sb.w, mm->sb.clk.master, mm->st,
 			   node, box, len);
+	/* a job's last exit: its end need not wait for a micro-slice */
+	if (mm->mbox.ends_ready) {
+		mm->mbox.ends_ready = 0;
+		mmd_strobe_ends(&mm->sb, mm->st);
+	}
 }
 
 static void repl_status(void *ctx, const rp_status_t *st)

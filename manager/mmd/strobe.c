@@ -117,8 +117,17 @@ void mmd_strobe_state_replaced(struct mmd_strobe *sb)
 	sb->tick_wanted = 1;
 }
 
-void mmd_strobe_applied(struct mmd_strobe *sb, const mm_op_t *op, int rc)
+static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st,
+		      int kick);
+
+void mmd_strobe_applied(struct mmd_strobe *sb, const mm_state_t *st,
+			const mm_op_t *op, int rc)
 {
+	/* a job staged everywhere is RUNNING now: its nodes hear it at
+	 * once, not at the next boundary (launch latency: up to a slice) */
+	if (op->code == MM_OP_JOB_STAGED && rc == 0 && sb->clk.master &&
+	    sb->w)
+		heartbeat(sb, st, 1);
 	switch (op->code) {
 	case MM_OP_SUBMIT: case MM_OP_SUBMIT_CAPPED:
 		if (rc == 0)
@@ -274,14 +283,16 @@ static uint32_t done_slot(const mm_state_t *st, const mm_job_t *j)
 
 static void check_ends(struct mmd_strobe *sb, const mm_state_t *st)
 {
-	uint32_t n = mmd_strobe_active(sb, st);
 	/* a job of a gang row that is not running now cannot end by itself
 	 * (its processes are stopped): its compare waits for its turn, so
 	 * time-sharing costs the strobe no more compares than one row */
 	int shared = mm_matrix_shared(st);
-	uint32_t row = shared ? mm_active_row(st, sb->clk.slice) : 0;
+	uint32_t row = shared ? mm_active_row(st, sb->clk.slice) : 0, n;
 	mm_job_t j;
 
+	if (!sb->clk.master || !sb->w)
+		return;
+	n = mmd_strobe_active(sb, st);
 	for (uint32_t i = 0; i < n; i++) {
 		mm_op_t op = { .code = MM_OP_JOB_EXITED_USAGE,
 			       .job = sb->active[i] };
@@ -312,6 +323,11 @@ static void check_ends(struct mmd_strobe *sb, const mm_state_t *st)
 		r->exit_slice = sb->clk.slice;
 		propose(sb, &op);
 	}
+}
+
+void mmd_strobe_ends(struct mmd_strobe *sb, const mm_state_t *st)
+{
+	check_ends(sb, st);
 }
 
 /* ---- 6. heartbeat ---------------------------------------------------------- */
@@ -369,7 +385,9 @@ static uint32_t list_overflow(struct mmd_strobe *sb, const mm_state_t *st,
 	return n;
 }
 
-static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st)
+/* At every slice boundary; and mid-slice (kick) when a job launches: the
+ * same slice's heartbeat again, with the job list as it is now. */
+static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st, int kick)
 {
 	uint32_t na = mmd_strobe_active(sb, st), n = 0;
 	/* the gang matrix's row whose turn it is: its jobs RUN, the other
@@ -381,9 +399,13 @@ static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st)
 	int len;
 
 	if (sb->clk.hb_inflight) {
-		qb_log(LOG_DEBUG, "slice %llu: heartbeat late",
-		       (unsigned long long)sb->clk.slice);
-		sb->clk.hb_late++;
+		/* a boundary's heartbeat behind a kick is owed, not late:
+		 * the kick went out within this slice */
+		if (!kick && !sb->hb_kicked) {
+			qb_log(LOG_DEBUG, "slice %llu: heartbeat late",
+			       (unsigned long long)sb->clk.slice);
+			sb->clk.hb_late++;
+		}
 		sb->hb_owed = 1;
 		return;
 	}
@@ -410,6 +432,7 @@ static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st)
 			       0) == 0) {
 		sb->clk.hb_inflight = 1;
 		sb->clk.hb_sent_slice = sb->clk.slice;
+		sb->hb_kicked = kick;
 	}
 }
 
@@ -470,7 +493,7 @@ void mmd_strobe_notify(struct mmd_strobe *sb, const mm_state_t *st,
 	 * the nodes the same gang row each time */
 	if (sb->clk.master && sb->hb_owed && !sb->clk.hb_inflight) {
 		sb->hb_owed = 0;
-		heartbeat(sb, st);
+		heartbeat(sb, st, 0);
 	}
 }
 
@@ -516,6 +539,7 @@ void mmd_strobe_master(struct mmd_strobe *sb, const mm_state_t *st,
 	sb->clk.slice = mmd_wall_us() / sb->cfg->slice_us;
 	sb->clk.hb_inflight = 0;
 	sb->hb_owed = 0;
+	sb->hb_kicked = 0;
 	sb->hb_done_slice = 0;
 	sb->tick_inflight = 0;
 	sb->tick_wanted = 1;
@@ -579,6 +603,6 @@ void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
 	check_ends(sb, st);
 	na = mmd_strobe_active(sb, st);
 	mmd_stage_step(&sb->stage, sb->w, st, sb->clk.slice, sb->active, na);
-	heartbeat(sb, st);
+	heartbeat(sb, st, 0);
 	mmd_stats_sent(&sb->stats, &sb->clk);
 }

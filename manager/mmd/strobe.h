@@ -64,6 +64,7 @@ struct mmd_strobe {
 	/* heartbeat */
 	int hb_owed;           /* a slice passed while it was in flight: send
 				* the current one as soon as it completes */
+	int hb_kicked;         /* the one in flight is a mid-slice launch */
 	uint64_t hb_done_slice; /* last heartbeat every node got */
 	uint8_t *hb;
 	st_hb_job_t *hb_list;  /* st_hb_capacity(lay->hb_len) */
@@ -104,8 +105,14 @@ void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
 /* The machine's notify fd is readable: events, mailboxes, completions. */
 void mmd_strobe_notify(struct mmd_strobe *sb, const mm_state_t *st,
 		       rp_replica_t *rp, int fd);
-/* An operation was applied (rc its result): what the strobe waits for. */
-void mmd_strobe_applied(struct mmd_strobe *sb, const mm_op_t *op, int rc);
+/* An operation was applied (rc its result): what the strobe waits for;
+ * on the master a job whose files are on its nodes launches at once. */
+void mmd_strobe_applied(struct mmd_strobe *sb, const mm_state_t *st,
+			const mm_op_t *op, int rc);
+/* Strobe master: propose the end of every job whose ranks all exited
+ * (statuses agreed, every node's done slot set); at every micro-slice,
+ * and when a job's last EXIT record was agreed. */
+void mmd_strobe_ends(struct mmd_strobe *sb, const mm_state_t *st);
 /* The whole state was replaced (a snapshot restored). */
 void mmd_strobe_state_replaced(struct mmd_strobe *sb);
 /* Jobs holding PEs (STAGING, RUNNING), ascending, in sb->active. */
