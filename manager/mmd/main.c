@@ -397,6 +397,22 @@ static int on_timer(int32_t fd, int32_t revents, void *data)
 	return 0;
 }
 
+/* A worker thread started (rc, from its init): its eventfd (*efd, read
+ * only now: the init that set it is another argument) joins the loop.
+ * 0, or -1 with the reason logged. */
+static int watch_worker(struct mmd *mm, int rc, const char *what,
+			const int *efd, enum qb_loop_priority prio,
+			qb_loop_poll_dispatch_fn fn)
+{
+	if (rc) {
+		qb_log(LOG_ERR, "cannot start the %s worker: %s", what,
+		       strerror(-rc));
+		return -1;
+	}
+	qb_loop_poll_add(mm->loop, prio, *efd, POLLIN, mm, fn);
+	return 0;
+}
+
 static int start_timer(struct mmd *mm)
 {
 	uint64_t ns = (uint64_t)mm->cfg.slice_us * 1000u /
@@ -552,30 +568,20 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if ((rc = mmd_auth_start(&mm.rq.auth, mm.cfg.munge_socket))) {
-		qb_log(LOG_ERR, "cannot start the MUNGE worker: %s",
-		       strerror(-rc));
+	/* the worker threads: each hands its results over by an eventfd */
+	if (watch_worker(&mm, mmd_auth_start(&mm.rq.auth, mm.cfg.munge_socket),
+			 "MUNGE", &mm.rq.auth.efd, QB_LOOP_MED, on_auth) ||
+	    watch_worker(&mm, mmd_backfill_init(&mm.backfill, &mm.cfg,
+						mm.host),
+			 "history backfill", &mm.backfill.efd, QB_LOOP_LOW,
+			 on_backfill) ||
+	    watch_worker(&mm, mmd_join_init(&mm.join, &mm.cfg,
+					    mm.host->world_id),
+			 "machine join", &mm.join.efd, QB_LOOP_HIGH,
+			 on_joined)) {
 		rc = 1;
 		goto out;
 	}
-	qb_loop_poll_add(mm.loop, QB_LOOP_MED, mm.rq.auth.efd, POLLIN, &mm,
-			 on_auth);
-	if ((rc = mmd_backfill_init(&mm.backfill, &mm.cfg, mm.host))) {
-		qb_log(LOG_ERR, "cannot start the history backfill worker: %s",
-		       strerror(-rc));
-		rc = 1;
-		goto out;
-	}
-	qb_loop_poll_add(mm.loop, QB_LOOP_LOW, mm.backfill.efd, POLLIN, &mm,
-			 on_backfill);
-	if ((rc = mmd_join_init(&mm.join, &mm.cfg, mm.host->world_id))) {
-		qb_log(LOG_ERR, "cannot start the machine join worker: %s",
-		       strerror(-rc));
-		rc = 1;
-		goto out;
-	}
-	qb_loop_poll_add(mm.loop, QB_LOOP_HIGH, mm.join.efd, POLLIN, &mm,
-			 on_joined);
 	signal(SIGPIPE, SIG_IGN);
 	if ((rc = mmd_repl_start(&mm.repl, err, sizeof(err)))) {
 		qb_log(LOG_ERR, "%s", err);
