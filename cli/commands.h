@@ -228,7 +228,12 @@ const struct sc_cmd sc_commands[] = {
 		.description =
 			"Starts RANKS copies of PROGRAM as one job, copies "
 			"their output to this terminal as it arrives, and "
-			"exits with the job's exit code.  PROGRAM is made "
+			"exits with the job's exit code.  Every rank runs "
+			"as you: your uid and primary group as the manager "
+			"authenticated them, your supplementary groups from "
+			"the node's NSS, an environment of your --export's, "
+			"STORM_* and PATH, HOME, USER, LOGNAME, SHELL "
+			"(docs/security.md).  PROGRAM is made "
 			"absolute here: a name without '/' is looked up in "
 			"PATH, a relative path is taken from the current "
 			"directory, which is also the job's working "

@@ -37,19 +37,30 @@ void nm_job_remove_files(struct nm_job *j)
 	j->written = 0;
 }
 
-/* The environment of one rank, built before the fork: the user's
- * --export's and STORM_*, then this daemon's own variables not set by
- * those.  Returns a malloc'd NULL-terminated array of malloc'd strings. */
+/* What a rank's environment takes from its user's passwd entry when the
+ * user did not export it; nothing comes from the daemon's own. */
+static int env_has(char **e, size_t k, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t x = 0; x < k; x++)
+		if (e[x] && !strncmp(e[x], name, len) && e[x][len] == '=')
+			return 1;
+	return 0;
+}
+
+/* The environment of one rank, built before the fork, defined rather
+ * than inherited from the daemon: the user's --export's, STORM_*, then
+ * an allow-list the user did not set: PATH (a default), HOME, USER,
+ * LOGNAME, SHELL (from the node's passwd entry of the job's user).
+ * Returns a malloc'd NULL-terminated array of malloc'd strings. */
 static char **rank_env(struct nm *nm, const struct nm_job *j, uint32_t rank)
 {
-	extern char **environ;
 	const st_manifest_t *m = j->m;
-	size_t n = 0, k = 0;
-	char **e;
+	const struct nm_identity *id = j->ident;
+	size_t k = 0;
+	char **e = calloc(m->envc + 12, sizeof(char *));
 
-	while (environ[n])
-		n++;
-	e = calloc(n + m->envc + 8, sizeof(char *));
 	if (!e)
 		return NULL;
 	for (uint32_t i = 0; i < m->envc; i++)
@@ -61,16 +72,20 @@ static char **rank_env(struct nm *nm, const struct nm_job *j, uint32_t rank)
 	    asprintf(&e[k++], "STORM_NODENAME=%s", nm->host->name) < 0 ||
 	    asprintf(&e[k++], "STORM_JOB_DIR=%s", j->dir) < 0)
 		e[k - 1] = NULL;
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strcspn(environ[i], "=");
-		int set = 0;
-
-		for (size_t x = 0; x < k && !set; x++)
-			set = e[x] && !strncmp(e[x], environ[i], len) &&
-			      e[x][len] == '=';
-		if (!set)
-			e[k++] = strdup(environ[i]);
-	}
+	if (!env_has(e, k, "PATH"))
+		e[k++] = strdup("PATH=/usr/local/bin:/usr/bin:/bin");
+	if (id && !env_has(e, k, "HOME") &&
+	    asprintf(&e[k++], "HOME=%s", id->home) < 0)
+		e[k - 1] = NULL;
+	if (id && !env_has(e, k, "USER") &&
+	    asprintf(&e[k++], "USER=%s", id->name) < 0)
+		e[k - 1] = NULL;
+	if (id && !env_has(e, k, "LOGNAME") &&
+	    asprintf(&e[k++], "LOGNAME=%s", id->name) < 0)
+		e[k - 1] = NULL;
+	if (id && !env_has(e, k, "SHELL") &&
+	    asprintf(&e[k++], "SHELL=%s", id->shell) < 0)
+		e[k - 1] = NULL;
 	for (size_t x = 0; x < k; x++)
 		if (!e[x]) { /* out of memory somewhere */
 			for (size_t y = 0; y < k; y++)
@@ -131,7 +146,12 @@ static pid_t spawn_rank(struct nm *nm, struct nm_job *j, uint32_t rank,
 		/* a rank runs at normal priority whatever the node manager's
 		 * (realtime in the configuration) */
 		sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ 0 });
-		/* a rank never outlives its node manager, even a killed one */
+		/* its user's rights from here on (errno set on failure) */
+		if (j->ident && nm_identity_assume(j->ident) < 0)
+			child_fail("cannot become the job's user ",
+				   j->ident->name);
+		/* a rank never outlives its node manager, even a killed one
+		 * (after the uid change, which clears it) */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
@@ -157,6 +177,29 @@ int nm_job_start(struct nm *nm, struct nm_job *j, char *err, size_t errlen)
 {
 	uint32_t self = sp_node_id(nm->w), k = 0;
 
+	/* who its ranks run as, resolved before any fork */
+	if (j->m->owned && !j->ident) {
+		char why[512];
+		int rc;
+
+		if (!(j->ident = malloc(sizeof(*j->ident)))) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		if ((rc = nm_identity_resolve(j->m->uid, j->m->gid, j->ident,
+					      why, sizeof(why)))) {
+			free(j->ident);
+			j->ident = NULL;
+			snprintf(err, errlen, "node %s: cannot start job %u: "
+				 "%s", nm->host->name, j->id, why);
+			qb_log(LOG_ERR, "%s", err);
+			return rc;
+		}
+	} else if (!j->m->owned) {
+		qb_log(LOG_WARNING, "job %u: its manifest names no user (a "
+		       "manager older than this node manager): its ranks run "
+		       "as this daemon's user; upgrade the managers", j->id);
+	}
 	for (uint32_t r = 0; r < j->m->ranks; r++)
 		j->nlocal += j->m->rank_node[r] == self;
 	j->ranks = calloc(j->nlocal ? j->nlocal : 1, sizeof(*j->ranks));

@@ -196,6 +196,7 @@ static void job_forget(struct nm *nm, struct nm_job *j)
 		}
 	st_manifest_free(j->m);
 	free(j->ranks);
+	free(j->ident);
 	free(j);
 }
 

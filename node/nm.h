@@ -17,6 +17,8 @@
 #include <storm_primitives.h>
 #include <storm_proto.h>
 
+#include "identity.h"
+
 struct nm_rank {
 	uint32_t rank;
 	pid_t pid;         /* 0 once reaped */
@@ -47,6 +49,8 @@ struct nm_job {
 	int done;          /* done gvar set */
 	uint32_t nlocal;
 	struct nm_rank *ranks;
+	struct nm_identity *ident; /* its user here (NULL: a version-1
+				    * manifest, run as the daemon) */
 };
 
 struct nm {

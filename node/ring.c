@@ -101,12 +101,19 @@ static void feed_files(struct nm *nm, const uint8_t *data, size_t len)
 
 			snprintf(path, sizeof(path), "%s/%s", nm->stg_j->dir,
 				 m->file_names[nm->stg_file]);
+			/* the directory is root's until every file is in
+			 * (stream_end): nothing the user planted is here */
 			nm->stg_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC |
-					  O_CLOEXEC,
+					  O_CLOEXEC | O_NOFOLLOW,
 					  m->file_modes[nm->stg_file] & 0777);
 			if (nm->stg_fd < 0) {
 				stage_fail(nm, "cannot create a job file",
 					   -errno);
+				return;
+			}
+			if (m->owned && fchown(nm->stg_fd, m->uid, m->gid)) {
+				stage_fail(nm, "cannot give a job file to its "
+					   "user", -errno);
 				return;
 			}
 		}
@@ -184,6 +191,12 @@ static void stream_end(struct nm *nm)
 		feed_files(nm, NULL, 0); /* files of size 0 at the end */
 	if (!nm->stg_failed && nm->stg_file != nm->stg_j->m->nfiles)
 		stage_fail(nm, "job stream shorter than its manifest", 0);
+	/* the job's directory (0700) becomes its user's once it holds
+	 * every file */
+	if (!nm->stg_failed && nm->stg_j->m->owned &&
+	    chown(nm->stg_j->dir, nm->stg_j->m->uid, nm->stg_j->m->gid))
+		stage_fail(nm, "cannot give the job's directory to its user",
+			   -errno);
 	if (!nm->stg_failed)
 		nm->stg_j->written = 1;
 	if (nm->stg_fd >= 0)

@@ -13,6 +13,7 @@
 
 #define HB_MAGIC 0x32424853u  /* "SHB2" */
 #define MF_MAGIC 0x31464d53u  /* "SMF1" */
+#define MF_MAGIC2 0x32464d53u /* "SMF2": SMF1 + the owner after the job id */
 #define MF_MAX_STR (64u << 10)
 #define MF_MAX_ARR 65536u
 
@@ -255,9 +256,11 @@ int st_manifest_encode(const st_manifest_t *m, uint8_t **out, size_t *len)
 {
 	struct wb b = { 0 };
 
-	wb_u(&b, MF_MAGIC, 4);
+	wb_u(&b, MF_MAGIC2, 4);
 	wb_u(&b, 0, 4); /* total length, patched below */
 	wb_u(&b, m->job, 4);
+	wb_u(&b, m->uid, 4);
+	wb_u(&b, m->gid, 4);
 	wb_u(&b, m->ranks, 4);
 	for (uint32_t i = 0; i < m->ranks; i++)
 		wb_u(&b, m->rank_node[i], 4);
@@ -355,11 +358,12 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 {
 	struct rd r = { p, len, 0, 0 };
 	st_manifest_t *m;
-	uint64_t total, n;
+	uint64_t total, n, magic;
 
 	if (len < 8)
 		return -EAGAIN;
-	if (rd_n(&r, 4) != MF_MAGIC)
+	magic = rd_n(&r, 4);
+	if (magic != MF_MAGIC && magic != MF_MAGIC2)
 		return -STORM_EPROTO;
 	total = rd_n(&r, 4);
 	if (total < 8)
@@ -371,6 +375,11 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 	if (!m)
 		return -ENOMEM;
 	m->job = (uint32_t)rd_n(&r, 4);
+	if (magic == MF_MAGIC2) {
+		m->uid = (uint32_t)rd_n(&r, 4);
+		m->gid = (uint32_t)rd_n(&r, 4);
+		m->owned = 1;
+	}
 	n = rd_n(&r, 4);
 	if (n == 0 || n > MF_MAX_ARR || n * 4 > r.len - r.off)
 		r.bad = 1;

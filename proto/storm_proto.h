@@ -340,6 +340,11 @@ ST_API int st_box_get_hdr(const uint8_t *box, size_t boxlen, uint64_t *seq,
 
 typedef struct st_manifest {
 	uint32_t job, ranks;
+	/* the job's owner, as the manager's transport established it
+	 * (SO_PEERCRED or MUNGE): its ranks run as uid with primary gid.
+	 * A version-1 manifest (an older manager) has none: owned = 0 */
+	uint32_t uid, gid;
+	int owned;
 	uint32_t *rank_node;  /* world id per rank */
 	uint32_t argc, envc, nfiles;
 	char **argv, **env;   /* argv[0]: the program's name on the ramdisk */

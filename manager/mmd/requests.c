@@ -690,6 +690,10 @@ void mmd_requests_answer(struct mmd_requests *rq, struct mmd_client *c, int kind
 		       uint32_t job, const mm_result_t *res)
 {
 	if (res->rc) {
+		/* a refusal of what a user may not do is logged with who */
+		if (res->rc == -EPERM)
+			qb_log(LOG_NOTICE, "uid %u refused: %s", c->uid,
+			       res->err);
 		mmd_client_reply_err(c, res->rc, "%s", res->err);
 		return;
 	}

@@ -79,7 +79,8 @@ static int build_stream(struct mmd_stage *s, const mm_job_t *j, char *why,
 			size_t whylen)
 {
 	uint32_t nf = 1 + j->nfiles;
-	st_manifest_t m = { .job = j->id, .ranks = j->ranks,
+	st_manifest_t m = { .job = j->id, .uid = j->uid, .gid = j->gid,
+			    .owned = 1, .ranks = j->ranks,
 			    .rank_node = (uint32_t *)j->rank_node,
 			    .argc = j->argc, .argv = (char **)j->argv,
 			    .envc = j->envc, .env = (char **)j->env,

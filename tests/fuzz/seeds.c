@@ -79,8 +79,11 @@ static void manifest(void)
 	char *names[] = { "prog", "data" };
 	uint64_t sizes[] = { 10, 3 };
 	uint32_t modes[] = { 0755, 0644 };
-	st_manifest_t m = { 9, 2, rank_node, 2, 1, 2, argv, env, "/tmp",
-			    names, sizes, modes };
+	st_manifest_t m = { .job = 9, .ranks = 2, .uid = 1000, .gid = 100,
+			    .owned = 1, .rank_node = rank_node, .argc = 2,
+			    .envc = 1, .nfiles = 2, .argv = argv, .env = env,
+			    .cwd = "/tmp", .file_names = names,
+			    .file_sizes = sizes, .file_modes = modes };
 	uint8_t *p = NULL;
 	size_t n = 0;
 

@@ -645,6 +645,43 @@ static void test_manifest_round_trips(void **state)
 	free(enc);
 }
 
+/* The owner travels (version 2); a version-1 manifest (an older manager
+ * during a rolling upgrade) still decodes, with no owner. */
+static void test_manifest_owner(void **state)
+{
+	st_manifest_t m = sample_manifest(), *d;
+	uint8_t *enc = NULL, *v1;
+	size_t len = 0, used = 0;
+
+	(void)state;
+	m.uid = 65534;
+	m.gid = 65533;
+	m.owned = 1;
+	assert_int_equal(manifest_trip(&m, &d), 0);
+	assert_int_equal(d->owned, 1);
+	assert_int_equal(d->uid, 65534);
+	assert_int_equal(d->gid, 65533);
+	st_manifest_free(d);
+	/* version 1: "SMF1", no owner after the job id */
+	assert_int_equal(st_manifest_encode(&m, &enc, &len), 0);
+	v1 = malloc(len - 8);
+	assert_non_null(v1);
+	memcpy(v1, "SMF1", 4);
+	v1[4] = (uint8_t)(len - 8);
+	v1[5] = (uint8_t)((len - 8) >> 8);
+	v1[6] = v1[7] = 0;
+	memcpy(v1 + 8, enc + 8, 4);
+	memcpy(v1 + 12, enc + 20, len - 20);
+	assert_int_equal(st_manifest_decode(v1, len - 8, &used, &d), 0);
+	assert_int_equal(used, len - 8);
+	assert_int_equal(d->owned, 0);
+	assert_int_equal(d->uid, 0);
+	assert_manifest_equal(d, &m);
+	st_manifest_free(d);
+	free(v1);
+	free(enc);
+}
+
 static void test_manifest_round_trips_minimal(void **state)
 {
 	static uint32_t node0 = 0;
@@ -1148,6 +1185,7 @@ int main(void)
 		cmocka_unit_test(test_box_next_rejects_unknown_type),
 		cmocka_unit_test(test_manifest_round_trips),
 		cmocka_unit_test(test_manifest_round_trips_minimal),
+		cmocka_unit_test(test_manifest_owner),
 		cmocka_unit_test(test_manifest_decode_prefix_is_eagain),
 		cmocka_unit_test(test_manifest_decode_rejects_bad_file_names),
 		cmocka_unit_test(test_manifest_decode_rejects_zero_files),

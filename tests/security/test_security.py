@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Multi-user safety tests (issue 13): real daemons as root, clients as
+real unprivileged users (nobody, and a user the test creates with a
+supplementary group and removes).
+
+Usage: test_security.py BUILD_DIR TEST
+  id_as_owner    `id` in a job prints the submitter's uid, gid and groups
+                 (root, nobody, a created user with an extra group);
+  job_env        a rank's environment is the user's exports, STORM_* and
+                 the documented allow-list (HOME, USER, LOGNAME, SHELL from
+                 the node's passwd, a default PATH), nothing of the
+                 daemon's; its RAM-disk directory is the user's, 0700;
+  unknown_uid    a uid the node's NSS does not know: the job fails with a
+                 reason naming it, and the node manager runs on;
+  cancel_other   one user's cancel of another's job refused, logged with
+                 the uid.
+Exit: 0 pass, 1 fail, 77 skipped (not root).
+"""
+
+import os
+import pwd
+import grp
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "harness"))
+import stormlab  # noqa: E402
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def as_user(lab, uid, gid, args, init_groups=None, timeout=60):
+    """stormctl ARGS run as uid/gid (setpriv; with init_groups: the
+    user's groups from NSS, else none)."""
+    pre = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % gid]
+    pre += ["--init-groups"] if init_groups else ["--clear-groups"]
+    return subprocess.run(pre + [os.path.join(lab.build, "cli/stormctl"),
+                                 "--config", lab.conf] + args,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+class TestUser:
+    """A user and an extra group of the test's own, removed at the end."""
+
+    def __init__(self):
+        tag = "st%d" % (os.getpid() % 100000)
+        self.name, self.group = tag + "u", tag + "g"
+        subprocess.run(["groupadd", self.group], check=True)
+        subprocess.run(["useradd", "--no-create-home", "--shell",
+                        "/bin/sh", "-G", self.group, self.name],
+                       check=True)
+        pw = pwd.getpwnam(self.name)
+        self.uid, self.gid = pw.pw_uid, pw.pw_gid
+        self.extra = grp.getgrnam(self.group).gr_gid
+
+    def remove(self):
+        subprocess.run(["userdel", self.name], capture_output=True)
+        subprocess.run(["groupdel", self.group], capture_output=True)
+
+
+def test_id_as_owner(lab):
+    r = as_user(lab, 0, 0, ["run", "-n", "2", "/usr/bin/id"],
+                init_groups=True)
+    check(r.returncode == 0, "root's id: %s" % r.stderr)
+    check(all(l.startswith("uid=0(root) gid=0(root)")
+              for l in r.stdout.splitlines()) and
+          len(r.stdout.splitlines()) == 2, "root's job: %r" % r.stdout)
+    r = as_user(lab, 65534, 65534, ["run", "-n", "2", "/usr/bin/id"])
+    check(r.returncode == 0, "nobody's id: %s" % r.stderr)
+    lines = r.stdout.splitlines()
+    check(len(lines) == 2 and all(
+        l == "uid=65534(nobody) gid=65534(nogroup) groups=65534(nogroup)"
+        for l in lines), "nobody's job ran as: %r" % r.stdout)
+    u = TestUser()
+    try:
+        r = as_user(lab, u.uid, u.gid, ["run", "-n", "1", "/usr/bin/id"],
+                    init_groups=True)
+        check(r.returncode == 0, "%s's id: %s" % (u.name, r.stderr))
+        out = r.stdout.strip()
+        check(out.startswith("uid=%d(%s) gid=%d(" % (u.uid, u.name, u.gid))
+              and "%d(%s)" % (u.extra, u.group) in out.split("groups=")[1],
+              "%s's job: %r (want uid %d, gid %d, groups with %d)" % (
+                  u.name, out, u.uid, u.gid, u.extra))
+    finally:
+        u.remove()
+    print("id_as_owner: root, nobody and a created user's jobs ran as "
+          "them, supplementary groups from the node's NSS")
+
+
+def test_job_env(lab):
+    script = ('env; stat -c "dir %U %a" "$STORM_JOB_DIR"; '
+              'stat -c "prog %U" "$STORM_JOB_DIR/sh"')
+    r = as_user(lab, 65534, 65534, ["run", "-n", "1", "--export", "MINE=1",
+                                    "/bin/sh", "-c", script])
+    check(r.returncode == 0, "nobody's job: %s" % r.stderr)
+    env = dict(l.split("=", 1) for l in r.stdout.splitlines() if "=" in l)
+    want = {"MINE": "1", "USER": "nobody", "LOGNAME": "nobody",
+            "HOME": pwd.getpwnam("nobody").pw_dir,
+            "SHELL": pwd.getpwnam("nobody").pw_shell,
+            "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    for k, v in want.items():
+        check(env.get(k) == v, "%s=%r in the job, want %r" % (
+            k, env.get(k), v))
+    allowed = set(want) | {"PWD", "SHLVL", "_"}
+    extra = [k for k in env if k not in allowed and
+             not k.startswith("STORM_")]
+    check(not extra, "the daemon's variables leaked into the job: %s" %
+          extra)
+    check("STORMLAB_DAEMON_ONLY" not in r.stdout, "daemon marker leaked")
+    check("dir nobody 700" in r.stdout, "job directory: %r" % r.stdout)
+    check("prog nobody" in r.stdout, "program file: %r" % r.stdout)
+    print("job_env: exports, STORM_* and the allow-list only; the job "
+          "directory is the user's, 0700")
+
+
+def test_unknown_uid(lab):
+    uid = 54321
+    while True:
+        try:
+            pwd.getpwuid(uid)
+            uid += 1
+        except KeyError:
+            break
+    r = as_user(lab, uid, uid, ["run", "-n", "1", "/usr/bin/id"])
+    check(r.returncode != 0, "a job of uid %d with no passwd entry ran: "
+          "%r" % (uid, r.stdout))
+    check("uid %d has no passwd entry" % uid in r.stderr,
+          "the failure does not name the cause: %r" % r.stderr)
+    why = r.stderr.strip()
+    check(lab.p.procs["nm1"].poll() is None, "nm1 stopped")
+    r = as_user(lab, 65534, 65534, ["run", "-n", "1", "/bin/true"])
+    check(r.returncode == 0, "the node no longer runs jobs: %s" % r.stderr)
+    print("unknown_uid: uid %d's job failed: %s" % (uid, why))
+
+
+def test_cancel_other(lab):
+    """One user's cancel of another's job is refused, and the refusal is
+    logged with the uid; the owner's own cancel works."""
+    u = TestUser()
+    try:
+        r = as_user(lab, 65534, 65534, ["submit", "/bin/sleep", "600"])
+        check(r.returncode == 0, "nobody's submit: %s" % r.stderr)
+        job = r.stdout.split()[-1]
+        r = as_user(lab, u.uid, u.gid, ["cancel", job], init_groups=True)
+        check(r.returncode != 0 and "belongs to uid 65534" in r.stderr,
+              "%s cancelled nobody's job %s: %r %r" % (
+                  u.name, job, r.stdout, r.stderr))
+        with open(os.path.join(lab.dir, "storm.log")) as f:
+            log = f.read()
+        check("uid %d refused" % u.uid in log,
+              "the refusal is not in the log with the uid")
+        r = as_user(lab, 65534, 65534, ["cancel", job])
+        check(r.returncode == 0, "nobody's own cancel: %s" % r.stderr)
+    finally:
+        u.remove()
+    print("cancel_other: uid %d's cancel of nobody's job %s refused and "
+          "logged; the owner's went through" % (u.uid, job))
+
+
+TESTS = {
+    "cancel_other": test_cancel_other,
+    "id_as_owner": test_id_as_owner,
+    "job_env": test_job_env,
+    "unknown_uid": test_unknown_uid,
+}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[2] not in TESTS:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if os.geteuid() != 0:
+        print("SKIP: needs root (daemons as root, clients as users)",
+              file=sys.stderr)
+        return 77
+    build, name = sys.argv[1], sys.argv[2]
+    stormlab.run_in_private_netns()
+    d = tempfile.mkdtemp(prefix="storm-sec-")
+    os.chmod(d, 0o755)  # clients run as other users
+    os.environ["STORMLAB_DAEMON_ONLY"] = "1"  # must not reach a job
+
+    def make_lab():
+        return stormlab.Lab(build, d, managers=1, nodes=2)
+    return stormlab.run_test(name, d, make_lab, TESTS[name])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
