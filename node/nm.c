@@ -532,6 +532,20 @@ int main(int argc, char **argv)
 	}
 	st_log_setup(&nm.cfg, "storm-nm");
 	st_realtime(&nm.cfg, "storm-nm");
+	/* the RAM disk's directories, checked: the jobs' own go below */
+	{
+		char dir[1200], why[1400];
+
+		snprintf(dir, sizeof(dir), "%s/%s-%s", nm.cfg.ramdisk,
+			 nm.cfg.cluster, nm.host->name);
+		if (st_dir_ensure(nm.cfg.ramdisk, 0755, why, sizeof(why)) ||
+		    st_dir_ensure(dir, 0755, why, sizeof(why))) {
+			qb_log(LOG_ERR, "%s", why);
+			fprintf(stderr, "storm-nm: %s\n", why);
+			st_config_free(&nm.cfg);
+			return 2;
+		}
+	}
 	st_layout(&nm.cfg, &nm.lay);
 	nm.box = calloc(1, nm.lay.outbox_len);
 	nm.hb.jobs = calloc(st_hb_capacity(nm.lay.hb_len) + 1,
@@ -547,11 +561,20 @@ int main(int argc, char **argv)
 		nm.box_seq = (uint64_t)ts.tv_sec * 1000000000u +
 			     (uint64_t)ts.tv_nsec;
 	}
-	rc = st_config_world(&nm.cfg, nm.host->world_id, 1, 600000, &sc, err,
-			     sizeof(err));
-	if (!rc)
-		rc = sp_open(sc, &nm.w, err, sizeof(err));
-	sp_config_destroy(sc);
+	/* a view that removes this node while it joins (the root changed
+	 * under the join: a head restarted meanwhile) is no reason to stop:
+	 * join again as a new incarnation, a few times */
+	for (int expelled = 0;; expelled++) {
+		rc = st_config_world(&nm.cfg, nm.host->world_id, 1, 600000,
+				     &sc, err, sizeof(err));
+		if (!rc)
+			rc = sp_open(sc, &nm.w, err, sizeof(err));
+		sp_config_destroy(sc);
+		sc = NULL;
+		if (rc != -STORM_EEXPELLED || expelled == 4)
+			break;
+		qb_log(LOG_INFO, "joining again: %s", err);
+	}
 	if (rc) {
 		qb_log(LOG_ERR, "cannot join the cluster: %s", err);
 		rc = 1;

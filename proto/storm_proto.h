@@ -123,6 +123,12 @@ ST_API const st_host_t *st_config_host(const st_config_t *cfg,
 ST_API int st_config_world(const st_config_t *cfg, uint32_t world_id,
 			   int join, uint32_t startup_ms, sp_config_t **out,
 			   char *err, size_t errlen);
+/** Make directory path (mode; missing parents 0755) if it does not
+ * exist, then check it is this process's own: a real directory (not a
+ * symbolic link), owned by the effective uid, writable by no one else.
+ * @return 0, or -errno with err saying what is wrong and what to do. */
+ST_API int st_dir_ensure(const char *path, unsigned mode, char *err,
+			 size_t errlen);
 /** The local (unix) socket where manager m takes clients on its head
  * node: RUN_DIR/storm-mm-NAME.sock. */
 ST_API void st_manager_socket(const st_config_t *cfg, const st_host_t *m,

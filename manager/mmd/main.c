@@ -479,7 +479,22 @@ int main(int argc, char **argv)
 	}
 	st_log_setup(&mm.cfg, "storm-mm");
 	st_realtime(&mm.cfg, "storm-mm");
-	mkdir(mm.cfg.run_dir, 0755);
+	/* its own directories, checked: the client socket's (searchable:
+	 * users connect), the replicated state's (private) */
+	{
+		char sdir[1200];
+
+		snprintf(sdir, sizeof(sdir), "%s/%s", mm.cfg.state_dir,
+			 mm.host->name);
+		if (st_dir_ensure(mm.cfg.run_dir, 0755, err, sizeof(err)) ||
+		    st_dir_ensure(mm.cfg.state_dir, 0700, err, sizeof(err)) ||
+		    st_dir_ensure(sdir, 0700, err, sizeof(err))) {
+			qb_log(LOG_ERR, "%s", err);
+			fprintf(stderr, "storm-mm: %s\n", err);
+			st_config_free(&mm.cfg);
+			return 2;
+		}
+	}
 	st_layout(&mm.cfg, &mm.lay);
 	mm.nworld = mm.cfg.nmanagers + mm.cfg.nnodes;
 	mm.clients.unix_fd = mm.clients.tcp_fd = mm.clients.spare_fd = -1;

@@ -801,7 +801,7 @@ def main():
             # mm2's state on a 1 MiB tmpfs (this mount namespace's own)
             mnt = os.path.join(d, "state", "mm2")
             os.makedirs(mnt)
-            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m",
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700",
                             "tmpfs", mnt], check=True)
         if munge:
             procs = stormlab.Procs()

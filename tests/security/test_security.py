@@ -13,7 +13,10 @@ Usage: test_security.py BUILD_DIR TEST
   unknown_uid    a uid the node's NSS does not know: the job fails with a
                  reason naming it, and the node manager runs on;
   cancel_other   one user's cancel of another's job refused, logged with
-                 the uid.
+                 the uid;
+  planted_dirs   a daemon's directory owned by another user, writable by
+                 others, or a planted symbolic link: the daemon refuses to
+                 start (exit 2) saying which and what to do.
 Exit: 0 pass, 1 fail, 77 skipped (not root).
 """
 
@@ -162,7 +165,64 @@ def test_cancel_other(lab):
           "logged; the owner's went through" % (u.uid, job))
 
 
+def refused_start(lab, name, start, want):
+    """Start daemon name; it must exit 2 saying want (a substring)."""
+    start()
+    stormlab.wait_for(lambda: lab.p.procs[name].poll() is not None, 20,
+                      "%s to refuse its directory" % name)
+    code = lab.p.procs[name].returncode
+    with open(os.path.join(lab.dir, "%s.out" % name)) as f:
+        out = f.read()
+    check(code == 2 and want in out, "%s exited %s: %r (want 2 and %r)" %
+          (name, code, out, want))
+    return out.strip().splitlines()[-1]
+
+
+def test_planted_dirs(lab):
+    """A daemon's directory someone else made, others may write into, or
+    a symbolic link planted in its place: the daemon refuses to start
+    (exit 2) and says which and what to do."""
+    said = []
+    # the node's RAM disk directory, given to nobody
+    rd = os.path.join(lab.dir, "ramdisk", "lab-nm1")
+    lab.p.kill("nm1")
+    stormlab.wait_for(lambda: lab.p.procs["nm1"].poll() is not None, 10,
+                      "nm1 gone")
+    os.chown(rd, 65534, 65534)
+    said.append(refused_start(lab, "nm1", lambda: lab.start_nm(1),
+                              "belongs to uid 65534"))
+    os.chown(rd, 0, 0)
+    lab.start_nm(1)
+    rep = stormlab.call(lab.sock(0), {"op": "wait", "nodes_up": lab.n,
+                                      "timeout_ms": 30000}, timeout=40)
+    check(rep.get("ok"), "nm1 after the repair: %s" % rep)
+    # the replica's state directory: writable by all, then a symlink
+    st = os.path.join(lab.dir, "state", "mm0")
+    lab.p.kill("mm0")
+    stormlab.wait_for(lambda: lab.mm_pid(0) is None, 10, "mm0 gone")
+    os.chmod(st, 0o777)
+    said.append(refused_start(lab, "mm0", lambda: lab.start_mm(0),
+                              "writable by others"))
+    os.chmod(st, 0o700)
+    os.rename(st, st + ".real")
+    os.symlink(st + ".real", st)
+    said.append(refused_start(lab, "mm0", lambda: lab.start_mm(0),
+                              "is a symbolic link"))
+    os.unlink(st)
+    os.rename(st + ".real", st)
+    # back to normal: it starts and a job runs
+    lab.start_mm(0)
+    stormlab.wait_for(lambda: os.path.exists(lab.sock(0)), 30, "mm0 back")
+    rep = stormlab.call(lab.sock(0), {"op": "wait", "nodes_up": lab.n,
+                                      "timeout_ms": 30000}, timeout=40)
+    check(rep.get("ok"), "nodes after the repair: %s" % rep)
+    r = as_user(lab, 65534, 65534, ["run", "-n", "2", "/bin/true"])
+    check(r.returncode == 0, "a job after the repair: %s" % r.stderr)
+    print("planted_dirs: refused with: " + " | ".join(said))
+
+
 TESTS = {
+    "planted_dirs": test_planted_dirs,
     "cancel_other": test_cancel_other,
     "id_as_owner": test_id_as_owner,
     "job_env": test_job_env,
