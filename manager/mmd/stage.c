@@ -14,6 +14,7 @@
 #include <qb/qblog.h>
 
 #include "clock.h"
+#include "fsid.h"
 #include "stage.h"
 
 #define STAGE_BUDGET_NS 50000000u /* launch work per slice, at most */
@@ -107,13 +108,16 @@ static int build_stream(struct mmd_stage *s, const mm_job_t *j, char *why,
 		const char *path = i ? j->files[i - 1] : j->argv[0];
 		struct stat st;
 
-		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
-		if (fds[i] < 0 || fstat(fds[i], &st) < 0 ||
-		    !S_ISREG(st.st_mode)) {
-			rc = fds[i] < 0 ? -errno : -EINVAL;
-			snprintf(why, whylen, "cannot read %s on the manager: "
-				 "%s", path, rc == -EINVAL ?
+		/* with the job owner's rights, not the daemon's */
+		fds[i] = mmd_fsid_open(path, j->uid, j->gid);
+		if (fds[i] < 0 || fstat(fds[i], &st) < 0) {
+			rc = fds[i] < 0 ? fds[i] : -errno;
+			fds[i] = -1;
+			snprintf(why, whylen, "cannot read %s on the manager as "
+				 "uid %u: %s", path, j->uid, rc == -EINVAL ?
 				 "not a regular file" : storm_strerror(rc));
+			qb_log(LOG_NOTICE, "job %u: uid %u refused: %s", j->id,
+			       j->uid, why);
 			goto out;
 		}
 		m.file_names[i] = (char *)base(path);

@@ -14,6 +14,9 @@ Usage: test_security.py BUILD_DIR TEST
                  reason naming it, and the node manager runs on;
   cancel_other   one user's cancel of another's job refused, logged with
                  the uid;
+  root_only_input  a root-only program or --file, a FIFO: refused with the
+                 reason for nobody (the manager opens inputs with the
+                 submitter's rights), root's own still runs;
   planted_dirs   a daemon's directory owned by another user, writable by
                  others, or a planted symbolic link: the daemon refuses to
                  start (exit 2) saying which and what to do.
@@ -221,7 +224,52 @@ def test_planted_dirs(lab):
     print("planted_dirs: refused with: " + " | ".join(said))
 
 
+def test_root_only_input(lab):
+    """A program or --file only root may read, and a FIFO: the manager
+    opens inputs with the submitter's rights and only regular files, so
+    nobody's jobs are refused with the reason, and the strobe goes on."""
+    priv = os.path.join(lab.dir, "priv")
+    os.mkdir(priv, 0o755)
+    secret = os.path.join(priv, "secret")
+    with open(secret, "w") as f:
+        f.write("root's secret\n")
+    os.chmod(secret, 0o600)
+    prog = os.path.join(priv, "rootcat")
+    subprocess.run(["cp", "/bin/cat", prog], check=True)
+    os.chmod(prog, 0o700)
+    fifo = os.path.join(priv, "fifo")
+    os.mkfifo(fifo, 0o666)
+    said = []
+    r = as_user(lab, 65534, 65534, ["run", "-n", "1", prog, "/etc/hostname"])
+    check(r.returncode != 0 and "cannot read %s on the manager as uid "
+          "65534: Permission denied" % prog in r.stderr,
+          "nobody ran a root-only program: %r %r" % (r.stdout, r.stderr))
+    said.append(r.stderr.strip())
+    r = as_user(lab, 65534, 65534, ["run", "-n", "1", "--file", secret,
+                                    "/bin/cat", "secret"])
+    check(r.returncode != 0 and "root's secret" not in r.stdout and
+          "Permission denied" in r.stderr,
+          "nobody staged a root-only file: %r %r" % (r.stdout, r.stderr))
+    said.append(r.stderr.strip())
+    before = stormlab.call(lab.sock(0), {"op": "managers"})["applied"]
+    r = as_user(lab, 65534, 65534, ["run", "-n", "1", "--file", fifo,
+                                    "/bin/true"], timeout=30)
+    check(r.returncode != 0 and "not a regular file" in r.stderr,
+          "a FIFO as input: %r %r" % (r.stdout, r.stderr))
+    said.append(r.stderr.strip())
+    # root still may, and the strobe moved on meanwhile
+    r = as_user(lab, 0, 0, ["run", "-n", "1", "--file", secret,
+                            "/bin/sh", "-c", 'cat "$STORM_JOB_DIR/secret"'],
+                init_groups=True)
+    check(r.returncode == 0 and "root's secret" in r.stdout,
+          "root's own job with its file: %r %r" % (r.stdout, r.stderr))
+    after = stormlab.call(lab.sock(0), {"op": "managers"})["applied"]
+    check(after > before, "the applied index did not move (%d)" % after)
+    print("root_only_input: refused with: " + " | ".join(said))
+
+
 TESTS = {
+    "root_only_input": test_root_only_input,
     "planted_dirs": test_planted_dirs,
     "cancel_other": test_cancel_other,
     "id_as_owner": test_id_as_owner,
