@@ -72,20 +72,22 @@ static char **rank_env(struct nm *nm, const struct nm_job *j, uint32_t rank)
 	    asprintf(&e[k++], "STORM_NODENAME=%s", nm->host->name) < 0 ||
 	    asprintf(&e[k++], "STORM_JOB_DIR=%s", j->dir) < 0)
 		e[k - 1] = NULL;
-	if (!env_has(e, k, "PATH"))
-		e[k++] = strdup("PATH=/usr/local/bin:/usr/bin:/bin");
-	if (id && !env_has(e, k, "HOME") &&
-	    asprintf(&e[k++], "HOME=%s", id->home) < 0)
-		e[k - 1] = NULL;
-	if (id && !env_has(e, k, "USER") &&
-	    asprintf(&e[k++], "USER=%s", id->name) < 0)
-		e[k - 1] = NULL;
-	if (id && !env_has(e, k, "LOGNAME") &&
-	    asprintf(&e[k++], "LOGNAME=%s", id->name) < 0)
-		e[k - 1] = NULL;
-	if (id && !env_has(e, k, "SHELL") &&
-	    asprintf(&e[k++], "SHELL=%s", id->shell) < 0)
-		e[k - 1] = NULL;
+	{
+		/* the allow-list, where the user did not export it */
+		const char *const allow[][2] = {
+			{ "PATH", "/usr/local/bin:/usr/bin:/bin" },
+			{ "HOME", id ? id->home : NULL },
+			{ "USER", id ? id->name : NULL },
+			{ "LOGNAME", id ? id->name : NULL },
+			{ "SHELL", id ? id->shell : NULL },
+		};
+
+		for (size_t a = 0; a < sizeof(allow) / sizeof(*allow); a++)
+			if (allow[a][1] && !env_has(e, k, allow[a][0]) &&
+			    asprintf(&e[k++], "%s=%s", allow[a][0],
+				     allow[a][1]) < 0)
+				e[k - 1] = NULL;
+	}
 	for (size_t x = 0; x < k; x++)
 		if (!e[x]) { /* out of memory somewhere */
 			for (size_t y = 0; y < k; y++)
