@@ -514,6 +514,15 @@ void sp_mship_on_msg(sp_world_t *w, uint32_t src, uint8_t type,
 
 			live[i] = sp_r_u64(&rr);
 		}
+		/* A joiner that was never in a view cannot be expelled from
+		 * one: a view without it was sent to its previous incarnation
+		 * (removed on a late detection) and reached this one.  It
+		 * waits for the view its own knock brings. */
+		if (v->joining && !v->installed &&
+		    !((live[w->id / 64] >> (w->id % 64)) & 1)) {
+			free(live);
+			return;
+		}
 		install(w, epoch, root, live, 1);
 		free(live);
 		return;
