@@ -69,9 +69,19 @@ def call(endpoint, req, timeout=5.0):
         s = socket.socket(socket.AF_UNIX)
     else:
         s = socket.socket()
-    s.settimeout(timeout)
     try:
-        s.connect(endpoint)
+        if isinstance(endpoint, str):
+            # like stormctl: a blocking connect waits for room in a full
+            # listen backlog (a timeout's non-blocking connect would fail
+            # at once with EAGAIN); SO_SNDTIMEO bounds the wait
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                         struct.pack("ll", int(timeout),
+                                     int(timeout % 1 * 1e6)))
+            s.connect(endpoint)
+            s.settimeout(timeout)
+        else:
+            s.settimeout(timeout)
+            s.connect(endpoint)
         body = json.dumps(req).encode()
         s.sendall(b"STRM" + bytes([1, 1, 0, 0]) + struct.pack(">I", len(body))
                   + body)
