@@ -151,10 +151,15 @@ static const struct sc_opt run_opts[] = {
 static const struct sc_opt submit_opts[] = {
 	SC_JOB_OPTS,
 	{ 'o', "output", "PATTERN",
-	  "Write the ranks' stdout to PATTERN on the manager's host; %j "
-	  "stands for the job id, %r for the rank." },
+	  "Append the ranks' stdout to PATTERN, written on the nodes as "
+	  "you (default storm-%j.out); %j stands for the job id, %r for "
+	  "the rank: with %r each rank's node writes that rank's file, "
+	  "without it the node of rank 0 writes them all.  Relative to "
+	  "the working directory; a path you may not write or a symbolic "
+	  "link fails the job; /dev/null drops the stream." },
 	{ 'e', "error", "PATTERN",
-	  "Write the ranks' stderr to PATTERN (same substitutions)." },
+	  "Append the ranks' stderr to PATTERN (default storm-%j.err; the "
+	  "same substitutions and rules)." },
 	{ 0, NULL, NULL, NULL },
 };
 
@@ -253,7 +258,8 @@ const struct sc_cmd sc_commands[] = {
 		.description =
 			"Queues the job like run does and prints \"Submitted "
 			"job N\" without waiting.  Its output goes to the "
-			"files named by -o and -e, on the manager's host.",
+			"files named by -o and -e, written by the nodes with "
+			"your rights.",
 		.opts = submit_opts,
 		.min_operands = 1,
 		.max_operands = -1,

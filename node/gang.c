@@ -29,7 +29,9 @@
 
 #include <qb/qblog.h>
 
-#include "nm.h"
+#include <storm_proto.h>
+
+#include "gang.h"
 
 /* sig to the process group each live local rank leads (spawn_rank makes
  * every rank a group leader, so whatever it forked without leaving its
@@ -52,22 +54,22 @@ static void signal_ranks(struct nm_job *j, int sig)
 	}
 }
 
-void nm_gang_switch(struct nm *nm)
+void nm_gang_switch(struct nm_job *jobs, uint64_t slice)
 {
 	struct nm_job *j;
 
-	for (j = nm->jobs; j; j = j->next)
+	for (j = jobs; j; j = j->next)
 		if (j->want == ST_HB_STOP && j->started && !j->stopped) {
 			signal_ranks(j, SIGSTOP);
 			j->stopped = 1;
 			qb_log(LOG_DEBUG, "job %u: stopped at slice %llu",
-			       j->id, (unsigned long long)nm->slice);
+			       j->id, (unsigned long long)slice);
 		}
-	for (j = nm->jobs; j; j = j->next)
+	for (j = jobs; j; j = j->next)
 		if (j->want == ST_HB_RUN && j->stopped) {
 			signal_ranks(j, SIGCONT);
 			j->stopped = 0;
 			qb_log(LOG_DEBUG, "job %u: continued at slice %llu",
-			       j->id, (unsigned long long)nm->slice);
+			       j->id, (unsigned long long)slice);
 		}
 }

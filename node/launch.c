@@ -1,8 +1,8 @@
 /*
- * launch.c — the node manager's process launcher: fork a job's local ranks
- * with their STORM_* environment and their stdout/stderr on pipes, reap
- * them, kill them, remove their files.  Each rank leads its own process
- * group so a kill reaches everything it started.
+ * launch.c — the node manager's process launcher (launch.h): a job's
+ * local ranks forked with their defined environment and their
+ * stdout/stderr on pipes, killed by process group.  Each rank leads its
+ * own process group so a kill reaches everything it started.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,22 +20,7 @@
 
 #include <qb/qblog.h>
 
-#include "nm.h"
-
-void nm_job_remove_files(struct nm_job *j)
-{
-	if (!j->written || !j->m)
-		return;
-	for (uint32_t i = 0; i < j->m->nfiles; i++) {
-		char path[2048];
-
-		snprintf(path, sizeof(path), "%s/%s", j->dir,
-			 j->m->file_names[i]);
-		unlink(path);
-	}
-	rmdir(j->dir);
-	j->written = 0;
-}
+#include "launch.h"
 
 /* What a rank's environment takes from its user's passwd entry when the
  * user did not export it; nothing comes from the daemon's own. */
@@ -54,7 +39,8 @@ static int env_has(char **e, size_t k, const char *name)
  * an allow-list the user did not set: PATH (a default), HOME, USER,
  * LOGNAME, SHELL (from the node's passwd entry of the job's user).
  * Returns a malloc'd NULL-terminated array of malloc'd strings. */
-static char **rank_env(struct nm *nm, const struct nm_job *j, uint32_t rank)
+static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
+		       uint32_t rank)
 {
 	const st_manifest_t *m = j->m;
 	const struct nm_identity *id = j->ident;
@@ -68,8 +54,8 @@ static char **rank_env(struct nm *nm, const struct nm_job *j, uint32_t rank)
 	if (asprintf(&e[k++], "STORM_JOB_ID=%u", j->id) < 0 ||
 	    asprintf(&e[k++], "STORM_RANK=%u", rank) < 0 ||
 	    asprintf(&e[k++], "STORM_SIZE=%u", m->ranks) < 0 ||
-	    asprintf(&e[k++], "STORM_NODEID=%u", sp_node_id(nm->w)) < 0 ||
-	    asprintf(&e[k++], "STORM_NODENAME=%s", nm->host->name) < 0 ||
+	    asprintf(&e[k++], "STORM_NODEID=%u", l->node_id) < 0 ||
+	    asprintf(&e[k++], "STORM_NODENAME=%s", l->node) < 0 ||
 	    asprintf(&e[k++], "STORM_JOB_DIR=%s", j->dir) < 0)
 		e[k - 1] = NULL;
 	{
@@ -120,13 +106,13 @@ static void child_fail(const char *what, const char *path)
 /* One rank by vfork(): the node manager's large address space is not
  * copied (a fork of it cost more than the rank's whole run), and the
  * child only makes system calls on data prepared here until it execs. */
-static pid_t spawn_rank(struct nm *nm, struct nm_job *j, uint32_t rank,
-			int out, int err)
+static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
+			uint32_t rank, int out, int err)
 {
 	static const int handled[] = { SIGCHLD, SIGTERM, SIGINT, SIGUSR2,
 				       SIGPIPE };
 	const st_manifest_t *m = j->m;
-	char prog[2048], **envp = rank_env(nm, j, rank);
+	char prog[2048], **envp = rank_env(l, j, rank);
 	char **argv = calloc(m->argc + 1, sizeof(char *));
 	sigset_t all, old;
 	pid_t parent = getpid(), pid;
@@ -173,12 +159,9 @@ static pid_t spawn_rank(struct nm *nm, struct nm_job *j, uint32_t rank,
 	return pid;
 }
 
-static int on_output(int32_t fd, int32_t revents, void *data);
-
-int nm_job_start(struct nm *nm, struct nm_job *j, char *err, size_t errlen)
+int nm_launch_identity(const struct nm_launch *l, struct nm_job *j,
+		       char *err, size_t errlen)
 {
-	uint32_t self = sp_node_id(nm->w), k = 0;
-
 	/* who its ranks run as, resolved before any fork */
 	if (j->m->owned && !j->ident) {
 		char why[512];
@@ -193,7 +176,7 @@ int nm_job_start(struct nm *nm, struct nm_job *j, char *err, size_t errlen)
 			free(j->ident);
 			j->ident = NULL;
 			snprintf(err, errlen, "node %s: cannot start job %u: "
-				 "%s", nm->host->name, j->id, why);
+				 "%s", l->node, j->id, why);
 			qb_log(LOG_ERR, "%s", err);
 			return rc;
 		}
@@ -202,24 +185,20 @@ int nm_job_start(struct nm *nm, struct nm_job *j, char *err, size_t errlen)
 		       "manager older than this node manager): its ranks run "
 		       "as this daemon's user; upgrade the managers", j->id);
 	}
-	for (uint32_t r = 0; r < j->m->ranks; r++)
-		j->nlocal += j->m->rank_node[r] == self;
-	j->ranks = calloc(j->nlocal ? j->nlocal : 1, sizeof(*j->ranks));
-	if (!j->ranks) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	return 0;
+}
+
+int nm_launch_start(const struct nm_launch *l, struct nm_job *j, char *err,
+		    size_t errlen)
+{
+	int e;
+
 	j->started = 1;
-	for (uint32_t r = 0; r < j->m->ranks; r++) {
-		struct nm_rank *x;
+	for (uint32_t i = 0; i < j->nlocal; i++) {
+		struct nm_rank *x = &j->ranks[i];
 		int out[2], er[2];
 		pid_t pid;
 
-		if (j->m->rank_node[r] != self)
-			continue;
-		x = &j->ranks[k++];
-		x->rank = r;
-		x->fd[0] = x->fd[1] = -1;
 		if (pipe2(out, O_CLOEXEC) < 0)
 			goto fail;
 		if (pipe2(er, O_CLOEXEC) < 0) {
@@ -227,7 +206,7 @@ int nm_job_start(struct nm *nm, struct nm_job *j, char *err, size_t errlen)
 			close(out[1]);
 			goto fail;
 		}
-		pid = spawn_rank(nm, j, r, out[1], er[1]);
+		pid = spawn_rank(l, j, x->rank, out[1], er[1]);
 		close(out[1]);
 		close(er[1]);
 		if (pid < 0) {
@@ -240,85 +219,30 @@ int nm_job_start(struct nm *nm, struct nm_job *j, char *err, size_t errlen)
 		x->fd[1] = er[0];
 		fcntl(out[0], F_SETFL, O_NONBLOCK);
 		fcntl(er[0], F_SETFL, O_NONBLOCK);
-		qb_loop_poll_add(nm->loop, QB_LOOP_MED, out[0], POLLIN, j,
-				 on_output);
-		qb_loop_poll_add(nm->loop, QB_LOOP_MED, er[0], POLLIN, j,
-				 on_output);
 	}
 	qb_log(LOG_INFO, "job %u: started %u rank(s) here", j->id, j->nlocal);
 	return 0;
 fail:
-	snprintf(err, errlen, "node %s: cannot start job %u: %s",
-		 nm->host->name, j->id, strerror(errno));
-	j->nlocal = k - 1; /* the ranks started so far */
-	nm_job_kill(nm, j);
-	return -errno;
-}
-
-static int on_output(int32_t fd, int32_t revents, void *data)
-{
-	struct nm_job *j = data;
-	uint8_t buf[16384];
-	ssize_t n;
-
-	(void)revents;
-	for (uint32_t i = 0; i < j->nlocal; i++) {
+	e = errno;
+	snprintf(err, errlen, "node %s: cannot start job %u: %s", l->node,
+		 j->id, strerror(e));
+	/* the ranks started so far are killed (and reaped as usual) */
+	for (uint32_t i = 0; i < j->nlocal; i++)
 		for (int s = 0; s < 2; s++) {
-			struct nm_rank *x = &j->ranks[i];
-
-			if (x->fd[s] != fd)
-				continue;
-			n = read(fd, buf, sizeof(buf));
-			if (n > 0) {
-				nm_queue_rec(j->nm, s ? ST_REC_STDERR :
-						     ST_REC_STDOUT,
-					     j->id, x->rank, buf, (uint32_t)n);
-				return 0;
-			}
-			if (n < 0 && (errno == EAGAIN || errno == EINTR))
-				return 0;
-			qb_loop_poll_del(j->nm->loop, fd);
-			close(fd);
-			x->fd[s] = -1;
-			nm_jobs_changed(j->nm);
-			return 0;
+			if (j->ranks[i].fd[s] >= 0)
+				close(j->ranks[i].fd[s]);
+			j->ranks[i].fd[s] = -1;
 		}
-	}
-	qb_loop_poll_del(j->nm->loop, fd);
-	return 0;
+	nm_launch_kill(j);
+	return -e;
 }
 
-void nm_job_kill(struct nm *nm, struct nm_job *j)
+void nm_launch_kill(struct nm_job *j)
 {
-	(void)nm;
 	for (uint32_t i = 0; i < j->nlocal; i++) {
 		struct nm_rank *x = &j->ranks[i];
 
 		if (x->pid > 0)
 			kill(-x->pid, SIGKILL);
-	}
-}
-
-void nm_reap(struct nm *nm)
-{
-	struct rusage ru;
-	int st;
-	pid_t pid;
-
-	/* wait4: each rank's usage goes to the manager with its status */
-	while ((pid = wait4(-1, &st, WNOHANG, &ru)) > 0) {
-		for (struct nm_job *j = nm->jobs; j; j = j->next)
-			for (uint32_t i = 0; i < j->nlocal; i++)
-				if (j->ranks[i].pid == pid) {
-					struct nm_rank *x = &j->ranks[i];
-
-					x->pid = 0;
-					x->status = st;
-					x->utime_us = (uint64_t)ru.ru_utime.tv_sec *
-						1000000u + (uint64_t)ru.ru_utime.tv_usec;
-					x->stime_us = (uint64_t)ru.ru_stime.tv_sec *
-						1000000u + (uint64_t)ru.ru_stime.tv_usec;
-					x->maxrss_kib = (uint64_t)ru.ru_maxrss;
-				}
 	}
 }

@@ -31,50 +31,60 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <qb/qbloop.h>
 #include <qb/qblog.h>
 
-#include "nm.h"
+#include <storm_primitives.h>
+#include <storm_proto.h>
 
-#define PEND_MAX (8u << 20) /* output waiting for the manager */
+#include "gang.h"
+#include "job.h"
+#include "launch.h"
+#include "outbox.h"
+#include "output.h"
+#include "relay.h"
+#include "ring.h"
 
-void nm_queue_rec(struct nm *nm, uint8_t type, uint32_t job, uint32_t rank,
-		  const void *data, uint32_t len)
+/* storm-nm's context: one libqb main loop owns everything; the
+ * primitives' progress engine reaches it only through sp_notify_fd().
+ * Things sent to the manager leave only when a heartbeat arrives: events
+ * from nodes happen at slice boundaries. */
+struct nm {
+	st_config_t cfg;
+	st_layout_t lay;
+	const st_host_t *host;
+	sp_world_t *w;
+	qb_loop_t *loop;
+	int nfd;
+	int stopping;
+	struct nm_launch launch;
+	struct nm_ring ring;     /* staging: the job whose chunks arrive */
+	struct nm_outbox out;    /* records to the managers */
+	struct nm_relay relay;   /* batch lines to another node's file */
+	struct nm_job *jobs;
+	uint64_t slice;
+	st_hb_t hb;           /* the last heartbeat decoded (its jobs: room
+			       * for st_hb_capacity(lay.hb_len)) */
+	uint8_t *hb_copy;     /* lay.hb_len: the block, copied under the
+			       * world's lock before it is decoded */
+	sp_nodeset_t *live;   /* the view, when it changed */
+	uint64_t view_epoch;
+};
+
+static struct nm_job *job_by_id(struct nm *nm, uint32_t id)
 {
-	size_t need = nm->pend_len + ST_REC_HDR + len;
-	uint32_t max = nm->lay.outbox_len - ST_BOX_HDR - ST_REC_HDR;
-
-	while (len > max) { /* one record must fit one box */
-		nm_queue_rec(nm, type, job, rank, data, max);
-		data = (const uint8_t *)data + max;
-		len -= max;
-		need = nm->pend_len + ST_REC_HDR + len;
-	}
-	if (need > PEND_MAX && type <= ST_REC_STDERR) {
-		qb_log(LOG_WARNING, "job %u rank %u: output dropped, the "
-		       "manager is not taking it", job, rank);
-		return;
-	}
-	if (need > nm->pend_cap) {
-		size_t cap = nm->pend_cap ? nm->pend_cap : 65536;
-		uint8_t *p;
-
-		while (cap < need)
-			cap *= 2;
-		p = realloc(nm->pend, cap);
-		if (!p)
-			return;
-		nm->pend = p;
-		nm->pend_cap = cap;
-	}
-	st_box_put_rec(nm->pend + nm->pend_len, type, job, rank, data, len);
-	nm->pend_len += ST_REC_HDR + len;
+	for (struct nm_job *j = nm->jobs; j; j = j->next)
+		if (j->id == id)
+			return j;
+	return NULL;
 }
 
-/* ---- output mailbox ------------------------------------------------------ */
+/* ---- records out ---------------------------------------------------------- */
 
 /* The box carrying a job's last records is on its way: the job is done
  * here (the manager's termination compare reads this).  Safe before the
@@ -82,95 +92,70 @@ void nm_queue_rec(struct nm *nm, uint8_t type, uint32_t job, uint32_t rank,
  * record is agreed as well, and a box lost on the way is sent again.
  * Marking it now, not at the acknowledgement, spares the end of every
  * job an acknowledgement's round trip and a wait for the compare. */
-static void box_mark_done(struct nm *nm)
-{
-	for (uint32_t i = 0; i < nm->box_ndone; i++) {
-		uint32_t job = nm->box_done[i];
-
-		for (struct nm_job *j = nm->jobs; j; j = j->next)
-			if (j->id == job && j->reported && !j->done) {
-				if (j->done_slot < nm->lay.done_slots)
-					sp_gvar_write_local(nm->w,
-						st_done_var(&nm->lay,
-							    j->done_slot),
-						job);
-				j->done = 1;
-				qb_log(LOG_DEBUG, "job %u: done", job);
-			}
-	}
-	nm->box_ndone = 0;
-}
-
 static void box_flush(struct nm *nm)
 {
-	sp_nodeset_t *mm = NULL;
-	size_t off = 0, room = nm->lay.outbox_len - ST_BOX_HDR;
-	st_rec_t rec;
-	int rc;
+	const uint32_t *ends = NULL;
+	uint32_t n = nm_outbox_flush(&nm->out, &ends);
 
-	if (nm->box_inflight || nm->pend_len == 0)
-		return;
-	/* whole records that fit one box */
-	while (off < nm->pend_len) {
-		size_t at = off;
+	for (uint32_t i = 0; i < n; i++) {
+		struct nm_job *j = job_by_id(nm, ends[i]);
 
-		if (st_box_next(nm->pend, nm->pend_len, &at, &rec) != 1 ||
-		    at > room)
-			break;
-		off = at;
-	}
-	nm->box_ndone = 0;
-	for (size_t at = 0; at < off;) {
-		st_box_next(nm->pend, off, &at, &rec);
-		if (rec.type != ST_REC_EXIT && rec.type != ST_REC_FAIL)
+		if (!j || !j->reported || j->done)
 			continue;
-		if (nm->box_ndone == nm->box_done_cap) {
-			uint32_t cap = nm->box_done_cap ? 2 * nm->box_done_cap
-							: 64;
-			uint32_t *d = realloc(nm->box_done, cap * sizeof(*d));
+		if (j->done_slot < nm->lay.done_slots)
+			sp_gvar_write_local(nm->w, st_done_var(&nm->lay,
+							       j->done_slot),
+					    j->id);
+		j->done = 1;
+		qb_log(LOG_DEBUG, "job %u: done", j->id);
+	}
+}
 
-			if (!d)
-				return; /* sent with the next box */
-			nm->box_done = d;
-			nm->box_done_cap = cap;
-		}
-		nm->box_done[nm->box_ndone++] = rec.job;
-	}
-	memcpy(nm->box + ST_BOX_HDR, nm->pend, off);
-	st_box_put_hdr(nm->box, ++nm->box_seq, (uint32_t)off);
-	/* to every manager replica in the view: whichever is (or becomes)
-	 * the strobe master has it */
-	if (sp_nodeset_create(sp_node_count(nm->w), &mm))
-		return;
-	sp_view_info_t vi;
+/* A rank's output, where its job's routing says. */
+static void rank_output(struct nm *nm, struct nm_job *j, uint32_t rank,
+			int stream, const uint8_t *data, uint32_t len)
+{
+	uint32_t dest = 0;
 
-	if (sp_view(nm->w, &vi, mm) == 0)
-		for (uint32_t x = nm->cfg.nmanagers; x < sp_node_count(nm->w);
-		     x++)
-			sp_nodeset_del(mm, x);
-	if (sp_nodeset_count(mm) == 0) {
-		sp_nodeset_destroy(mm);
-		nm->box_seq--;
-		qb_log(LOG_DEBUG, "box: no manager in the view");
-		return;
+	switch (nm_output_route(j, stream, &dest)) {
+	case NM_ROUTE_FILE:
+		nm_output_write(j, rank, stream, data, len);
+		break;
+	case NM_ROUTE_RELAY:
+		nm_relay_put(&nm->relay, dest, stream ? ST_REC_STDERR
+						     : ST_REC_STDOUT,
+			     j->id, rank, data, len);
+		nm_relay_flush(&nm->relay);
+		break;
+	default:
+		nm_outbox_put(&nm->out, stream ? ST_REC_STDERR : ST_REC_STDOUT,
+			      j->id, rank, data, len);
 	}
-	rc = sp_xfer_and_signal(nm->w, mm, nm->box, ST_BOX_HDR + off,
-				nm->lay.outbox + (uint64_t)nm->lay.outbox_len *
-							 sp_node_id(nm->w),
-				ST_EV_LOCAL_OUT, ST_EV_OUT, NULL, 0);
-	sp_nodeset_destroy(mm);
-	qb_log(LOG_DEBUG, "box %llu: %zu bytes sent (%d)",
-	       (unsigned long long)nm->box_seq, off, rc);
-	if (rc) {
-		nm->box_seq--;
-		return; /* the manager is not in our view: try next slice */
-	}
-	memmove(nm->pend, nm->pend + off, nm->pend_len - off);
-	nm->pend_len -= off;
-	nm->box_inflight = 1;
-	nm->box_sent = 0;
-	nm->box_acked = 0;
-	box_mark_done(nm);
+}
+
+/* Relayed lines from another node, for the job-wide file written here. */
+static int relay_ready(void *ctx, const st_rec_t *rec)
+{
+	struct nm *nm = ctx;
+	struct nm_job *j = job_by_id(nm, rec->job);
+	int stream = rec->type == ST_REC_STDERR;
+
+	if (!j || (rec->type != ST_REC_STDOUT && rec->type != ST_REC_STDERR))
+		return -1;
+	if (nm_output_whole(j, stream))
+		return 1;
+	/* its files open when it starts here: the lines wait till then */
+	return !j->started && !j->reported ? 0 : -1;
+}
+
+static void relay_take(void *ctx, const st_rec_t *rec)
+{
+	struct nm *nm = ctx;
+	struct nm_job *j = job_by_id(nm, rec->job);
+
+	if (j)
+		nm_output_write(j, rec->rank, rec->type == ST_REC_STDERR,
+				rec->data, rec->len);
 }
 
 /* ---- jobs ---------------------------------------------------------------- */
@@ -179,53 +164,42 @@ static void job_forget(struct nm *nm, struct nm_job *j)
 {
 	struct nm_job **pp;
 
-	nm_job_kill(nm, j);
+	nm_launch_kill(j);
 	for (uint32_t i = 0; i < j->nlocal; i++)
 		for (int s = 0; s < 2; s++)
 			if (j->ranks[i].fd[s] >= 0) {
 				qb_loop_poll_del(nm->loop, j->ranks[i].fd[s]);
 				close(j->ranks[i].fd[s]);
+				j->ranks[i].fd[s] = -1;
 			}
-	/* killed ranks are reaped by nm_reap (SIGCHLD) and found no more */
-	nm_stage_forget(nm, j);
-	nm_job_remove_files(j);
+	/* killed ranks are reaped by reap() (SIGCHLD) and found no more */
+	nm_ring_forget(&nm->ring, j->id);
+	if (j->written)
+		nm_ring_remove(j->dir, j->m);
 	for (pp = &nm->jobs; *pp; pp = &(*pp)->next)
 		if (*pp == j) {
 			*pp = j->next;
 			break;
 		}
-	st_manifest_free(j->m);
-	free(j->ranks);
-	free(j->ident);
-	free(j);
+	nm_job_free(j);
 }
 
-struct nm_job *nm_job_new(struct nm *nm, uint32_t id, st_manifest_t *m)
+static void job_fail(struct nm *nm, struct nm_job *j, const char *why)
 {
-	struct nm_job *j = calloc(1, sizeof(*j));
-
-	if (!j)
-		return NULL;
-	j->nm = nm;
-	j->id = id;
-	j->m = m;
-	j->grace = 1;
-	snprintf(j->dir, sizeof(j->dir), "%s/%s-%s/job-%u", nm->cfg.ramdisk,
-		 nm->cfg.cluster, nm->host->name, id);
-	j->next = nm->jobs;
-	nm->jobs = j;
-	return j;
+	qb_log(LOG_ERR, "job %u: %s", j->id, why);
+	nm_outbox_put(&nm->out, ST_REC_FAIL, j->id, 0, why,
+		      (uint32_t)strlen(why));
+	j->reported = 1;
+	j->started = 1;
 }
 
-/* Every local rank reaped and its pipes drained: queue the exits. */
+/* Every local rank reaped, its pipes drained, and none of its lines
+ * still on the way to another node's file: queue the exits. */
 static void job_check_end(struct nm *nm, struct nm_job *j)
 {
-	if (!j->started || j->reported)
+	if (!j->started || j->reported || !nm_job_ended(j) ||
+	    nm_relay_holds(&nm->relay, j->id))
 		return;
-	for (uint32_t i = 0; i < j->nlocal; i++)
-		if (j->ranks[i].pid || j->ranks[i].fd[0] >= 0 ||
-		    j->ranks[i].fd[1] >= 0)
-			return;
 	for (uint32_t i = 0; i < j->nlocal; i++) {
 		const struct nm_rank *x = &j->ranks[i];
 		st_exit_t e = { x->status, x->utime_us, x->stime_us,
@@ -233,31 +207,145 @@ static void job_check_end(struct nm *nm, struct nm_job *j)
 		uint8_t b[ST_EXIT_LEN];
 
 		st_exit_encode(b, &e);
-		nm_queue_rec(nm, ST_REC_EXIT, j->id, x->rank, b, sizeof(b));
+		nm_outbox_put(&nm->out, ST_REC_EXIT, j->id, x->rank, b,
+			      sizeof(b));
 	}
 	if (j->nlocal == 0)
-		nm_queue_rec(nm, ST_REC_EXIT, j->id, UINT32_MAX, NULL, 0);
+		nm_outbox_put(&nm->out, ST_REC_EXIT, j->id, UINT32_MAX, NULL,
+			      0);
 	j->reported = 1;
 	qb_log(LOG_DEBUG, "job %u: ended here, reporting", j->id);
 }
 
-void nm_job_fail(struct nm *nm, struct nm_job *j, const char *why)
-{
-	qb_log(LOG_ERR, "job %u: %s", j->id, why);
-	nm_queue_rec(nm, ST_REC_FAIL, j->id, 0, why, (uint32_t)strlen(why));
-	j->reported = 1;
-	j->started = 1;
-}
-
-/* A rank was reaped or a pipe closed: a job that has ended reports now,
- * not at the next heartbeat — the manager still reads it only at a slice
- * boundary, one slice sooner. */
-void nm_jobs_changed(struct nm *nm)
+/* A rank was reaped, a pipe closed or relayed lines written out: a job
+ * that has ended reports now, not at the next heartbeat — the manager
+ * still reads it only at a slice boundary, one slice sooner. */
+static void jobs_changed(struct nm *nm)
 {
 	for (struct nm_job *j = nm->jobs; j; j = j->next)
 		job_check_end(nm, j);
 	box_flush(nm);
 }
+
+static int on_output(int32_t fd, int32_t revents, void *data)
+{
+	struct nm_job *j = data;
+	struct nm *nm = NULL;
+	uint8_t buf[16384];
+	ssize_t n;
+
+	(void)revents;
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		for (int s = 0; s < 2; s++) {
+			struct nm_rank *x = &j->ranks[i];
+
+			if (x->fd[s] != fd)
+				continue;
+			nm = j->nm_ctx;
+			n = read(fd, buf, sizeof(buf));
+			if (n > 0) {
+				rank_output(nm, j, x->rank, s, buf,
+					    (uint32_t)n);
+				return 0;
+			}
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				return 0;
+			qb_loop_poll_del(nm->loop, fd);
+			close(fd);
+			x->fd[s] = -1;
+			jobs_changed(nm);
+			return 0;
+		}
+	return 0;
+}
+
+/* Start a job's local ranks: who they run as, where they are, their
+ * output files (as the user), then the processes. */
+static void job_start(struct nm *nm, struct nm_job *j)
+{
+	char err[1536];
+
+	qb_log(LOG_DEBUG, "job %u: RUN at slice %llu", j->id,
+	       (unsigned long long)nm->slice);
+	if (nm_launch_identity(&nm->launch, j, err, sizeof(err)) ||
+	    (nm_job_place(j, nm->launch.node_id) &&
+	     snprintf(err, sizeof(err), "out of memory") > 0) ||
+	    nm_output_open(j, nm->launch.node_id, nm->host->name, err,
+			   sizeof(err)) ||
+	    nm_launch_start(&nm->launch, j, err, sizeof(err))) {
+		job_fail(nm, j, err);
+		return;
+	}
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		for (int s = 0; s < 2; s++)
+			qb_loop_poll_add(nm->loop, QB_LOOP_MED,
+					 j->ranks[i].fd[s], POLLIN, j,
+					 on_output);
+}
+
+static void reap(struct nm *nm)
+{
+	struct rusage ru;
+	int st;
+	pid_t pid;
+
+	/* wait4: each rank's usage goes to the manager with its status */
+	while ((pid = wait4(-1, &st, WNOHANG, &ru)) > 0)
+		for (struct nm_job *j = nm->jobs; j; j = j->next) {
+			struct nm_rank *x = nm_job_rank_of(j, pid);
+
+			if (x) {
+				nm_rank_reaped(x, st, &ru);
+				break;
+			}
+		}
+}
+
+/* ---- staging (ring.h's handlers) ------------------------------------------ */
+
+static const char *staged_manifest(void *ctx, uint32_t id, st_manifest_t *m)
+{
+	struct nm *nm = ctx;
+	char dir[1200];
+	struct nm_job *j;
+
+	snprintf(dir, sizeof(dir), "%s/%s-%s/job-%u", nm->cfg.ramdisk,
+		 nm->cfg.cluster, nm->host->name, id);
+	if (!(j = nm_job_new(id, m, dir))) {
+		st_manifest_free(m);
+		return NULL;
+	}
+	j->nm_ctx = nm;
+	j->next = nm->jobs;
+	nm->jobs = j;
+	return j->dir;
+}
+
+static void staged_failed(void *ctx, uint32_t id, int taken, const char *why)
+{
+	struct nm *nm = ctx;
+	struct nm_job *j = taken ? job_by_id(nm, id) : NULL;
+
+	if (j)
+		job_fail(nm, j, why);
+	else
+		qb_log(LOG_ERR, "job %u: %s", id, why);
+}
+
+static void staged_written(void *ctx, uint32_t id)
+{
+	struct nm *nm = ctx;
+	struct nm_job *j = job_by_id(nm, id);
+
+	if (j)
+		j->written = 1;
+}
+
+static const struct nm_ring_ops ring_ops = {
+	.manifest = staged_manifest,
+	.failed = staged_failed,
+	.written = staged_written,
+};
 
 static int cmp_job(const void *a, const void *b)
 {
@@ -359,19 +447,16 @@ static void on_heartbeat(struct nm *nm)
 	/* 1. what each job must be now; the unlisted go */
 	reconcile(nm);
 	/* 2. the switch: outgoing jobs stopped, then incoming continued */
-	nm_gang_switch(nm);
+	nm_gang_switch(nm->jobs, nm->slice);
 	/* 3. jobs at their first RUN start, after the stops */
 	for (j = nm->jobs; j; j = j->next) {
-		if (j->want == ST_HB_RUN && !j->started && j->written) {
-			char err[256];
-
-			qb_log(LOG_DEBUG, "job %u: RUN at slice %llu", j->id,
-			       (unsigned long long)nm->slice);
-			if (nm_job_start(nm, j, err, sizeof(err)))
-				nm_job_fail(nm, j, err);
-		}
+		if (j->want == ST_HB_RUN && !j->started && j->written)
+			job_start(nm, j);
 		job_check_end(nm, j);
 	}
+	/* relayed lines that waited for their job to start here */
+	nm_relay_receive(&nm->relay, relay_ready, relay_take, nm);
+	nm_relay_flush(&nm->relay);
 	box_flush(nm);
 }
 
@@ -382,56 +467,16 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 	struct nm *nm = data;
 	sp_view_info_t vi;
 	uint64_t v;
-	int hb = 0, rc;
+	int hb = 0;
 
 	(void)revents;
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return 0;
 	while (sp_test_event(nm->w, ST_EV_CHUNK, 0) == 0)
-		nm_take_chunks(nm);
+		nm_ring_take(&nm->ring);
 	while (sp_test_event(nm->w, ST_EV_HB, 0) == 0)
 		hb = 1;
-	while ((rc = sp_test_event(nm->w, ST_EV_LOCAL_OUT, 0)) != -EAGAIN) {
-		if (rc == 0) {
-			nm->box_sent = 1;
-		} else if (rc == -STORM_ECLOSED || rc == -STORM_EEXPELLED) {
-			break;
-		} else {
-			/* aborted: the manager never saw it; send again */
-			uint32_t len;
-			uint64_t seq;
-
-			st_box_get_hdr(nm->box, nm->lay.outbox_len, &seq, &len);
-			/* whatever its size: it may hold EXIT records, and a
-			 * job whose exits are lost never ends */
-			{
-				uint8_t *keep = malloc(nm->pend_len + len);
-
-				if (keep) {
-					memcpy(keep, nm->box + ST_BOX_HDR, len);
-					memcpy(keep + len, nm->pend,
-					       nm->pend_len);
-					free(nm->pend);
-					nm->pend = keep;
-					nm->pend_len += len;
-					nm->pend_cap = nm->pend_len;
-				}
-			}
-			nm->box_seq--;
-			nm->box_inflight = 0;
-		}
-	}
-	/* the ack names the box: every manager replica has it (a new
-	 * strobe master may ack an older one again) */
-	while (sp_test_event(nm->w, ST_EV_OUTACK, 0) == 0) {
-		int64_t acked = 0;
-
-		sp_gvar_read(nm->w, nm->lay.outack, &acked);
-		if ((uint64_t)acked == nm->box_seq)
-			nm->box_acked = 1;
-	}
-	if (nm->box_inflight && nm->box_sent && nm->box_acked) {
-		nm->box_inflight = 0;
+	if (nm_outbox_events(&nm->out)) {
 		/* exits waiting behind the last box go now; output waits
 		 * for the heartbeat (one box per slice) */
 		for (struct nm_job *j = nm->jobs; j; j = j->next)
@@ -439,6 +484,11 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 				box_flush(nm);
 				break;
 			}
+	}
+	nm_relay_receive(&nm->relay, relay_ready, relay_take, nm);
+	if (nm_relay_events(&nm->relay)) {
+		nm_relay_flush(&nm->relay);
+		jobs_changed(nm); /* a job's last lines may be written out */
 	}
 	if (hb)
 		on_heartbeat(nm);
@@ -463,8 +513,8 @@ static int on_signal(int32_t sig, void *data)
 	struct nm *nm = data;
 
 	if (sig == SIGCHLD) {
-		nm_reap(nm);
-		nm_jobs_changed(nm);
+		reap(nm);
+		jobs_changed(nm);
 		return 0;
 	}
 	if (sig == SIGUSR2) {
@@ -502,7 +552,7 @@ int main(int argc, char **argv)
 	sp_config_t *sc = NULL;
 	qb_loop_signal_handle sh;
 	char err[1024];
-	size_t size;
+	uint64_t seq_base;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "c:n:h", opts, NULL)) != -1) {
@@ -547,19 +597,17 @@ int main(int argc, char **argv)
 		}
 	}
 	st_layout(&nm.cfg, &nm.lay);
-	nm.box = calloc(1, nm.lay.outbox_len);
 	nm.hb.jobs = calloc(st_hb_capacity(nm.lay.hb_len) + 1,
 			    sizeof(*nm.hb.jobs));
 	nm.hb_copy = malloc(nm.lay.hb_len);
-	nm.stg_fd = -1;
 	{
 		struct timespec ts;
 
 		/* boxes are numbered from a base of this incarnation's own,
 		 * so that the manager tells them from the last one's */
 		clock_gettime(CLOCK_REALTIME, &ts);
-		nm.box_seq = (uint64_t)ts.tv_sec * 1000000000u +
-			     (uint64_t)ts.tv_nsec;
+		seq_base = (uint64_t)ts.tv_sec * 1000000000u +
+			   (uint64_t)ts.tv_nsec;
 	}
 	/* a view that removes this node while it joins (the root changed
 	 * under the join: a head restarted meanwhile) is no reason to stop:
@@ -580,13 +628,19 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (!nm.box || !nm.hb.jobs || !nm.hb_copy ||
-	    sp_nodeset_create(sp_node_count(nm.w), &nm.live)) {
+	if (!nm.hb.jobs || !nm.hb_copy ||
+	    sp_nodeset_create(sp_node_count(nm.w), &nm.live) ||
+	    nm_outbox_init(&nm.out, nm.w, &nm.lay, nm.cfg.nmanagers,
+			   seq_base) ||
+	    nm_relay_init(&nm.relay, nm.w, &nm.lay, nm.cfg.nmanagers,
+			  seq_base)) {
 		qb_log(LOG_ERR, "out of memory");
 		rc = 1;
 		goto out;
 	}
-	nm.gmem = sp_gmem(nm.w, &size);
+	nm.launch.node_id = sp_node_id(nm.w);
+	nm.launch.node = nm.host->name;
+	nm_ring_init(&nm.ring, nm.w, &nm.lay, nm.host->name, &ring_ops, &nm);
 	nm.loop = qb_loop_create();
 	nm.nfd = sp_notify_fd(nm.w);
 	signal(SIGPIPE, SIG_IGN);
@@ -620,14 +674,13 @@ out:
 		;
 	if (nm.loop)
 		qb_loop_destroy(nm.loop);
+	nm_ring_fini(&nm.ring);
+	nm_outbox_fini(&nm.out);
+	nm_relay_fini(&nm.relay);
 	sp_close(nm.w);
-	free(nm.box);
-	free(nm.box_done);
 	free(nm.hb.jobs);
 	free(nm.hb_copy);
 	sp_nodeset_destroy(nm.live);
-	free(nm.pend);
-	free(nm.stg);
 	st_config_free(&nm.cfg);
 	qb_log_fini();
 	return rc;

@@ -1,17 +1,13 @@
 /*
- * ring.c — the node manager's side of launch: file chunks arrive in a
- * ring of slots in global memory (XFER-AND-SIGNAL from the manager); each
- * is written straight into its file on the RAM disk and then counted in
- * gv_consumed, which the manager's COMPARE-AND-WRITE reads before it
- * reuses the slot.  Only the manifest at the head of a job's stream is
+ * ring.c — the node's side of staging (ring.h).  Only the manifest at the head of a job's stream is
  * buffered (until it decodes); file bytes are copied once, slot → file.
  *
  *   stream state  | chunk arrives                | stream complete
  *   --------------+------------------------------+--------------------------
- *   manifest      | buffer; decode when whole:   | malformed: job fails
- *                 |   job + directory created    |
+ *   manifest      | buffer; decode when whole:   | malformed: failed
+ *                 |   owner takes it, directory  |
  *   files         | write at (file, offset)      | all files whole: written
- *   failed        | count it, write nothing      | (FAIL already queued)
+ *   failed        | count it, write nothing      | (the owner told once)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +19,7 @@
 
 #include <qb/qblog.h>
 
-#include "nm.h"
+#include "ring.h"
 
 static int mkdirs(const char *path)
 {
@@ -45,85 +41,85 @@ static int mkdirs(const char *path)
 	return 0;
 }
 
-static void stage_fail(struct nm *nm, const char *what, int rc)
+static void stage_fail(struct nm_ring *r, const char *what, int rc)
 {
 	char why[1536];
 
-	if (nm->stg_failed)
+	if (r->failed)
 		return;
-	nm->stg_failed = 1;
-	if (nm->stg_fd >= 0)
-		close(nm->stg_fd);
-	nm->stg_fd = -1;
-	snprintf(why, sizeof(why), "node %s: %s%s%s", nm->host->name, what,
+	r->failed = 1;
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	snprintf(why, sizeof(why), "node %s: %s%s%s", r->node, what,
 		 rc ? ": " : "", rc ? storm_strerror(rc) : "");
-	if (nm->stg_j)
-		nm_job_fail(nm, nm->stg_j, why);
-	else
-		qb_log(LOG_ERR, "job %u: %s", nm->stg_job, why);
+	r->ops.failed(r->ctx, r->job, r->m != NULL, why);
+	r->m = NULL;
+	r->dir = NULL;
 }
 
-/* The manifest decoded: the job, its directory, file 0 next. */
-static void stage_begin_files(struct nm *nm, st_manifest_t *m)
+/* The manifest decoded: the owner takes it, its directory, file 0 next. */
+static void stage_begin_files(struct nm_ring *r, st_manifest_t *m)
 {
-	struct nm_job *j = nm_job_new(nm, nm->stg_job, m);
+	uint32_t nfiles = m->nfiles;
+	const char *dir = r->ops.manifest(r->ctx, r->job, m);
 	int rc;
 
-	if (!j) {
-		st_manifest_free(m);
-		stage_fail(nm, "out of memory", 0);
+	if (!dir) {
+		stage_fail(r, "out of memory", 0);
 		return;
 	}
-	qb_log(LOG_DEBUG, "job %u: manifest in, %u file(s) to write",
-	       j->id, m->nfiles);
-	nm->stg_j = j;
-	nm->stg_file = 0;
-	nm->stg_foff = 0;
-	if ((rc = mkdirs(j->dir))) {
+	qb_log(LOG_DEBUG, "job %u: manifest in, %u file(s) to write", r->job,
+	       nfiles);
+	r->m = m;
+	r->dir = dir;
+	r->file = 0;
+	r->foff = 0;
+	if ((rc = mkdirs(dir))) {
 		char what[1400];
 
-		snprintf(what, sizeof(what), "cannot make %s", j->dir);
-		stage_fail(nm, what, rc);
+		snprintf(what, sizeof(what), "cannot make %s", dir);
+		stage_fail(r, what, rc);
 	}
 }
 
 /* Write data into the files, in manifest order. */
-static void feed_files(struct nm *nm, const uint8_t *data, size_t len)
+static void feed_files(struct nm_ring *r, const uint8_t *data, size_t len)
 {
-	const st_manifest_t *m = nm->stg_j->m;
+	const st_manifest_t *m = r->m;
 
-	while (!nm->stg_failed && nm->stg_file < m->nfiles) {
-		uint64_t left = m->file_sizes[nm->stg_file] - nm->stg_foff;
+	while (!r->failed && r->file < m->nfiles) {
+		uint64_t left = m->file_sizes[r->file] - r->foff;
 		size_t n = len < left ? len : (size_t)left;
 
-		if (nm->stg_fd < 0) {
+		if (r->fd < 0) {
 			char path[2048];
 
-			snprintf(path, sizeof(path), "%s/%s", nm->stg_j->dir,
-				 m->file_names[nm->stg_file]);
+			snprintf(path, sizeof(path), "%s/%s", r->dir,
+				 m->file_names[r->file]);
 			/* the directory is root's until every file is in
 			 * (stream_end): nothing the user planted is here */
-			nm->stg_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC |
+			r->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC |
 					  O_CLOEXEC | O_NOFOLLOW,
-					  m->file_modes[nm->stg_file] & 0777);
-			if (nm->stg_fd < 0) {
-				stage_fail(nm, "cannot create a job file",
+					  m->file_modes[r->file] & 0777);
+			if (r->fd < 0) {
+				stage_fail(r, "cannot create a job file",
 					   -errno);
 				return;
 			}
-			if (m->owned && fchown(nm->stg_fd, m->uid, m->gid)) {
-				stage_fail(nm, "cannot give a job file to its "
+			if (m->owned && fchown(r->fd, m->uid, m->gid)) {
+				stage_fail(r, "cannot give a job file to its "
 					   "user", -errno);
 				return;
 			}
 		}
 		for (size_t done = 0; done < n;) {
-			ssize_t w = write(nm->stg_fd, data + done, n - done);
+			ssize_t w = write(r->fd, data + done, n - done);
 
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w <= 0) {
-				stage_fail(nm, "cannot write a job file",
+				stage_fail(r, "cannot write a job file",
 					   w < 0 ? -errno : -EIO);
 				return;
 			}
@@ -131,124 +127,163 @@ static void feed_files(struct nm *nm, const uint8_t *data, size_t len)
 		}
 		data += n;
 		len -= n;
-		nm->stg_foff += n;
-		if (nm->stg_foff < m->file_sizes[nm->stg_file])
+		r->foff += n;
+		if (r->foff < m->file_sizes[r->file])
 			return; /* the rest comes with the next chunk */
-		close(nm->stg_fd);
-		nm->stg_fd = -1;
-		nm->stg_file++;
-		nm->stg_foff = 0;
+		close(r->fd);
+		r->fd = -1;
+		r->file++;
+		r->foff = 0;
 	}
-	if (len && !nm->stg_failed)
-		stage_fail(nm, "more bytes than the manifest declares", 0);
+	if (len && !r->failed)
+		stage_fail(r, "more bytes than the manifest declares", 0);
 }
 
-static void feed(struct nm *nm, const uint8_t *data, size_t len)
+static void feed(struct nm_ring *r, const uint8_t *data, size_t len)
 {
 	st_manifest_t *m = NULL;
 	size_t used;
 	int rc;
 
-	if (nm->stg_failed)
+	if (r->failed)
 		return;
-	if (nm->stg_j) {
-		feed_files(nm, data, len);
+	if (r->m) {
+		feed_files(r, data, len);
 		return;
 	}
-	if (nm->stg_len + len > nm->stg_cap) {
-		size_t cap = nm->stg_cap ? nm->stg_cap : 65536;
+	if (r->mf_len + len > r->mf_cap) {
+		size_t cap = r->mf_cap ? r->mf_cap : 65536;
 		uint8_t *q;
 
-		while (cap < nm->stg_len + len)
+		while (cap < r->mf_len + len)
 			cap *= 2;
-		q = realloc(nm->stg, cap);
+		q = realloc(r->mf, cap);
 		if (!q) {
-			stage_fail(nm, "out of memory", 0);
+			stage_fail(r, "out of memory", 0);
 			return;
 		}
-		nm->stg = q;
-		nm->stg_cap = cap;
+		r->mf = q;
+		r->mf_cap = cap;
 	}
-	memcpy(nm->stg + nm->stg_len, data, len);
-	nm->stg_len += len;
-	rc = st_manifest_decode(nm->stg, nm->stg_len, &used, &m);
+	memcpy(r->mf + r->mf_len, data, len);
+	r->mf_len += len;
+	rc = st_manifest_decode(r->mf, r->mf_len, &used, &m);
 	if (rc == -EAGAIN)
 		return;
 	if (rc) {
-		stage_fail(nm, "malformed job manifest", 0);
+		stage_fail(r, "malformed job manifest", 0);
 		return;
 	}
-	stage_begin_files(nm, m);
-	if (!nm->stg_failed && nm->stg_len > used)
-		feed_files(nm, nm->stg + used, nm->stg_len - used);
+	stage_begin_files(r, m);
+	if (!r->failed && r->mf_len > used)
+		feed_files(r, r->mf + used, r->mf_len - used);
 }
 
-static void stream_end(struct nm *nm)
+static void stream_end(struct nm_ring *r)
 {
-	if (!nm->stg_failed && !nm->stg_j)
-		stage_fail(nm, "job stream ended inside its manifest", 0);
-	if (!nm->stg_failed)
-		feed_files(nm, NULL, 0); /* files of size 0 at the end */
-	if (!nm->stg_failed && nm->stg_file != nm->stg_j->m->nfiles)
-		stage_fail(nm, "job stream shorter than its manifest", 0);
+	if (!r->failed && !r->m)
+		stage_fail(r, "job stream ended inside its manifest", 0);
+	if (!r->failed)
+		feed_files(r, NULL, 0); /* files of size 0 at the end */
+	if (!r->failed && r->file != r->m->nfiles)
+		stage_fail(r, "job stream shorter than its manifest", 0);
 	/* the job's directory (0700) becomes its user's once it holds
 	 * every file */
-	if (!nm->stg_failed && nm->stg_j->m->owned &&
-	    chown(nm->stg_j->dir, nm->stg_j->m->uid, nm->stg_j->m->gid))
-		stage_fail(nm, "cannot give the job's directory to its user",
+	if (!r->failed && r->m->owned &&
+	    chown(r->dir, r->m->uid, r->m->gid))
+		stage_fail(r, "cannot give the job's directory to its user",
 			   -errno);
-	if (!nm->stg_failed)
-		nm->stg_j->written = 1;
-	if (nm->stg_fd >= 0)
-		close(nm->stg_fd);
-	nm->stg_fd = -1;
-	nm->stg_j = NULL;
-	nm->last_stg_job = nm->stg_job;
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	r->last_job = r->job;
+	if (!r->failed) {
+		r->m = NULL;
+		r->dir = NULL;
+		r->ops.written(r->ctx, r->job);
+	}
 }
 
-void nm_stage_forget(struct nm *nm, struct nm_job *j)
+void nm_ring_forget(struct nm_ring *r, uint32_t job)
 {
-	if (nm->stg_j != j)
+	if (r->job != job || !r->m)
 		return;
-	if (nm->stg_fd >= 0)
-		close(nm->stg_fd);
-	nm->stg_fd = -1;
-	nm->stg_j = NULL;
-	nm->stg_failed = 1; /* the rest of its stream is counted, not kept */
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	r->m = NULL;
+	r->dir = NULL;
+	r->failed = 1; /* the rest of its stream is counted, not kept */
 }
 
-void nm_take_chunks(struct nm *nm)
+void nm_ring_remove(const char *dir, const st_manifest_t *m)
+{
+	for (uint32_t i = 0; m && i < m->nfiles; i++) {
+		char path[2048];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, m->file_names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+void nm_ring_init(struct nm_ring *r, sp_world_t *w, const st_layout_t *lay,
+		  const char *node, const struct nm_ring_ops *ops, void *ctx)
+{
+	size_t size;
+
+	memset(r, 0, sizeof(*r));
+	r->w = w;
+	r->gmem = sp_gmem(w, &size);
+	r->lay = lay;
+	r->node = node;
+	r->ops = *ops;
+	r->ctx = ctx;
+	r->fd = -1;
+}
+
+void nm_ring_fini(struct nm_ring *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->mf);
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+}
+
+void nm_ring_take(struct nm_ring *r)
 {
 	for (;;) {
 		const uint8_t *p;
 		uint32_t job, idx, total, len;
 
-		if (nm->stg_next >= nm->stg_total) {
+		if (r->next >= r->total) {
 			/* between streams: a new one starts at chunk 0, slot 0 */
-			p = nm->gmem + nm->lay.ring;
-			if (st_chunk_get_hdr(p, nm->lay.chunk, &job, &idx,
+			p = r->gmem + r->lay->ring;
+			if (st_chunk_get_hdr(p, r->lay->chunk, &job, &idx,
 					     &total, &len) ||
-			    idx != 0 || job <= nm->last_stg_job)
+			    idx != 0 || job <= r->last_job)
 				return;
-			nm->stg_job = job;
-			nm->stg_next = 0;
-			nm->stg_total = total;
-			nm->stg_len = 0;
-			nm->stg_failed = 0;
-			nm->stg_j = NULL;
+			r->job = job;
+			r->next = 0;
+			r->total = total;
+			r->mf_len = 0;
+			r->failed = 0;
+			r->m = NULL;
+			r->dir = NULL;
 		}
-		p = nm->gmem + nm->lay.ring +
-		    (uint64_t)(nm->stg_next % nm->lay.slots) * nm->lay.chunk;
-		if (st_chunk_get_hdr(p, nm->lay.chunk, &job, &idx, &total,
+		p = r->gmem + r->lay->ring +
+		    (uint64_t)(r->next % r->lay->slots) * r->lay->chunk;
+		if (st_chunk_get_hdr(p, r->lay->chunk, &job, &idx, &total,
 				     &len) ||
-		    job != nm->stg_job || idx != nm->stg_next)
+		    job != r->job || idx != r->next)
 			return; /* not arrived yet */
-		feed(nm, p + ST_CHUNK_HDR, len);
-		nm->stg_next++;
-		if (nm->stg_next == nm->stg_total)
-			stream_end(nm);
+		feed(r, p + ST_CHUNK_HDR, len);
+		r->next++;
+		if (r->next == r->total)
+			stream_end(r);
 		/* after the bytes are in their files: the slot may be reused */
-		sp_gvar_write_local(nm->w, nm->lay.gv_consumed,
-				    st_consumed(nm->stg_job, nm->stg_next));
+		sp_gvar_write_local(r->w, r->lay->gv_consumed,
+				    st_consumed(r->job, r->next));
 	}
 }

@@ -13,7 +13,8 @@
 
 #define HB_MAGIC 0x32424853u  /* "SHB2" */
 #define MF_MAGIC 0x31464d53u  /* "SMF1" */
-#define MF_MAGIC2 0x32464d53u /* "SMF2": SMF1 + the owner after the job id */
+#define MF_MAGIC2 0x32464d53u /* "SMF2": SMF1 + the owner after the job id,
+			       * batch output patterns at the end */
 #define MF_MAX_STR (64u << 10)
 #define MF_MAX_ARR 65536u
 
@@ -277,6 +278,9 @@ int st_manifest_encode(const st_manifest_t *m, uint8_t **out, size_t *len)
 		wb_u(&b, m->file_sizes[i], 8);
 		wb_u(&b, m->file_modes[i], 4);
 	}
+	wb_u(&b, m->batch ? 1 : 0, 1);
+	wb_str(&b, m->out_pat);
+	wb_str(&b, m->err_pat);
 	if (b.oom) {
 		free(b.p);
 		return -ENOMEM;
@@ -350,6 +354,8 @@ void st_manifest_free(st_manifest_t *m)
 	free_strs(m->file_names, m->nfiles);
 	free(m->file_sizes);
 	free(m->file_modes);
+	free(m->out_pat);
+	free(m->err_pat);
 	free(m);
 }
 
@@ -418,6 +424,17 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 			       !strcmp(m->file_names[i], ".") ||
 			       !strcmp(m->file_names[i], "..")))
 			r.bad = 1; /* a plain name in the job's directory */
+	}
+	if (!r.bad && magic == MF_MAGIC2) {
+		uint64_t batch = rd_n(&r, 1);
+
+		if (batch > 1)
+			r.bad = 1;
+		m->batch = (int)batch;
+		if (!r.bad)
+			m->out_pat = rd_str(&r);
+		if (!r.bad)
+			m->err_pat = rd_str(&r);
 	}
 	if (!r.bad && (m->argc == 0 || r.off != r.len))
 		r.bad = 1;

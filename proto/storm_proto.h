@@ -129,6 +129,16 @@ ST_API int st_config_world(const st_config_t *cfg, uint32_t world_id,
  * @return 0, or -errno with err saying what is wrong and what to do. */
 ST_API int st_dir_ensure(const char *path, unsigned mode, char *err,
 			 size_t errlen);
+/** open(path, flags, mode) with a user's file-system identity (fsuid uid,
+ * fsgid gid, supplementary groups) on the calling thread alone, by raw
+ * system calls (glibc's setgroups would change every thread of a daemon);
+ * the thread is the daemon's own again before it returns (it aborts if
+ * it cannot be).  O_NONBLOCK is added for the open (a FIFO does not wait
+ * for its other end) and removed after; only a regular file is kept.
+ * @return the fd, or -errno (-EINVAL: not a regular file). */
+ST_API int st_open_as(const char *path, int flags, unsigned mode,
+		      uint32_t uid, uint32_t gid, const uint32_t *groups,
+		      int ngroups);
 /** The local (unix) socket where manager m takes clients on its head
  * node: RUN_DIR/storm-mm-NAME.sock. */
 ST_API void st_manager_socket(const st_config_t *cfg, const st_host_t *m,
@@ -193,6 +203,9 @@ enum st_event {
 	ST_EV_LOCAL_CHUNK = 5,
 	ST_EV_LOCAL_OUT = 6,
 	ST_EV_LOCAL_ACK = 7,
+	ST_EV_RELAY = 8,    /* node: another node's relay box arrived */
+	ST_EV_RELAYACK = 9, /* node: our relay box was written out */
+	ST_EV_LOCAL_RELAY = 10,
 	ST_EV_COUNT = 16
 };
 
@@ -358,6 +371,11 @@ typedef struct st_manifest {
 	char **file_names;    /* file 0 is the program */
 	uint64_t *file_sizes;
 	uint32_t *file_modes;
+	/* a batch job's output: the nodes write these files as its user
+	 * (patterns with %j, the job id, and %r, the rank; relative to cwd;
+	 * "" the default).  Version 2 only: a version-1 job is not batch */
+	int batch;
+	char *out_pat, *err_pat;
 } st_manifest_t;
 
 /** Encode into a malloc'd buffer (*out, *len). @return 0 or -ENOMEM. */

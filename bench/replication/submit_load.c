@@ -523,11 +523,13 @@ static char *build_request(struct client *c, int64_t seq, int64_t cancel)
 			 seq);
 		argv = o->arg[0] ? json_pack("[s, s]", o->program, o->arg)
 				 : json_pack("[s]", o->program);
+		/* batch output thrown away: the load is the manager's */
 		req = json_pack("{s:s, s:s, s:I, s:{s:s, s:I, s:o, s:[], "
-				"s:[], s:s}}", "op", "submit", "client", c->id,
-				"seq", (json_int_t)seq, "job", "name", name,
-				"ranks", (json_int_t)o->ranks, "argv", argv,
-				"env", "files", "cwd", o->cwd);
+				"s:[], s:s, s:s, s:s}}", "op", "submit",
+				"client", c->id, "seq", (json_int_t)seq, "job",
+				"name", name, "ranks", (json_int_t)o->ranks,
+				"argv", argv, "env", "files", "cwd", o->cwd,
+				"stdout", "/dev/null", "stderr", "/dev/null");
 	}
 	text = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);

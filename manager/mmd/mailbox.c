@@ -44,33 +44,8 @@ int mmd_mailbox_init(struct mmd_mailbox *b, const st_layout_t *lay,
 	return 0;
 }
 
-static int terminal(mm_job_state_t s)
-{
-	return s == MM_JOB_COMPLETED || s == MM_JOB_FAILED ||
-	       s == MM_JOB_CANCELLED;
-}
-
-void mmd_mailbox_close_ended(struct mmd_mailbox *b, const mm_state_t *st)
-{
-	for (struct mmd_out **pp = &b->outs; *pp;) {
-		struct mmd_out *o = *pp;
-		mm_job_t j;
-
-		if (st && !mm_job_get(st, o->job, &j) && !terminal(j.state)) {
-			pp = &o->next;
-			continue;
-		}
-		for (int s = 0; s < 2; s++)
-			if (o->fd[s] >= 0)
-				close(o->fd[s]);
-		*pp = o->next;
-		free(o);
-	}
-}
-
 void mmd_mailbox_fini(struct mmd_mailbox *b)
 {
-	mmd_mailbox_close_ended(b, NULL);
 	free(b->box_seq);
 	free(b->box_cast);
 	free(b->ack);
@@ -78,67 +53,6 @@ void mmd_mailbox_fini(struct mmd_mailbox *b)
 	b->box_seq = b->box_cast = NULL;
 	b->ack = NULL;
 	b->one = NULL;
-}
-
-/* pat with %j (job id) and %r (rank) expanded, relative to cwd. */
-static void expand(char *out, size_t cap, const char *pat, const char *cwd,
-		   uint32_t job, uint32_t rank)
-{
-	size_t n = 0;
-
-	if (pat[0] != '/' && cwd && cwd[0])
-		n = (size_t)snprintf(out, cap, "%s/", cwd);
-	for (const char *s = pat; *s && n + 12 < cap; s++) {
-		if (s[0] == '%' && (s[1] == 'j' || s[1] == 'r')) {
-			n += (size_t)snprintf(out + n, cap - n, "%u",
-					      s[1] == 'j' ? job : rank);
-			s++;
-		} else {
-			out[n++] = *s;
-		}
-	}
-	out[n < cap ? n : cap - 1] = '\0';
-}
-
-static void batch_write(struct mmd_mailbox *b, const mm_job_t *j,
-			uint32_t rank, int stream, const uint8_t *data,
-			uint32_t len)
-{
-	const char *pat = stream ? j->err_path : j->out_path;
-	struct mmd_out *o;
-	uint32_t key;
-
-	if (!pat || !pat[0])
-		pat = stream ? "storm-%j.err" : "storm-%j.out";
-	key = strstr(pat, "%r") ? rank : UINT32_MAX;
-	for (o = b->outs; o && !(o->job == j->id && o->rank == key);
-	     o = o->next)
-		;
-	if (!o) {
-		o = calloc(1, sizeof(*o));
-		if (!o)
-			return;
-		o->job = j->id;
-		o->rank = key;
-		o->fd[0] = o->fd[1] = -1;
-		o->next = b->outs;
-		b->outs = o;
-	}
-	if (o->fd[stream] < 0) {
-		char path[4096];
-
-		expand(path, sizeof(path), pat, j->cwd, j->id, rank);
-		o->fd[stream] = open(path, O_WRONLY | O_CREAT | O_APPEND |
-				     O_CLOEXEC, 0644);
-		if (o->fd[stream] < 0) {
-			qb_log(LOG_WARNING, "job %u: cannot open its output "
-			       "file %s: %s", j->id, path, strerror(errno));
-			return;
-		}
-	}
-	if (write(o->fd[stream], data, len) < 0)
-		qb_log(LOG_WARNING, "job %u: output file: %s", j->id,
-		       strerror(errno));
 }
 
 static void take_record(struct mmd_mailbox *b, int master,
@@ -151,14 +65,11 @@ static void take_record(struct mmd_mailbox *b, int master,
 	if (rec->type == ST_REC_STDOUT || rec->type == ST_REC_STDERR) {
 		int stream = rec->type == ST_REC_STDERR;
 
-		if (j.batch) {
-			if (master)
-				batch_write(b, &j, rec->rank, stream,
-					    rec->data, rec->len);
-		} else {
+		/* a batch job's output is written by its nodes, as its
+		 * user (docs/security.md): none comes here */
+		if (!j.batch)
 			b->hooks.output(b->hooks.ctx, rec->job, rec->rank,
 					stream + 1, rec->data, rec->len);
-		}
 	} else if (rec->type == ST_REC_EXIT) {
 		struct mmd_job *r;
 		st_exit_t e;

@@ -33,14 +33,6 @@ struct mmd_mailbox_hooks {
 	void *ctx;
 };
 
-/* A batch job's output files: one pair, or one pair per rank when its
- * pattern names the rank (%r).  Written by the strobe master only. */
-struct mmd_out {
-	struct mmd_out *next;
-	uint32_t job, rank; /* rank UINT32_MAX: the job's shared files */
-	int fd[2];
-};
-
 struct mmd_mailbox {
 	const st_layout_t *lay;
 	uint32_t nworld, nmanagers;
@@ -50,7 +42,6 @@ struct mmd_mailbox {
 	uint64_t *box_cast; /* per world id: multicast by this master */
 	int64_t *ack;       /* per world id: the seq being acked */
 	sp_nodeset_t *one;
-	struct mmd_out *outs;
 	int ends_ready;     /* a job's last EXIT record was taken: the
 			     * caller looks for ended jobs now */
 };
@@ -69,8 +60,6 @@ void mmd_mailbox_take(struct mmd_mailbox *b, sp_world_t *w,
 void mmd_mailbox_agreed(struct mmd_mailbox *b, sp_world_t *w, int master,
 			const mm_state_t *st, uint32_t node,
 			const uint8_t *box, size_t boxlen);
-/* Close the output files of jobs that are terminal in st. */
-void mmd_mailbox_close_ended(struct mmd_mailbox *b, const mm_state_t *st);
 /* A new strobe master multicasts every box again. */
 void mmd_mailbox_master_reset(struct mmd_mailbox *b);
 /* The agreed part for the snapshot: nworld u32 | box seq u64 each. */

@@ -148,7 +148,6 @@ static int applied(void *ctx, const mm_op_t *op, const mm_result_t *res)
 
 	mmd_strobe_applied(&mm->sb, mm->st, op, res->rc);
 	mmd_requests_applied(&mm->rq);
-	mmd_mailbox_close_ended(&mm->mbox, mm->st);
 	/* the shell's record of a job that ended keeps only its timing */
 	if (op->job && !mm_job_get(mm->st, op->job, &j) &&
 	    (j.state == MM_JOB_COMPLETED || j.state == MM_JOB_FAILED ||

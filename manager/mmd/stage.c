@@ -85,7 +85,10 @@ static int build_stream(struct mmd_stage *s, const mm_job_t *j, char *why,
 			    .rank_node = (uint32_t *)j->rank_node,
 			    .argc = j->argc, .argv = (char **)j->argv,
 			    .envc = j->envc, .env = (char **)j->env,
-			    .cwd = (char *)j->cwd, .nfiles = nf };
+			    .cwd = (char *)j->cwd, .nfiles = nf,
+			    .batch = j->batch,
+			    .out_pat = (char *)j->out_path,
+			    .err_pat = (char *)j->err_path };
 	struct chunked c = { .chunk = s->lay->chunk,
 			     .data = s->lay->chunk - ST_CHUNK_HDR };
 	int *fds = malloc(nf * sizeof(int));

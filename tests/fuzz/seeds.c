@@ -91,6 +91,14 @@ static void manifest(void)
 		exit(1);
 	put("manifest", 0, p, n);
 	free(p);
+	/* a batch job: its output patterns at the end */
+	m.batch = 1;
+	m.out_pat = "out.%j.%r";
+	m.err_pat = "/tmp/err.%j";
+	if (st_manifest_encode(&m, &p, &n))
+		exit(1);
+	put("manifest", 2, p, n);
+	free(p);
 }
 
 static void ops(void)

@@ -52,7 +52,8 @@ def gang(mpl=2, quantum_us=200000, slice_us=10000):
 
 def submit(lab, name, ranks, argv=SPIN, i=0, limit=0, nodes=None):
     job = {"name": name, "ranks": ranks, "argv": list(argv), "env": [],
-           "files": [], "cwd": "/"}
+           "files": [], "cwd": "/", "stdout": "/dev/null",
+           "stderr": "/dev/null"}
     if limit:
         job["time_limit_ms"] = limit
     if nodes:

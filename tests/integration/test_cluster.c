@@ -18,6 +18,9 @@
  *   missing_program_fails_cleanly     a clear reason, exit 1, nothing left
  *   submit_writes_output_files        batch output lands in -o files,
  *                                     one per rank with %r
+ *   submit_one_file_from_many_nodes   without %r, the ranks of 3 nodes
+ *                                     write one file (rank 0's node
+ *                                     writes it; the others relay)
  *   node_killed_mid_job_fails_it      kill -9 an NM: the job fails naming
  *                                     the node, its rank dies with it, and
  *                                     the other nodes keep working
@@ -290,6 +293,55 @@ static void test_submit_writes_output_files(void **state)
 	}
 }
 
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_submit_one_file_from_many_nodes(void **state)
+{
+	sf_cluster_t *c = *state;
+	char opat[400], epat[400], path[400], *reply = NULL, *out;
+	const char *const a[] = { "submit", "-n", "3", "-o", opat, "-e", epat,
+				  "--", "/bin/sh", "-c",
+				  "echo out $STORM_RANK $STORM_NODENAME; "
+				  "echo err $STORM_RANK >&2", NULL };
+	uint32_t job;
+
+	snprintf(opat, sizeof(opat), "%s/one-%%j.out", c->dir);
+	snprintf(epat, sizeof(epat), "%s/one-%%j.err", c->dir);
+	out = ctl(c, 0, a);
+	assert_non_null(strstr(out, "Submitted job "));
+	job = (uint32_t)atoi(strstr(out, "Submitted job ") + 14);
+	free(out);
+	assert_int_equal(sf_wait_job(c, job, RUN_MS, &reply), 0);
+	assert_non_null(strstr(reply, "COMPLETED"));
+	free(reply);
+	for (int s = 0; s < 2; s++) {
+		char *data, *line[8], *save = NULL, want[32];
+		int n = 0;
+
+		snprintf(path, sizeof(path), "one-%u.%s", job, s ? "err" : "out");
+		data = sf_read(c, path);
+		assert_non_null(data);
+		for (char *l = strtok_r(data, "\n", &save); l && n < 8;
+		     l = strtok_r(NULL, "\n", &save))
+			line[n++] = l;
+		/* every rank's line, once, whole: from three nodes */
+		assert_int_equal(n, 3);
+		qsort(line, (size_t)n, sizeof(*line), cmp_line);
+		for (int r = 0; r < 3; r++) {
+			snprintf(want, sizeof(want), "%s %d", s ? "err" : "out",
+				 r);
+			assert_true(!strncmp(line[r], want, strlen(want)));
+		}
+		if (!s) /* not all from one node */
+			assert_true(strcmp(strrchr(line[0], ' '),
+					   strrchr(line[2], ' ')) != 0);
+		free(data);
+	}
+}
+
 static void test_node_killed_mid_job_fails_it(void **state)
 {
 	sf_cluster_t *c = *state;
@@ -371,6 +423,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_time_limit_ends_the_job_and_its_ranks),
 		cmocka_unit_test(test_missing_program_fails_cleanly),
 		cmocka_unit_test(test_submit_writes_output_files),
+		cmocka_unit_test(test_submit_one_file_from_many_nodes),
 		cmocka_unit_test(test_node_killed_mid_job_fails_it),
 		cmocka_unit_test(test_hung_node_manager_is_located),
 		cmocka_unit_test(test_node_rejoins),

@@ -166,7 +166,9 @@ def test_abuse(lab):
             rep = stormlab.call(lab.sock(0), {
                 "op": "submit", "job": {"name": "root%d" % k, "ranks": 1,
                                         "argv": ["/bin/true"], "env": [],
-                                        "files": [], "cwd": "/"}},
+                                        "files": [], "cwd": "/",
+                                        "stdout": "/dev/null",
+                                        "stderr": "/dev/null"}},
                 timeout=10)
             lat.append(time.monotonic() - t0)
             check(rep.get("ok"), "root's submit under abuse: %s" % rep)

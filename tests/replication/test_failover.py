@@ -71,7 +71,9 @@ def jobs_by_name(lab, i):
 def submit_req(name, argv=("/bin/sleep", "3600")):
     return {"op": "submit", "job": {"name": name, "ranks": 1,
                                     "argv": list(argv), "env": [],
-                                    "files": [], "cwd": "/"}}
+                                    "files": [], "cwd": "/",
+                                    "stdout": "/dev/null",
+                                    "stderr": "/dev/null"}}
 
 
 def test_kill_random(lab):
@@ -511,7 +513,9 @@ def test_statuses_rejoin(lab):
         rep = stormlab.call(lab.sock(0), {
             "op": "submit", "job": {"name": "split", "ranks": 2,
                                     "argv": ["/bin/sh", "-c", script],
-                                    "env": [], "files": [], "cwd": "/"}})
+                                    "env": [], "files": [], "cwd": "/",
+                                    "stdout": "/dev/null",
+                                    "stderr": "/dev/null"}})
         check(rep.get("ok"), "submit: %s" % rep)
         job = rep["job"]
 
@@ -563,7 +567,8 @@ def test_history(lab):
     c = stormlab.Client("hist-%d" % os.getpid(), [lab.sock(0), lab.sock(1)])
     mine = []
     for i in range(5):  # the oldest: they reach the history
-        r = stormctl("submit", "--name", "u%d" % i, "/bin/true", user=65534)
+        r = stormctl("submit", "--name", "u%d" % i, "-o", "/dev/null",
+                     "-e", "/dev/null", "/bin/true", user=65534)
         check(r.returncode == 0, "submit as uid 65534: %s" % r.stderr)
         mine.append(int(r.stdout.split()[-1]))
     for i in range(60):

@@ -19,7 +19,12 @@ Usage: test_security.py BUILD_DIR TEST
                  submitter's rights), root's own still runs;
   planted_dirs   a daemon's directory owned by another user, writable by
                  others, or a planted symbolic link: the daemon refuses to
-                 start (exit 2) saying which and what to do.
+                 start (exit 2) saying which and what to do;
+  output_paths   batch output is written by the nodes as the job's user:
+                 nobody's -o into a root-owned directory, or through a
+                 symbolic link another user planted, fails the job with
+                 the reason and writes nothing; a file nobody may write
+                 is nobody's; root's own output still lands.
 Exit: 0 pass, 1 fail, 77 skipped (not root).
 """
 
@@ -268,7 +273,108 @@ def test_root_only_input(lab):
     print("root_only_input: refused with: " + " | ".join(said))
 
 
+def wait_job(lab, job, timeout_ms=30000):
+    """The job's record once it has ended (op wait)."""
+    rep = stormlab.call(lab.sock(0), {"op": "wait", "client": "sec",
+                                      "seq": 1, "job": int(job),
+                                      "timeout_ms": timeout_ms},
+                        timeout=timeout_ms / 1000 + 5)
+    check(rep.get("ok"), "job %s did not end: %s" % (job, rep))
+    rep = stormlab.call(lab.sock(0), {"op": "show", "job": int(job)})
+    return rep["job"] if "job" in rep else rep
+
+
+def submit_as(lab, uid, gid, args):
+    r = as_user(lab, uid, gid, ["submit"] + args)
+    check(r.returncode == 0, "submit %s: %s" % (args, r.stderr))
+    return int(r.stdout.split()[-1])
+
+
+def test_output_paths(lab):
+    """Batch output files are opened by the nodes with the job user's
+    rights, O_NOFOLLOW, regular files only."""
+    u = TestUser()
+    try:
+        pub = os.path.join(lab.dir, "pub")
+        os.mkdir(pub)
+        os.chmod(pub, 0o1777)  # like /tmp
+        victim = os.path.join(lab.dir, "victim")
+        with open(victim, "w") as f:
+            f.write("root's file\n")
+        os.chmod(victim, 0o666)  # even one anybody may write
+        said = []
+        # 1. into a directory only root may write
+        job = submit_as(lab, 65534, 65534, [
+            "-o", "/etc/storm-sec-%j.out", "-e", "/dev/null", "/bin/echo",
+            "x"])
+        j = wait_job(lab, job)
+        check(j["state"] == "FAILED" and "cannot open its output file "
+              "/etc/storm-sec-%d.out as uid 65534: Permission denied" % job
+              in j.get("reason", ""), "nobody's -o /etc/...: %s" % j)
+        check(not os.path.exists("/etc/storm-sec-%d.out" % job),
+              "a file was created in /etc")
+        said.append(j["reason"])
+        # 2. through a symbolic link nobody planted for another user
+        link = os.path.join(pub, "planted.out")
+        subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                        "--clear-groups", "ln", "-s", victim, link],
+                       check=True)
+        job = submit_as(lab, u.uid, u.gid, ["-o", link, "-e", "/dev/null",
+                                            "/bin/echo", "x"])
+        j = wait_job(lab, job)
+        # (the kernel's protected_symlinks may refuse it before
+        # O_NOFOLLOW does)
+        check(j["state"] == "FAILED" and (
+            "symbolic link" in j.get("reason", "") or
+            "as uid %d: Permission denied" % u.uid in j.get("reason", "")),
+              "output through a planted link: %s" % j)
+        said.append(j["reason"])
+        # ... and one of the user's own: O_NOFOLLOW
+        own = os.path.join(lab.dir, "own")
+        os.mkdir(own)
+        os.chown(own, u.uid, u.gid)
+        os.symlink(victim, os.path.join(own, "link.out"))
+        os.lchown(os.path.join(own, "link.out"), u.uid, u.gid)
+        job = submit_as(lab, u.uid, u.gid, [
+            "-o", os.path.join(own, "link.out"), "-e", "/dev/null",
+            "/bin/echo", "x"])
+        j = wait_job(lab, job)
+        check(j["state"] == "FAILED" and "it is a symbolic link" in
+              j.get("reason", ""), "output through a link: %s" % j)
+        with open(victim) as f:
+            check(f.read() == "root's file\n", "the link's target changed")
+        said.append(j["reason"])
+        # 3. nobody's own file, relative to its working directory
+        job = submit_as(lab, 65534, 65534, [
+            "-n", "2", "-o", os.path.join(pub, "mine-%j.out"),
+            "-e", "/dev/null",
+            "/bin/sh", "-c", "echo rank $STORM_RANK"])
+        j = wait_job(lab, job)
+        check(j["state"] == "COMPLETED", "nobody's batch job: %s" % j)
+        path = os.path.join(pub, "mine-%d.out" % job)
+        st = os.stat(path)
+        with open(path) as f:
+            lines = sorted(f.read().splitlines())
+        check(st.st_uid == 65534 and lines == ["rank 0", "rank 1"],
+              "nobody's output file: uid %d, %r" % (st.st_uid, lines))
+        # 4. root's own still lands where root says
+        job = submit_as(lab, 0, 0, ["-o", os.path.join(lab.dir, "root-%j"),
+                                    "-e", "/dev/null", "/bin/echo", "root"])
+        j = wait_job(lab, job)
+        with open(os.path.join(lab.dir, "root-%d" % job)) as f:
+            check(j["state"] == "COMPLETED" and f.read() == "root\n",
+                  "root's batch output: %s" % j)
+        with open(os.path.join(lab.dir, "storm.log")) as f:
+            log = f.read()
+        check("uid 65534 refused" in log and "uid %d refused" % u.uid in log,
+              "the refusals are not in the log with the uid")
+    finally:
+        u.remove()
+    print("output_paths: refused with: " + " | ".join(said))
+
+
 TESTS = {
+    "output_paths": test_output_paths,
     "root_only_input": test_root_only_input,
     "planted_dirs": test_planted_dirs,
     "cancel_other": test_cancel_other,

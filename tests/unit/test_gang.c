@@ -2,7 +2,7 @@
  * test_gang.c — the node manager's context switch (node/gang.c) on real
  * processes: every listed STOP or RUN reaches each local rank's process
  * group exactly once, stops go before continues, MPL 1 signals nothing,
- * and a stopped job that is cancelled (node/launch.c nm_job_kill) dies,
+ * and a stopped job that is cancelled (node/launch.c nm_launch_kill) dies,
  * closes its pipes and is reaped like a running one.
  *
  * kill() is defined here: a definition in the executable binds the calls
@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,7 +28,9 @@
 
 #include <cmocka.h>
 
-#include "nm.h"
+#include "gang.h"
+#include "job.h"
+#include "launch.h"
 
 #define MAX_SENT 1024
 
@@ -52,28 +55,32 @@ static int real_kill(pid_t pid, int sig)
 	return (int)syscall(SYS_kill, pid, sig);
 }
 
-/* launch.c's output path calls these; no output is read here */
-void nm_queue_rec(struct nm *nm, uint8_t type, uint32_t job, uint32_t rank,
-		  const void *data, uint32_t len)
-{
-	(void)nm, (void)type, (void)job, (void)rank, (void)data, (void)len;
-}
-
-void nm_jobs_changed(struct nm *nm)
-{
-	(void)nm;
-}
-
 /* ---- fixture: jobs of real ranks ------------------------------------------ */
 
 #define MAX_RANKS 8
 
 struct fx {
-	struct nm nm;
+	struct nm_job *jobs;
 	struct nm_job job[4];
 	struct nm_rank ranks[4][MAX_RANKS];
 	pid_t grandchild[4][MAX_RANKS];
 };
+
+/* storm-nm's reaping: wait4, the rank found by its pid */
+static void reap(struct fx *f)
+{
+	struct rusage ru;
+	int st;
+	pid_t pid;
+
+	while ((pid = wait4(-1, &st, WNOHANG, &ru)) > 0)
+		for (struct nm_job *j = f->jobs; j; j = j->next) {
+			struct nm_rank *x = nm_job_rank_of(j, pid);
+
+			if (x)
+				nm_rank_reaped(x, st, &ru);
+		}
+}
 
 /* One rank as spawn_rank makes it: the leader of a process group of its
  * own, with a child of its own in that group, stdout on a pipe whose read
@@ -127,7 +134,6 @@ static struct fx *fx_new(int njobs, uint32_t nranks)
 	for (int k = njobs - 1; k >= 0; k--) {
 		struct nm_job *j = &f->job[k];
 
-		j->nm = &f->nm;
 		j->id = 100 + (uint32_t)k;
 		j->started = 1;
 		j->written = 1;
@@ -136,8 +142,8 @@ static struct fx *fx_new(int njobs, uint32_t nranks)
 		j->ranks = f->ranks[k];
 		for (uint32_t r = 0; r < nranks; r++)
 			spawn(&j->ranks[r], &f->grandchild[k][r], r);
-		j->next = f->nm.jobs;
-		f->nm.jobs = j;
+		j->next = f->jobs;
+		f->jobs = j;
 	}
 	nsent = 0;
 	return f;
@@ -146,7 +152,7 @@ static struct fx *fx_new(int njobs, uint32_t nranks)
 /* Everything the fixture started is killed and reaped, pass or fail. */
 static void fx_free(struct fx *f)
 {
-	for (struct nm_job *j = f->nm.jobs; j; j = j->next)
+	for (struct nm_job *j = f->jobs; j; j = j->next)
 		for (uint32_t r = 0; r < j->nlocal; r++) {
 			struct nm_rank *x = &j->ranks[r];
 
@@ -211,7 +217,7 @@ static void test_gang_mpl1_every_job_run_makes_no_system_call(void **state)
 
 	(void)state;
 	for (int slice = 0; slice < 10000; slice++)
-		nm_gang_switch(&f->nm);
+		nm_gang_switch(f->jobs, 0);
 	assert_int_equal(nsent, 0);
 	for (int k = 0; k < 3; k++)
 		assert_int_equal(f->job[k].stopped, 0);
@@ -226,7 +232,7 @@ static void test_gang_stop_then_run_signals_every_rank_group_once(void **state)
 	(void)state;
 	j->want = ST_HB_STOP;
 	for (int slice = 0; slice < 100; slice++)
-		nm_gang_switch(&f->nm);
+		nm_gang_switch(f->jobs, 0);
 	assert_int_equal(nsent, 4);
 	for (uint32_t r = 0; r < 4; r++) {
 		/* to the group, not the process: its children stop too */
@@ -239,7 +245,7 @@ static void test_gang_stop_then_run_signals_every_rank_group_once(void **state)
 	nsent = 0;
 	j->want = ST_HB_RUN;
 	for (int slice = 0; slice < 100; slice++)
-		nm_gang_switch(&f->nm);
+		nm_gang_switch(f->jobs, 0);
 	assert_int_equal(nsent, 4);
 	for (uint32_t r = 0; r < 4; r++) {
 		siginfo_t si = { 0 };
@@ -264,14 +270,14 @@ static void test_gang_switch_stops_outgoing_before_continuing_incoming(
 	/* rows {0, 2} running, {1, 3} stopped; then the other way round, a
 	 * few times: the list interleaves them, the signals may not */
 	f->job[1].want = f->job[3].want = ST_HB_STOP;
-	nm_gang_switch(&f->nm);
+	nm_gang_switch(f->jobs, 0);
 	for (int sw = 0; sw < 6; sw++) {
 		int out = sw % 2 ? 1 : 0; /* the row stopped now */
 
 		nsent = 0;
 		for (int k = 0; k < 4; k++)
 			f->job[k].want = k % 2 == out ? ST_HB_STOP : ST_HB_RUN;
-		nm_gang_switch(&f->nm);
+		nm_gang_switch(f->jobs, 0);
 		assert_int_equal(nsent, 8);
 		for (unsigned i = 0; i < 8; i++)
 			assert_int_equal(sent[i].sig, i < 4 ? SIGSTOP : SIGCONT);
@@ -296,9 +302,9 @@ static void test_gang_stop_before_start_leaves_job_unstarted(void **state)
 	(void)state;
 	j->started = 0; /* staged, never run: the caller starts it at RUN */
 	j->want = ST_HB_STOP;
-	nm_gang_switch(&f->nm);
+	nm_gang_switch(f->jobs, 0);
 	j->want = ST_HB_RUN;
-	nm_gang_switch(&f->nm);
+	nm_gang_switch(f->jobs, 0);
 	assert_int_equal(nsent, 0);
 	assert_int_equal(j->started, 0);
 	assert_int_equal(j->stopped, 0);
@@ -316,9 +322,9 @@ static void test_gang_reaped_ranks_are_skipped(void **state)
 	assert_int_equal(waitpid(gone, &j->ranks[1].status, 0), gone);
 	j->ranks[1].pid = 0;
 	j->want = ST_HB_STOP;
-	nm_gang_switch(&f->nm);
+	nm_gang_switch(f->jobs, 0);
 	j->want = ST_HB_RUN;
-	nm_gang_switch(&f->nm);
+	nm_gang_switch(f->jobs, 0);
 	assert_int_equal(nsent, 4);
 	for (unsigned i = 0; i < 4; i++)
 		assert_true(sent[i].pid != -gone && sent[i].pid != 0);
@@ -327,7 +333,7 @@ static void test_gang_reaped_ranks_are_skipped(void **state)
 
 /* Cancelled during a context switch: the job is stopped when the
  * heartbeat stops listing it.  SIGKILL ends stopped processes: each rank
- * is reaped by nm_reap with its SIGKILL status and its pipe reaches EOF
+ * is reaped (as storm-nm does) with its SIGKILL status and its pipe reaches EOF
  * (its child, stopped in the same group, dies too); no SIGCONT needed. */
 static void test_gang_cancel_stopped_job_kills_reaps_and_closes(void **state)
 {
@@ -338,12 +344,12 @@ static void test_gang_cancel_stopped_job_kills_reaps_and_closes(void **state)
 
 	(void)state;
 	j->want = ST_HB_STOP;
-	nm_gang_switch(&f->nm);
+	nm_gang_switch(f->jobs, 0);
 	for (uint32_t r = 0; r < 3; r++)
 		assert_rank_stopped(f, 0, r);
-	nm_job_kill(&f->nm, j);
+	nm_launch_kill(j);
 	for (int i = 0; i < 5000 && left; i++) {
-		nm_reap(&f->nm);
+		reap(f);
 		left = 0;
 		for (uint32_t r = 0; r < 3; r++)
 			left += j->ranks[r].pid != 0;

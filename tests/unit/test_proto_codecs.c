@@ -662,8 +662,10 @@ static void test_manifest_owner(void **state)
 	assert_int_equal(d->uid, 65534);
 	assert_int_equal(d->gid, 65533);
 	st_manifest_free(d);
-	/* version 1: "SMF1", no owner after the job id */
+	/* version 1: "SMF1", no owner after the job id, no batch output
+	 * at the end (u8 0 and two empty strings: 9 bytes) */
 	assert_int_equal(st_manifest_encode(&m, &enc, &len), 0);
+	len -= 9;
 	v1 = malloc(len - 8);
 	assert_non_null(v1);
 	memcpy(v1, "SMF1", 4);
@@ -676,10 +678,30 @@ static void test_manifest_owner(void **state)
 	assert_int_equal(used, len - 8);
 	assert_int_equal(d->owned, 0);
 	assert_int_equal(d->uid, 0);
+	assert_int_equal(d->batch, 0);
+	assert_null(d->out_pat);
 	assert_manifest_equal(d, &m);
 	st_manifest_free(d);
 	free(v1);
 	free(enc);
+}
+
+/* A batch job's output patterns travel with it (version 2). */
+static void test_manifest_batch_output(void **state)
+{
+	st_manifest_t m = sample_manifest(), *d;
+
+	(void)state;
+	m.owned = 1;
+	m.batch = 1;
+	m.out_pat = "out.%j.%r";
+	m.err_pat = "/tmp/err";
+	assert_int_equal(manifest_trip(&m, &d), 0);
+	assert_int_equal(d->batch, 1);
+	assert_string_equal(d->out_pat, "out.%j.%r");
+	assert_string_equal(d->err_pat, "/tmp/err");
+	assert_manifest_equal(d, &m);
+	st_manifest_free(d);
 }
 
 static void test_manifest_round_trips_minimal(void **state)
@@ -1186,6 +1208,7 @@ int main(void)
 		cmocka_unit_test(test_manifest_round_trips),
 		cmocka_unit_test(test_manifest_round_trips_minimal),
 		cmocka_unit_test(test_manifest_owner),
+		cmocka_unit_test(test_manifest_batch_output),
 		cmocka_unit_test(test_manifest_decode_prefix_is_eagain),
 		cmocka_unit_test(test_manifest_decode_rejects_bad_file_names),
 		cmocka_unit_test(test_manifest_decode_rejects_zero_files),

@@ -1,0 +1,32 @@
+/*
+ * launch.h — a job's local ranks started: each by vfork() as the job's
+ * user, leading its own process group, with a defined environment and
+ * its stdout/stderr on pipes the caller reads; killed by process group.
+ */
+#ifndef STORM_NM_LAUNCH_H
+#define STORM_NM_LAUNCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "job.h"
+
+struct nm_launch {
+	uint32_t node_id;   /* this node's world id */
+	const char *node;   /* and name */
+};
+
+/* Resolve the job's user on this node (j->ident) from its manifest's
+ * uid and gid: 0, or -errno with err naming the node, job and cause. */
+int nm_launch_identity(const struct nm_launch *l, struct nm_job *j,
+		       char *err, size_t errlen);
+/* Start the job's local ranks (j->ranks, placed by nm_job_place), as
+ * j->ident (resolved before): each gets its pid and its two pipe read
+ * ends (non-blocking).  0, or -errno with err saying which node, job and why
+ * (the ranks started so far are killed). */
+int nm_launch_start(const struct nm_launch *l, struct nm_job *j, char *err,
+		    size_t errlen);
+/* SIGKILL to every live rank's process group. */
+void nm_launch_kill(struct nm_job *j);
+
+#endif
