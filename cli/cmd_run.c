@@ -137,6 +137,34 @@ struct job_opts {
 	bool label;
 };
 
+/* --mem SIZE: MiB, or a number with K, M, G or T (binary units), as
+ * Slurm's --mem; at least 1 MiB, at most 1 PiB. */
+static uint64_t parse_size_or_die(const char *cmd, const char *v)
+{
+	static const struct { char suffix; unsigned shift; } units[] = {
+		{ 'K', 10 }, { 'M', 20 }, { 'G', 30 }, { 'T', 40 },
+	};
+	unsigned shift = 20;
+	char *end = NULL;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (end && *end) {
+		shift = 0;
+		for (size_t i = 0; i < sizeof(units) / sizeof(*units); i++)
+			if ((*end == units[i].suffix ||
+			     *end == units[i].suffix + 32) && !end[1])
+				shift = units[i].shift;
+	}
+	if (errno || end == v || !shift || v[0] == '-' || n == 0 ||
+	    n > (1ull << 50) >> shift || (n << shift) < (1ull << 20))
+		sc_die(SC_EXIT_USAGE, "%s: option --mem: '%s' is not a size "
+		       "of 1M to 1P (a number of MiB, or with a suffix K, M, "
+		       "G or T: --mem 4G)", cmd, v);
+	return (uint64_t)n << shift;
+}
+
 /* Build {"op": op, "job": {...}} from the command line.  Shared by run and
  * submit; only submit accepts -o/-e, and the table ensures run never sees
  * them. */
@@ -150,7 +178,7 @@ static json_t *build_request(const struct sc_cmd *cmd,
 	json_t *req;
 	const char *name = NULL;
 	char *cwd, *prog;
-	uint64_t time_limit = 0;
+	uint64_t time_limit = 0, mem = 0;
 
 	cwd = getcwd(NULL, 0);
 	if (!cwd)
@@ -232,6 +260,9 @@ static json_t *build_request(const struct sc_cmd *cmd,
 						      "option --time-limit", v,
 						      1, MAX_TIME_LIMIT_MS);
 			break;
+		case SC_OPT_MEM:
+			mem = parse_size_or_die(cmd->name, v);
+			break;
 		case SC_OPT_FILE: {
 			char *f;
 
@@ -284,6 +315,9 @@ static json_t *build_request(const struct sc_cmd *cmd,
 	json_object_set_new(job, "files", files);
 	json_object_set_new(job, "time_limit_ms",
 			    json_integer((json_int_t)time_limit));
+	if (mem)
+		json_object_set_new(job, "mem_bytes",
+				    json_integer((json_int_t)mem));
 	json_object_set_new(job, "label", json_boolean(jo->label));
 	free(prog);
 	free(cwd);

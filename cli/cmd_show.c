@@ -38,7 +38,10 @@ static char *join(const json_t *arr, const char *sep)
 }
 
 /* CPU time of every rank together (user + system, as sacct's TotalCPU)
- * and the largest peak RSS of any rank (MaxRSS); "-" until reported. */
+ * and the largest peak RSS of any rank (MaxRSS); "-" until reported.
+ * With cgroups, a node's figures count every process of the job there
+ * (also those that left their rank): its CPU time and its cgroup's peak
+ * memory are in its first rank's. */
 static void usage_rows(const json_t *job, const json_t *usage, char *cpu,
 		       size_t cpulen, char *rss, size_t rsslen)
 {
@@ -84,7 +87,7 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	json_t *req = json_object(), *reply, *job;
 	char num[8][48], user[64], submit[32], start[32], end[32], elapsed[32];
 	char *argv, *names, *status;
-	char row[24], block[64], until[32], expect[80];
+	char row[24], block[64], until[32], expect[80], limit[32], mem[48];
 	char cpu[64], rss[64];
 	int64_t st, en, ex;
 	sc_table_t *t;
@@ -148,6 +151,16 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	} else {
 		snprintf(expect, sizeof(expect), "-");
 	}
+	if (sc_jint(job, "time_limit_ms", 0) > 0)
+		sc_fmt_elapsed(sc_jint(job, "time_limit_ms", 0), limit,
+			       sizeof(limit));
+	else
+		snprintf(limit, sizeof(limit), "-");
+	if (sc_jint(job, "mem_bytes", 0) > 0)
+		snprintf(mem, sizeof(mem), "%lld MiB per node",
+			 (long long)(sc_jint(job, "mem_bytes", 0) >> 20));
+	else
+		snprintf(mem, sizeof(mem), "-");
 	argv = join(sc_jarray(job, "argv"), " ");
 	names = join(sc_jarray(job, "node_names"), ",");
 	status = sc_fmt_rank_status(sc_jarray(job, "rank_status"));
@@ -177,6 +190,8 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	ROW("row", row);
 	ROW("block", block);
 	ROW("expected_start", expect);
+	ROW("time_limit", limit);
+	ROW("mem_limit", mem);
 	ROW("exit_code", num[2]);
 	ROW("rank_status", status);
 	ROW("cpu_time", cpu);

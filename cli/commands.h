@@ -32,6 +32,7 @@ enum {
 	SC_OPT_VERSION,
 	SC_OPT_MAN,
 	SC_OPT_LIMIT,
+	SC_OPT_MEM,
 };
 
 /** One option.  The list ends with an all-zero record. */
@@ -138,6 +139,10 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	{ SC_OPT_TIME_LIMIT, "time-limit", "MS",                             \
 	  "End the job as FAILED once it has run MS milliseconds (1 or "     \
 	  "more; without the option: no limit)." },                          \
+	{ SC_OPT_MEM, "mem", "SIZE",                                         \
+	  "Limit the memory of the job's processes on each node to SIZE "    \
+	  "(a number of MiB, or with a suffix K, M, G or T); a job over it " \
+	  "is ended by the kernel and FAILED with that reason." },           \
 	{ SC_OPT_FILE, "file", "PATH",                                       \
 	  "Send PATH to the nodes along with the program.  Repeatable." },   \
 	{ SC_OPT_NAME, "name", "NAME",                                       \

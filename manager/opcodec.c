@@ -25,6 +25,7 @@
  *               u64 maxrss_kib)
  *   TICK_RETAIN as TICK, then u32 retain_jobs, u64 retain_ms,
  *               u32 history_jobs, u64 history_ms
+ *   SUBMIT_LIMITS  as SUBMIT_CAPPED, then u64 mem_bytes
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -347,6 +348,20 @@ static void dec_submit_capped(struct mmi_rd *r, mm_op_t *op)
 	op->max_state_bytes = mmi_get_u64(r);
 }
 
+static void enc_submit_limits(struct mmi_wr *w, const mm_op_t *op)
+{
+	enc_submit_capped(w, op);
+	if (op->spec)
+		mmi_put_u64(w, op->spec->mem_bytes);
+}
+
+static void dec_submit_limits(struct mmi_rd *r, mm_op_t *op)
+{
+	dec_submit_capped(r, op);
+	if (op->spec)
+		((mm_job_spec_t *)op->spec)->mem_bytes = mmi_get_u64(r);
+}
+
 static void enc_cancel(struct mmi_wr *w, const mm_op_t *op)
 {
 	mmi_put_u32(w, op->job);
@@ -552,6 +567,7 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_JOB_EXITED_USAGE] = { enc_job_exited_usage,
 				     dec_job_exited_usage },
 	[MM_OP_TICK_RETAIN] = { enc_tick_retain, dec_tick_retain },
+	[MM_OP_SUBMIT_LIMITS] = { enc_submit_limits, dec_submit_limits },
 };
 
 /* Every version a replica can read; encode writes OP_VERSION. */

@@ -9,7 +9,7 @@
  *
  * Format (little-endian; str, strv and the spec as in opcodec.c):
  *
- *   u8[4] magic "SMMS" | u16 version (4) | the body of that version
+ *   u8[4] magic "SMMS" | u16 version (5) | the body of that version
  *
  *   body v1:
  *     u32 nworld | u64 slice | u64 now_ms
@@ -37,6 +37,8 @@
  *     u32 next_id | u32 njobs | njobs x (u32 id | job as v3), ids
  *     ascending, 1 <= id < next_id (before v4: ids 1..njobs, next_id
  *     njobs + 1)
+ *   body v5 (limits), v4 with:
+ *     each job, after its usage: u64 mem_bytes (0: no limit)
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
  *   snapshot (before the matrix) loads only if no job holds PEs: there is
@@ -72,7 +74,7 @@
 #include "mm_internal.h"
 
 static const uint8_t snap_magic[4] = { 'S', 'M', 'M', 'S' };
-#define SNAP_VERSION 4
+#define SNAP_VERSION 5
 #define HEADER_BYTES 6
 
 /* The fewest bytes a node takes (empty name and reason), and a floor
@@ -145,6 +147,7 @@ static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
 		mmi_put_u64(w, j->rank_usage[r].stime_us);
 		mmi_put_u64(w, j->rank_usage[r].maxrss_kib);
 	}
+	mmi_put_u64(w, v->mem_bytes);
 }
 
 /* The spec's encoded bytes (counted, not written) plus 128 and 12 per
@@ -668,9 +671,14 @@ static int dec_job(struct sd *d, mm_state_t *s, uint32_t id)
 		return sd_fail(d, placed_at, "a %s job is not placed",
 			       mm_job_state_name(j->v.state));
 	if (dec_ranks(d, s, j, placed) || dec_status(d, j, placed) ||
-	    dec_block(d, s, j))
+	    dec_block(d, s, j) || dec_usage(d, j))
 		return d->failed;
-	return dec_usage(d, j);
+	if (d->version >= 5) {
+		j->v.mem_bytes = mmi_get_u64(&d->r);
+		if (sd_check(d))
+			return d->failed;
+	}
+	return 0;
 }
 
 static int dec_jobs(struct sd *d, mm_state_t *s)
@@ -773,6 +781,7 @@ static int (*const decoders[])(struct sd *, mm_state_t **) = {
 	[2] = dec_v1, /* the same decoder, reading d->version's fields */
 	[3] = dec_v1,
 	[4] = dec_v1,
+	[5] = dec_v1,
 };
 
 int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,

@@ -614,6 +614,7 @@ static const op_fn op_table[] = {
 	[MM_OP_JOB_FAILED] = op_job_failed,
 	[MM_OP_SCHED] = mmi_op_sched,
 	[MM_OP_SUBMIT_CAPPED] = mmi_op_submit,
+	[MM_OP_SUBMIT_LIMITS] = mmi_op_submit,
 	[MM_OP_JOB_EXITED_USAGE] = op_job_exited,
 	[MM_OP_TICK_RETAIN] = mmi_op_tick,
 };

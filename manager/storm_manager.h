@@ -98,6 +98,8 @@ typedef struct mm_job_spec {
 				* "%r" rank); NULL: default */
 	const char *err_path;
 	uint64_t time_limit_ms; /* 0: none */
+	uint64_t mem_bytes;    /* memory of its processes per node, 0: no
+				* limit (SUBMIT_LIMITS only) */
 } mm_job_spec_t;
 
 /** Operation codes: append-only, never renumbered (replicated). */
@@ -123,6 +125,10 @@ typedef enum mm_opcode {
 			       * retain_jobs (the lowest ids) or ended
 			       * retain_ms ago leave the state (0: that rule
 			       * off; both 0 refused): mm_purged() */
+	MM_OP_SUBMIT_LIMITS = 13, /* SUBMIT_CAPPED with the spec's resource
+			       * limits (mem_bytes); a job without limits
+			       * goes as SUBMIT_CAPPED, readable by a
+			       * replica that predates this */
 } mm_opcode_t;
 
 /** One rank's resource usage, as its node's wait4() reported it. */
@@ -179,6 +185,7 @@ typedef struct mm_job {
 	int batch;
 	const char *out_path, *err_path;
 	uint64_t time_limit_ms;
+	uint64_t mem_bytes;         /* per node, 0: no limit */
 	uint64_t submit_slice, start_slice, end_slice;
 	uint64_t submit_ms, start_ms, end_ms;
 	int32_t exit_code;          /* job's: first non-zero rank's, else 0;

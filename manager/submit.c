@@ -240,6 +240,7 @@ static int job_build(mm_state_t *s, const mm_job_spec_t *sp,
 	j->v.rank_node = j->rank_node;
 	j->v.batch = sp->batch != 0;
 	j->v.time_limit_ms = sp->time_limit_ms;
+	j->v.mem_bytes = sp->mem_bytes;
 	j->v.state = MM_JOB_PENDING;
 	mmi_fmt(j->v.reason, sizeof(j->v.reason),
 		"submitted; considered at the next slice");
@@ -272,12 +273,14 @@ int mmi_job_new(mm_state_t *s, const mm_job_spec_t *sp,
 int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 {
 	struct mm_jobrec *j = NULL;
+	int capped = op->code == MM_OP_SUBMIT_CAPPED ||
+		     op->code == MM_OP_SUBMIT_LIMITS;
 	uint64_t bytes;
 	int rc;
 
 	/* admission: the caps the proposer's configuration sets, carried in
 	 * the op so every replica decides alike */
-	if (op->code == MM_OP_SUBMIT_CAPPED && op->spec) {
+	if (capped && op->spec) {
 		uint32_t all = mm_pending_count(s, UINT32_MAX),
 			 mine = mm_pending_count(s, op->spec->uid);
 
@@ -295,8 +298,11 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	rc = mmi_job_new(s, op->spec, &j, res);
 	if (rc)
 		return rc;
+	/* limits travel only in SUBMIT_LIMITS (what the log holds) */
+	if (op->code != MM_OP_SUBMIT_LIMITS)
+		j->v.mem_bytes = 0;
 	bytes = mmi_job_bytes(j);
-	if (op->code == MM_OP_SUBMIT_CAPPED && op->max_state_bytes &&
+	if (capped && op->max_state_bytes &&
 	    s->state_bytes + bytes > op->max_state_bytes) {
 		uint64_t have = s->state_bytes, max = op->max_state_bytes;
 

@@ -19,9 +19,16 @@
  *   started, running    | -                   | SIGSTOP, stopped = 1
  *   started, stopped    | SIGCONT, stopped = 0| -
  *
- * Jobs not listed are killed and forgotten by the caller (SIGKILL ends a
- * stopped process as well as a running one); ranks already reaped
- * (pid 0) are skipped.
+ * Jobs not listed are ended by the caller (thawed and continued, so that
+ * SIGTERM reaches them; SIGKILL after the grace period); ranks already
+ * reaped (pid 0) are skipped.
+ *
+ * A process that left its rank's process group (setsid, a daemon) is
+ * out of the signals' reach but not of the job's cgroup: a stop also
+ * freezes the cgroup (cgroup.freeze), a continue thaws it first.  That
+ * is one write per job per switch beside the signals, which stay the
+ * fast path: a frozen cgroup settles asynchronously, a stopped group
+ * at once.
  */
 #include <errno.h>
 #include <signal.h>
@@ -61,12 +68,15 @@ void nm_gang_switch(struct nm_job *jobs, uint64_t slice)
 	for (j = jobs; j; j = j->next)
 		if (j->want == ST_HB_STOP && j->started && !j->stopped) {
 			signal_ranks(j, SIGSTOP);
+			/* and what left the ranks' process groups */
+			nm_cg_freeze(&j->cg, 1);
 			j->stopped = 1;
 			qb_log(LOG_DEBUG, "job %u: stopped at slice %llu",
 			       j->id, (unsigned long long)slice);
 		}
 	for (j = jobs; j; j = j->next)
 		if (j->want == ST_HB_RUN && j->stopped) {
+			nm_cg_freeze(&j->cg, 0);
 			signal_ranks(j, SIGCONT);
 			j->stopped = 0;
 			qb_log(LOG_DEBUG, "job %u: continued at slice %llu",

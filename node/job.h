@@ -13,6 +13,7 @@
 
 #include <storm_proto.h>
 
+#include "cgroup.h"
 #include "identity.h"
 
 struct nm_output;
@@ -50,6 +51,10 @@ struct nm_job {
 	struct nm_identity *ident; /* its user here (NULL: a version-1
 				    * manifest, run as the daemon) */
 	struct nm_output *out;     /* its batch output files (output.h) */
+	struct nm_cg cg;           /* its cgroup here (cgroup.h) */
+	int dying;         /* unlisted, processes left: SIGTERM sent, the
+			    * kill follows after the grace period */
+	uint64_t kill_timer; /* the node manager's timer for it (0 none) */
 };
 
 /* A job with manifest m (taken), its files in dir.  NULL: no memory. */

@@ -112,6 +112,9 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 	static const int handled[] = { SIGCHLD, SIGTERM, SIGINT, SIGUSR2,
 				       SIGPIPE };
 	const st_manifest_t *m = j->m;
+	const int bound = l->ncpus && m->rank_cpu &&
+			  m->rank_cpu[rank] < l->ncpus;
+	cpu_set_t bind;
 	char prog[2048], **envp = rank_env(l, j, rank);
 	char **argv = calloc(m->argc + 1, sizeof(char *));
 	sigset_t all, old;
@@ -126,6 +129,10 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 	for (uint32_t i = 0; i < m->argc; i++)
 		argv[i] = m->argv[i];
 	snprintf(prog, sizeof(prog), "%s/%s", j->dir, m->file_names[0]);
+	/* its cpu, the scheduler's column on this node */
+	CPU_ZERO(&bind);
+	if (bound)
+		CPU_SET(l->cpus[m->rank_cpu[rank]], &bind);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pid = vfork();
@@ -134,6 +141,19 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 		/* a rank runs at normal priority whatever the node manager's
 		 * (realtime in the configuration) */
 		sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ 0 });
+		/* into the job's cgroup while it may (root), so everything it
+		 * starts is there too */
+		if (j->cg.made) {
+			int rc = nm_cg_join(&j->cg);
+
+			if (rc < 0) {
+				errno = -rc;
+				child_fail("cannot join the job's cgroup ",
+					   j->cg.dir);
+			}
+		}
+		if (bound && sched_setaffinity(0, sizeof(bind), &bind) < 0)
+			child_fail("cannot bind to its cpu in ", prog);
 		/* its user's rights from here on (errno set on failure) */
 		if (j->ident && nm_identity_assume(j->ident) < 0)
 			child_fail("cannot become the job's user ",
@@ -237,12 +257,17 @@ fail:
 	return -e;
 }
 
-void nm_launch_kill(struct nm_job *j)
+void nm_launch_signal(struct nm_job *j, int sig)
 {
 	for (uint32_t i = 0; i < j->nlocal; i++) {
 		struct nm_rank *x = &j->ranks[i];
 
 		if (x->pid > 0)
-			kill(-x->pid, SIGKILL);
+			kill(-x->pid, sig);
 	}
+}
+
+void nm_launch_kill(struct nm_job *j)
+{
+	nm_launch_signal(j, SIGKILL);
 }

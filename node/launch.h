@@ -1,7 +1,8 @@
 /*
  * launch.h — a job's local ranks started: each by vfork() as the job's
- * user, leading its own process group, with a defined environment and
- * its stdout/stderr on pipes the caller reads; killed by process group.
+ * user, in the job's cgroup (j->cg, made before), leading its own
+ * process group, with a defined environment and its stdout/stderr on
+ * pipes the caller reads; signalled by process group.
  */
 #ifndef STORM_NM_LAUNCH_H
 #define STORM_NM_LAUNCH_H
@@ -14,6 +15,10 @@
 struct nm_launch {
 	uint32_t node_id;   /* this node's world id */
 	const char *node;   /* and name */
+	/* cpu binding: the cpus a rank may be bound to, by index (the
+	 * scheduler's column on this node); ncpus 0: no binding */
+	int cpus[1024];
+	uint32_t ncpus;
 };
 
 /* Resolve the job's user on this node (j->ident) from its manifest's
@@ -26,6 +31,8 @@ int nm_launch_identity(const struct nm_launch *l, struct nm_job *j,
  * (the ranks started so far are killed). */
 int nm_launch_start(const struct nm_launch *l, struct nm_job *j, char *err,
 		    size_t errlen);
+/* sig to every live rank's process group. */
+void nm_launch_signal(struct nm_job *j, int sig);
 /* SIGKILL to every live rank's process group. */
 void nm_launch_kill(struct nm_job *j);
 

@@ -27,6 +27,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@
 #include <storm_primitives.h>
 #include <storm_proto.h>
 
+#include "cgroup.h"
 #include "gang.h"
 #include "job.h"
 #include "launch.h"
@@ -63,10 +65,12 @@ struct nm {
 	int nfd;
 	int stopping;
 	struct nm_launch launch;
+	struct nm_cgroups cg;    /* where jobs' cgroups go */
 	struct nm_ring ring;     /* staging: the job whose chunks arrive */
 	struct nm_outbox out;    /* records to the managers */
 	struct nm_relay relay;   /* batch lines to another node's file */
 	struct nm_job *jobs;
+	struct nm_job *dying;    /* unlisted, processes left: killing */
 	uint64_t slice;
 	st_hb_t hb;           /* the last heartbeat decoded (its jobs: room
 			       * for st_hb_capacity(lay.hb_len)) */
@@ -160,11 +164,31 @@ static void relay_take(void *ctx, const st_rec_t *rec)
 
 /* ---- jobs ---------------------------------------------------------------- */
 
-static void job_forget(struct nm *nm, struct nm_job *j)
+/* Any of its processes left: a rank not reaped, or anything in its
+ * cgroup (what left the rank's process group or daemonised). */
+static int job_has_processes(const struct nm_job *j)
 {
-	struct nm_job **pp;
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		if (j->ranks[i].pid > 0)
+			return 1;
+	return nm_cg_populated(&j->cg);
+}
 
-	nm_launch_kill(j);
+static void unlink_job(struct nm_job **list, struct nm_job *j)
+{
+	for (struct nm_job **pp = list; *pp; pp = &(*pp)->next)
+		if (*pp == j) {
+			*pp = j->next;
+			return;
+		}
+}
+
+/* A dying job whose processes are all gone: its cgroup removed, its
+ * record freed.  1 when it went. */
+static int dying_done(struct nm *nm, struct nm_job *j)
+{
+	if (job_has_processes(j) || nm_cg_remove(&j->cg))
+		return 0;
 	for (uint32_t i = 0; i < j->nlocal; i++)
 		for (int s = 0; s < 2; s++)
 			if (j->ranks[i].fd[s] >= 0) {
@@ -172,16 +196,87 @@ static void job_forget(struct nm *nm, struct nm_job *j)
 				close(j->ranks[i].fd[s]);
 				j->ranks[i].fd[s] = -1;
 			}
-	/* killed ranks are reaped by reap() (SIGCHLD) and found no more */
+	if (j->kill_timer)
+		qb_loop_timer_del(nm->loop, j->kill_timer);
+	unlink_job(&nm->dying, j);
+	qb_log(LOG_DEBUG, "job %u: every process gone", j->id);
+	nm_job_free(j);
+	return 1;
+}
+
+static void on_kill_timer(void *data);
+
+/* The grace period is over: everything of the job is killed; then its
+ * end is looked for until the kernel has removed every process. */
+static void job_kill_now(struct nm *nm, struct nm_job *j)
+{
+	qb_loop_timer_handle th;
+
+	nm_launch_kill(j);
+	nm_cg_kill(&nm->cg, &j->cg);
+	if (dying_done(nm, j))
+		return;
+	j->kill_timer = 0;
+	if (qb_loop_timer_add(nm->loop, QB_LOOP_MED, 20 * 1000000ull, j,
+			      on_kill_timer, &th) == 0)
+		j->kill_timer = th;
+}
+
+static void on_kill_timer(void *data)
+{
+	struct nm_job *j = data;
+	struct nm *nm = j->nm_ctx;
+
+	j->kill_timer = 0;
+	if (!dying_done(nm, j))
+		job_kill_now(nm, j);
+}
+
+/* The job is not listed any more (ended, cancelled, timed out, failed
+ * elsewhere): its files go, and its processes get SIGTERM, then, after
+ * kill_grace_ms, SIGKILL — every one in its cgroup, also those that left
+ * their rank's process group. */
+static void job_forget(struct nm *nm, struct nm_job *j)
+{
+	/* its pipes stay open while it dies: a process that writes as it
+	 * handles SIGTERM must not die of SIGPIPE first */
 	nm_ring_forget(&nm->ring, j->id);
 	if (j->written)
 		nm_ring_remove(j->dir, j->m);
-	for (pp = &nm->jobs; *pp; pp = &(*pp)->next)
-		if (*pp == j) {
-			*pp = j->next;
-			break;
-		}
-	nm_job_free(j);
+	j->written = 0;
+	unlink_job(&nm->jobs, j);
+	j->next = nm->dying;
+	nm->dying = j;
+	j->dying = 1;
+	if (!job_has_processes(j)) {
+		if (!dying_done(nm, j))
+			job_kill_now(nm, j); /* a cgroup that will not go */
+		return;
+	}
+	qb_log(LOG_DEBUG, "job %u: SIGTERM to its processes, SIGKILL in "
+	       "%u ms", j->id, nm->cfg.kill_grace_ms);
+	nm_launch_signal(j, SIGTERM);
+	nm_cg_signal(&j->cg, SIGTERM);
+	if (j->stopped) { /* a stopped process acts on SIGTERM once let go */
+		nm_cg_freeze(&j->cg, 0);
+		nm_launch_signal(j, SIGCONT);
+		nm_cg_signal(&j->cg, SIGCONT);
+	}
+	if (nm->cfg.kill_grace_ms == 0) {
+		job_kill_now(nm, j);
+		return;
+	}
+	{
+		qb_loop_timer_handle th;
+
+		if (qb_loop_timer_add(nm->loop, QB_LOOP_MED,
+				      (uint64_t)nm->cfg.kill_grace_ms *
+					      1000000ull,
+				      j, on_kill_timer, &th) == 0)
+			j->kill_timer = th;
+		else
+			job_kill_now(nm, j);
+	}
 }
 
 static void job_fail(struct nm *nm, struct nm_job *j, const char *why)
@@ -193,19 +288,61 @@ static void job_fail(struct nm *nm, struct nm_job *j, const char *why)
 	j->started = 1;
 }
 
+/* The OOM killer ended a process of the job here: the job fails with
+ * that reason (once).  1 if so. */
+static int job_check_oom(struct nm *nm, struct nm_job *j)
+{
+	struct nm_cg_usage u;
+	char why[512];
+
+	if (j->reported || !j->cg.made)
+		return 0;
+	nm_cg_usage(&nm->cg, &j->cg, &u);
+	if (!u.oom_kills)
+		return 0;
+	if (j->m->mem_limit)
+		snprintf(why, sizeof(why), "node %s: job %u: out of memory: "
+			 "the kernel's OOM killer ended %llu of its "
+			 "process(es) at its limit of %llu MiB (--mem)",
+			 nm->host->name, j->id,
+			 (unsigned long long)u.oom_kills,
+			 (unsigned long long)(j->m->mem_limit >> 20));
+	else
+		snprintf(why, sizeof(why), "node %s: job %u: out of memory: "
+			 "the kernel's OOM killer ended %llu of its "
+			 "process(es)", nm->host->name, j->id,
+			 (unsigned long long)u.oom_kills);
+	job_fail(nm, j, why);
+	return 1;
+}
+
 /* Every local rank reaped, its pipes drained, and none of its lines
- * still on the way to another node's file: queue the exits. */
+ * still on the way to another node's file: queue the exits.  The
+ * cgroup's figures count every process of the job here, also those the
+ * ranks' wait4() does not see (escaped, daemonised): its CPU time beyond
+ * the ranks' is added to the first local rank's, its peak memory is the
+ * first rank's maximum RSS when larger (the node's peak). */
 static void job_check_end(struct nm *nm, struct nm_job *j)
 {
+	struct nm_cg_usage u;
+	uint64_t cpu = 0;
+
 	if (!j->started || j->reported || !nm_job_ended(j) ||
-	    nm_relay_holds(&nm->relay, j->id))
+	    nm_relay_holds(&nm->relay, j->id) || job_check_oom(nm, j))
 		return;
+	nm_cg_usage(&nm->cg, &j->cg, &u);
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		cpu += j->ranks[i].utime_us + j->ranks[i].stime_us;
 	for (uint32_t i = 0; i < j->nlocal; i++) {
 		const struct nm_rank *x = &j->ranks[i];
 		st_exit_t e = { x->status, x->utime_us, x->stime_us,
 				x->maxrss_kib };
 		uint8_t b[ST_EXIT_LEN];
 
+		if (i == 0 && u.cpu_us > cpu)
+			e.utime_us += u.cpu_us - cpu;
+		if (i == 0 && u.peak_kib > e.maxrss_kib)
+			e.maxrss_kib = u.peak_kib;
 		st_exit_encode(b, &e);
 		nm_outbox_put(&nm->out, ST_REC_EXIT, j->id, x->rank, b,
 			      sizeof(b));
@@ -219,11 +356,18 @@ static void job_check_end(struct nm *nm, struct nm_job *j)
 
 /* A rank was reaped, a pipe closed or relayed lines written out: a job
  * that has ended reports now, not at the next heartbeat — the manager
- * still reads it only at a slice boundary, one slice sooner. */
+ * still reads it only at a slice boundary, one slice sooner.  A dying
+ * job whose processes are gone goes. */
 static void jobs_changed(struct nm *nm)
 {
-	for (struct nm_job *j = nm->jobs; j; j = j->next)
+	struct nm_job *j, *next;
+
+	for (j = nm->jobs; j; j = j->next)
 		job_check_end(nm, j);
+	for (j = nm->dying; j; j = next) {
+		next = j->next;
+		dying_done(nm, j);
+	}
 	box_flush(nm);
 }
 
@@ -244,8 +388,15 @@ static int on_output(int32_t fd, int32_t revents, void *data)
 			nm = j->nm_ctx;
 			n = read(fd, buf, sizeof(buf));
 			if (n > 0) {
-				rank_output(nm, j, x->rank, s, buf,
-					    (uint32_t)n);
+				/* a dying job's lines reach its files; the
+				 * managers have forgotten it */
+				if (!j->dying)
+					rank_output(nm, j, x->rank, s, buf,
+						    (uint32_t)n);
+				else if (nm_output_route(j, s, &(uint32_t){ 0 })
+					 == NM_ROUTE_FILE)
+					nm_output_write(j, x->rank, s, buf,
+							(size_t)n);
 				return 0;
 			}
 			if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -272,6 +423,8 @@ static void job_start(struct nm *nm, struct nm_job *j)
 	     snprintf(err, sizeof(err), "out of memory") > 0) ||
 	    nm_output_open(j, nm->launch.node_id, nm->host->name, err,
 			   sizeof(err)) ||
+	    nm_cg_create(&nm->cg, j->id, j->m->mem_limit, nm->host->name,
+			 &j->cg, err, sizeof(err)) ||
 	    nm_launch_start(&nm->launch, j, err, sizeof(err))) {
 		job_fail(nm, j, err);
 		return;
@@ -291,14 +444,21 @@ static void reap(struct nm *nm)
 
 	/* wait4: each rank's usage goes to the manager with its status */
 	while ((pid = wait4(-1, &st, WNOHANG, &ru)) > 0)
-		for (struct nm_job *j = nm->jobs; j; j = j->next) {
-			struct nm_rank *x = nm_job_rank_of(j, pid);
+		for (int l = 0; l < 2; l++)
+			for (struct nm_job *j = l ? nm->dying : nm->jobs; j;
+			     j = j->next) {
+				struct nm_rank *x = nm_job_rank_of(j, pid);
 
-			if (x) {
+				if (!x)
+					continue;
 				nm_rank_reaped(x, st, &ru);
+				/* a rank SIGKILLed: by the OOM killer? */
+				if (!l && WIFSIGNALED(st) &&
+				    WTERMSIG(st) == SIGKILL)
+					job_check_oom(nm, j);
+				l = 2;
 				break;
 			}
-		}
 }
 
 /* ---- staging (ring.h's handlers) ------------------------------------------ */
@@ -531,6 +691,103 @@ static int on_signal(int32_t sig, void *data)
 	return 0;
 }
 
+/* The node manager stops: every job's processes get SIGTERM, and what
+ * is left after kill_grace_ms is killed; cgroups and files removed.  The
+ * main loop has stopped: this waits here (it is the end). */
+static void shutdown_jobs(struct nm *nm)
+{
+	struct timespec t0, now, nap = { 0, 10 * 1000000L };
+	struct nm_job *j;
+	int left = 1;
+
+	for (j = nm->jobs; j; j = j->next) {
+		for (uint32_t i = 0; i < j->nlocal; i++)
+			for (int s = 0; s < 2; s++)
+				if (j->ranks[i].fd[s] >= 0) {
+					close(j->ranks[i].fd[s]);
+					j->ranks[i].fd[s] = -1;
+				}
+		if (j->written)
+			nm_ring_remove(j->dir, j->m);
+		j->written = 0;
+	}
+	while ((j = nm->jobs)) { /* all are dying now */
+		nm->jobs = j->next;
+		j->next = nm->dying;
+		nm->dying = j;
+		if (j->kill_timer)
+			continue;
+		nm_cg_freeze(&j->cg, 0);
+		nm_launch_signal(j, SIGTERM);
+		nm_cg_signal(&j->cg, SIGTERM);
+		nm_launch_signal(j, SIGCONT);
+		nm_cg_signal(&j->cg, SIGCONT);
+	}
+	if (nm->dying)
+		qb_log(LOG_NOTICE, "stopping: SIGTERM to the jobs' processes, "
+		       "SIGKILL to what is left in %u ms",
+		       nm->cfg.kill_grace_ms);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int killed = 0; nm->dying && left;) {
+		double ms;
+
+		reap(nm);
+		left = 0;
+		for (j = nm->dying; j; j = j->next)
+			left += job_has_processes(j);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ms = (double)(now.tv_sec - t0.tv_sec) * 1e3 +
+		     (double)(now.tv_nsec - t0.tv_nsec) / 1e6;
+		if (left && !killed && ms >= nm->cfg.kill_grace_ms) {
+			for (j = nm->dying; j; j = j->next) {
+				nm_launch_kill(j);
+				nm_cg_kill(&nm->cg, &j->cg);
+			}
+			killed = 1;
+		}
+		if (left && killed && ms >= nm->cfg.kill_grace_ms + 5000.0)
+			break; /* unkillable (D state): leave the cgroup */
+		if (left)
+			nanosleep(&nap, NULL);
+	}
+	while ((j = nm->dying)) {
+		nm->dying = j->next;
+		if (nm_cg_remove(&j->cg))
+			qb_log(LOG_WARNING, "job %u: its cgroup %s still holds "
+			       "processes", j->id, j->cg.dir);
+		nm_job_free(j);
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	nm_cg_fini(&nm->cg);
+}
+
+/* Ranks are bound to their cpus (cpu_bind = auto) when this node's
+ * configured cpus are the cpus this daemon may run on: the scheduler's
+ * k-th column on the node is the k-th of them. */
+static void cpu_binding(struct nm *nm)
+{
+	cpu_set_t set;
+	uint32_t n = 0;
+
+	nm->launch.ncpus = 0;
+	if (strcmp(nm->cfg.cpu_bind, "auto") ||
+	    sched_getaffinity(0, sizeof(set), &set))
+		return;
+	for (int c = 0; c < CPU_SETSIZE && n < 1024; c++)
+		if (CPU_ISSET(c, &set))
+			nm->launch.cpus[n++] = c;
+	if (n != nm->host->cpus) {
+		qb_log(LOG_INFO, "ranks not bound to cpus: this node is "
+		       "configured with %u cpu(s), this daemon may run on %u "
+		       "(cpu_bind = auto binds where they agree)",
+		       nm->host->cpus, n);
+		return;
+	}
+	nm->launch.ncpus = n;
+	qb_log(LOG_INFO, "ranks bound to their cpus (%u)", n);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: storm-nm --config FILE --name NODE\n"
@@ -582,6 +839,8 @@ int main(int argc, char **argv)
 	}
 	st_log_setup(&nm.cfg, "storm-nm");
 	st_realtime(&nm.cfg, "storm-nm");
+	nm_cg_init(&nm.cg, strcmp(nm.cfg.cgroup, "none") != 0,
+		   nm.cfg.cluster, nm.host->name);
 	/* the RAM disk's directories, checked: the jobs' own go below */
 	{
 		char dir[1200], why[1400];
@@ -640,6 +899,7 @@ int main(int argc, char **argv)
 	}
 	nm.launch.node_id = sp_node_id(nm.w);
 	nm.launch.node = nm.host->name;
+	cpu_binding(&nm);
 	nm_ring_init(&nm.ring, nm.w, &nm.lay, nm.host->name, &ring_ops, &nm);
 	nm.loop = qb_loop_create();
 	nm.nfd = sp_notify_fd(nm.w);
@@ -668,10 +928,7 @@ int main(int argc, char **argv)
 	qb_loop_run(nm.loop);
 	rc = 0;
 out:
-	while (nm.jobs)
-		job_forget(&nm, nm.jobs);
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	shutdown_jobs(&nm);
 	if (nm.loop)
 		qb_loop_destroy(nm.loop);
 	nm_ring_fini(&nm.ring);

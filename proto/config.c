@@ -214,6 +214,7 @@ static const struct u32_key {
 	{ "state_budget_mib", 1, 2730,
 	  offsetof(st_config_t, state_budget_mib) },
 	{ "realtime", 0, 99, offsetof(st_config_t, realtime) },
+	{ "kill_grace_ms", 0, 3600000, offsetof(st_config_t, kill_grace_ms) },
 	{ "mpl", 1, 16, offsetof(st_config_t, mpl) },
 	{ "quantum_us", 100, 600000000, offsetof(st_config_t, quantum_us) },
 	/* retention: ended jobs kept in the replicated state, then in the
@@ -284,6 +285,23 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 			return 0;
 		}
 		return copy_str(p, k, v, c->placement, sizeof(c->placement));
+	}
+	if (!strcmp(k, "cpu_bind")) {
+		if (strcmp(v, "auto") && strcmp(v, "none")) {
+			perr(p, "cpu_bind = \"%s\": want auto (ranks bound to "
+			     "their cpus where a node's cpus are its "
+			     "machine's, the default) or none", v);
+			return 0;
+		}
+		return copy_str(p, k, v, c->cpu_bind, sizeof(c->cpu_bind));
+	}
+	if (!strcmp(k, "cgroup")) {
+		if (strcmp(v, "auto") && strcmp(v, "none")) {
+			perr(p, "cgroup = \"%s\": want auto (jobs in per-job "
+			     "cgroups, the default) or none", v);
+			return 0;
+		}
+		return copy_str(p, k, v, c->cgroup, sizeof(c->cgroup));
 	}
 	if (!strcmp(k, "run_dir"))
 		return copy_str(p, k, v, c->run_dir, sizeof(c->run_dir));
@@ -400,6 +418,9 @@ static void defaults(st_config_t *c)
 	c->max_pending_jobs = 100000;
 	c->max_pending_per_user = 50000;
 	strcpy(c->ramdisk, "/dev/shm/storm");
+	strcpy(c->cgroup, "auto");
+	strcpy(c->cpu_bind, "auto");
+	c->kill_grace_ms = 10000;
 	strcpy(c->state_dir, "/var/lib/storm");
 	strcpy(c->replication, "auto");
 	strcpy(c->state_sync, "nometasync");

@@ -14,7 +14,8 @@
 #define HB_MAGIC 0x32424853u  /* "SHB2" */
 #define MF_MAGIC 0x31464d53u  /* "SMF1" */
 #define MF_MAGIC2 0x32464d53u /* "SMF2": SMF1 + the owner after the job id,
-			       * batch output patterns at the end */
+			       * batch output patterns, the memory limit
+			       * and the ranks' cpus at the end */
 #define MF_MAX_STR (64u << 10)
 #define MF_MAX_ARR 65536u
 
@@ -281,6 +282,10 @@ int st_manifest_encode(const st_manifest_t *m, uint8_t **out, size_t *len)
 	wb_u(&b, m->batch ? 1 : 0, 1);
 	wb_str(&b, m->out_pat);
 	wb_str(&b, m->err_pat);
+	wb_u(&b, m->mem_limit, 8);
+	wb_u(&b, m->rank_cpu ? 1 : 0, 1);
+	for (uint32_t i = 0; m->rank_cpu && i < m->ranks; i++)
+		wb_u(&b, m->rank_cpu[i], 4);
 	if (b.oom) {
 		free(b.p);
 		return -ENOMEM;
@@ -356,6 +361,7 @@ void st_manifest_free(st_manifest_t *m)
 	free(m->file_modes);
 	free(m->out_pat);
 	free(m->err_pat);
+	free(m->rank_cpu);
 	free(m);
 }
 
@@ -435,6 +441,17 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 			m->out_pat = rd_str(&r);
 		if (!r.bad)
 			m->err_pat = rd_str(&r);
+		m->mem_limit = r.bad ? 0 : rd_n(&r, 8);
+		n = r.bad ? 0 : rd_n(&r, 1);
+		if (n > 1 || (n && (uint64_t)m->ranks * 4 > r.len - r.off))
+			r.bad = 1;
+		if (!r.bad && n) {
+			m->rank_cpu = malloc(m->ranks * sizeof(*m->rank_cpu));
+			if (!m->rank_cpu)
+				r.bad = 1;
+			for (uint32_t i = 0; !r.bad && i < m->ranks; i++)
+				m->rank_cpu[i] = (uint32_t)rd_n(&r, 4);
+		}
 	}
 	if (!r.bad && (m->argc == 0 || r.off != r.len))
 		r.bad = 1;

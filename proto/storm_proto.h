@@ -89,6 +89,10 @@ typedef struct st_config {
 	uint32_t client_frame_ms; /* a frame's first byte to its last */
 	uint32_t max_pending_jobs; /* admission: PENDING jobs in all */
 	uint32_t max_pending_per_user; /* ... of one uid */
+	char cgroup[16];          /* auto | none: jobs in per-job cgroups */
+	char cpu_bind[16];        /* auto | none: ranks bound to their cpus */
+	uint32_t kill_grace_ms;   /* SIGTERM to a job's processes, then this
+				   * long before every one is killed */
 	char run_dir[1024];       /* sockets, pid files, logs */
 	char log_target[1024];    /* stderr | syslog | file path */
 	int log_level;            /* LOG_ERR .. LOG_DEBUG */
@@ -376,6 +380,11 @@ typedef struct st_manifest {
 	 * "" the default).  Version 2 only: a version-1 job is not batch */
 	int batch;
 	char *out_pat, *err_pat;
+	uint64_t mem_limit;   /* bytes per node for the job's processes
+			       * (--mem), 0 none; version 2 only */
+	uint32_t *rank_cpu;   /* per rank: its cpu on its node (0 ..
+			       * cpus - 1, the scheduler's column), or NULL:
+			       * not known; version 2 only */
 } st_manifest_t;
 
 /** Encode into a malloc'd buffer (*out, *len). @return 0 or -ENOMEM. */

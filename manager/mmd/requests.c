@@ -93,6 +93,12 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 			 "start_ms", (json_int_t)j->start_ms,
 			 "end_ms", (json_int_t)j->end_ms,
 			 "exit_code", j->exit_code, "rank_status", st);
+	if (o && j->time_limit_ms)
+		json_object_set_new(o, "time_limit_ms",
+				    json_integer((json_int_t)j->time_limit_ms));
+	if (o && j->mem_bytes)
+		json_object_set_new(o, "mem_bytes",
+				    json_integer((json_int_t)j->mem_bytes));
 	/* its place in the matrix while it holds PEs (stormctl matrix) */
 	if (o && j->width) {
 		json_object_set_new(o, "row", json_integer(j->row));
@@ -174,7 +180,7 @@ static void op_submit(struct mmd_requests *rq, struct mmd_client *c, json_t *req
 					  << 20 };
 	mm_result_t res;
 	const char **argv = NULL, **env = NULL, **files = NULL;
-	json_int_t ranks = 1, limit = 0;
+	json_int_t ranks = 1, limit = 0, mem = 0;
 
 	if (!json_is_object(job)) {
 		mmd_client_reply_err(c, EINVAL, "request: \"job\" must be an object");
@@ -190,6 +196,8 @@ static void op_submit(struct mmd_requests *rq, struct mmd_client *c, json_t *req
 	if (json_object_get(job, "time_limit_ms"))
 		limit = json_integer_value(json_object_get(job,
 							   "time_limit_ms"));
+	if (json_object_get(job, "mem_bytes"))
+		mem = json_integer_value(json_object_get(job, "mem_bytes"));
 	argv = strs(json_object_get(job, "argv"), &spec.argc);
 	env = strs(json_object_get(job, "env"), &spec.envc);
 	files = strs(json_object_get(job, "files"), &spec.nfiles);
@@ -198,10 +206,16 @@ static void op_submit(struct mmd_requests *rq, struct mmd_client *c, json_t *req
 			  "arrays of strings");
 		goto out;
 	}
-	if (ranks < 1 || ranks > 1000000 || limit < 0) {
-		mmd_client_reply_err(c, EINVAL, "request: ranks must be 1 to 1000000 and "
-			  "time_limit_ms not negative");
+	if (ranks < 1 || ranks > 1000000 || limit < 0 || mem < 0) {
+		mmd_client_reply_err(c, EINVAL, "request: ranks must be 1 to 1000000, "
+			  "time_limit_ms and mem_bytes not negative");
 		goto out;
+	}
+	/* a limit goes in SUBMIT_LIMITS; without one, SUBMIT_CAPPED, which
+	 * an older replica reads too */
+	if (mem > 0) {
+		op.code = MM_OP_SUBMIT_LIMITS;
+		spec.mem_bytes = (uint64_t)mem;
 	}
 	spec.name = spec.name ? spec.name : "";
 	spec.cwd = spec.cwd ? spec.cwd : "/";

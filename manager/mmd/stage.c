@@ -76,8 +76,34 @@ static int put_file(struct chunked *c, int fd, size_t n)
 }
 
 /* Manifest + files, as chunk images in s. */
-static int build_stream(struct mmd_stage *s, const mm_job_t *j, char *why,
-			size_t whylen)
+/* Each rank's cpu on its node: the scheduler gives a job a block of
+ * columns and its ranks take them in order (a node's columns are its
+ * cpus, from the node's first); NULL when the job has no block. */
+static uint32_t *rank_cpus(const mm_state_t *st, const mm_job_t *j)
+{
+	uint32_t *cpu, c = j->col, end = j->col + j->width;
+
+	if (!j->width || !(cpu = malloc(j->ranks * sizeof(*cpu))))
+		return NULL;
+	for (uint32_t r = 0; r < j->ranks; r++) {
+		uint32_t node = j->rank_node[r], base;
+
+		while (c < end && mm_matrix_col_node(st, c) != node)
+			c++;
+		if (c >= end) {
+			free(cpu);
+			return NULL;
+		}
+		for (base = c; base > 0 &&
+		     mm_matrix_col_node(st, base - 1) == node; base--)
+			;
+		cpu[r] = c++ - base;
+	}
+	return cpu;
+}
+
+static int build_stream(struct mmd_stage *s, const mm_state_t *st,
+			const mm_job_t *j, char *why, size_t whylen)
 {
 	uint32_t nf = 1 + j->nfiles;
 	st_manifest_t m = { .job = j->id, .uid = j->uid, .gid = j->gid,
@@ -88,7 +114,9 @@ static int build_stream(struct mmd_stage *s, const mm_job_t *j, char *why,
 			    .cwd = (char *)j->cwd, .nfiles = nf,
 			    .batch = j->batch,
 			    .out_pat = (char *)j->out_path,
-			    .err_pat = (char *)j->err_path };
+			    .err_pat = (char *)j->err_path,
+			    .mem_limit = j->mem_bytes,
+			    .rank_cpu = rank_cpus(st, j) };
 	struct chunked c = { .chunk = s->lay->chunk,
 			     .data = s->lay->chunk - ST_CHUNK_HDR };
 	int *fds = malloc(nf * sizeof(int));
@@ -176,6 +204,7 @@ out:
 	free(m.file_names);
 	free(m.file_sizes);
 	free(m.file_modes);
+	free(m.rank_cpu);
 	return rc;
 }
 
@@ -245,7 +274,7 @@ void mmd_stage_step(struct mmd_stage *s, sp_world_t *w, const mm_state_t *st,
 			return;
 		r->t_stage = mmd_mono_ns();
 		r->t_staged = r->t_end = 0;
-		if (build_stream(s, &j, why, sizeof(why))) {
+		if (build_stream(s, st, &j, why, sizeof(why))) {
 			stage_fail(s, j.id, why);
 			return;
 		}

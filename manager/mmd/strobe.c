@@ -129,7 +129,7 @@ void mmd_strobe_applied(struct mmd_strobe *sb, const mm_state_t *st,
 	    sb->w)
 		heartbeat(sb, st, 1);
 	switch (op->code) {
-	case MM_OP_SUBMIT: case MM_OP_SUBMIT_CAPPED:
+	case MM_OP_SUBMIT: case MM_OP_SUBMIT_CAPPED: case MM_OP_SUBMIT_LIMITS:
 		if (rc == 0)
 			sb->tick_wanted = 1;
 		break;

@@ -92,15 +92,43 @@ def pids_of(lab, job):
     return stormlab.pids_of(lab, job)
 
 
+def cgroup2_mount():
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            x = line.split()
+            if x[2] == "cgroup2":
+                return x[1]
+    return None
+
+
+CG2 = cgroup2_mount()
+
+
+def frozen(pid):
+    """Whether pid's cgroup (v2) is frozen: a stop also freezes the job's
+    cgroup, and a process frozen before it took its SIGSTOP shows S."""
+    try:
+        with open("/proc/%d/cgroup" % pid) as f:
+            path = [l.strip()[3:] for l in f if l.startswith("0::")][0]
+        with open(os.path.join(CG2 + path, "cgroup.events")) as f:
+            return "frozen 1" in f.read()
+    except (OSError, IndexError, TypeError):
+        return False
+
+
 def stat(pid):
-    """(state letter, utime + stime in ticks) of pid, or None."""
+    """(state letter, utime + stime in ticks) of pid, or None; a frozen
+    process counts as stopped (T)."""
     try:
         with open("/proc/%d/stat" % pid) as f:
             s = f.read()
     except OSError:
         return None
     f = s[s.rindex(")") + 2:].split()
-    return f[0], int(f[11]) + int(f[12])
+    state = f[0]
+    if state != "T" and frozen(pid):
+        state = "T"
+    return state, int(f[11]) + int(f[12])
 
 
 def sample(pids, seconds, period=0.02):
@@ -358,7 +386,37 @@ def test_bad_input(lab):
 
 G2 = gang()
 G2_FAST = gang(quantum_us=2000, slice_us=1000)
+def allowed(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Cpus_allowed_list:"):
+                return line.split(":")[1].strip()
+    return None
+
+
+NCPU = len(os.sched_getaffinity(0))
+
+
+def test_cpu_bind(lab):
+    """A node whose configured cpus are its machine's binds each rank to
+    the cpu of its scheduler column: two ranks of a job on one node, each
+    on a cpu of its own; a second job in the other gang row takes the
+    same cpus (its own columns)."""
+    a = submit(lab, "a", NCPU, nodes="1")
+    wait_state(lab, a, ["RUNNING"])
+    pa = job_pids(lab, a, NCPU)
+    cpus = sorted(allowed(p) for p in pa)
+    want = sorted(str(c) for c in os.sched_getaffinity(0))
+    check(cpus == want, "ranks bound to %s, want one each of %s" % (
+        cpus, want))
+    rep = stormlab.call(lab.sock(0), {"op": "cancel", "job": a})
+    check(rep.get("ok"), "cancel: %s" % rep)
+    wait_state(lab, a, ["CANCELLED"])
+    print("cpu_bind: %d ranks on cpus %s" % (NCPU, ",".join(cpus)))
+
+
 TESTS = {
+    "cpu_bind": (test_cpu_bind, dict(managers=1, nodes=1, cpus=NCPU)),
     "context_switch": (test_context_switch,
                        dict(managers=1, nodes=2, extra=G2[0], slice_us=G2[1])),
     "mpl1_no_switch": (test_mpl1_no_switch, dict(managers=1, nodes=2)),

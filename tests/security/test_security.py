@@ -24,7 +24,15 @@ Usage: test_security.py BUILD_DIR TEST
                  nobody's -o into a root-owned directory, or through a
                  symbolic link another user planted, fails the job with
                  the reason and writes nothing; a file nobody may write
-                 is nobody's; root's own output still lands.
+                 is nobody's; root's own output still lands;
+  daemon_gone    a rank that starts a setsid daemon and traps SIGTERM:
+                 cancel sends SIGTERM first (the trap runs, its line is
+                 written), then kills everything in the job's cgroup, the
+                 daemon too, after kill_grace_ms;
+  oom            a job over its --mem limit ends FAILED with the OOM
+                 reason; its CPU time and peak memory are shown;
+  cgroup_readonly  the cgroup hierarchy read-only: a job fails naming the
+                 cause, the node manager runs on.
 Exit: 0 pass, 1 fail, 77 skipped (not root).
 """
 
@@ -34,6 +42,7 @@ import grp
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "harness"))
@@ -373,7 +382,93 @@ def test_output_paths(lab):
     print("output_paths: refused with: " + " | ".join(said))
 
 
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def test_daemon_gone(lab):
+    """A process that leaves its rank's session is still in the job's
+    cgroup: cancel reaches it.  SIGTERM comes first, SIGKILL after the
+    grace period."""
+    pub = os.path.join(lab.dir, "pub")
+    os.mkdir(pub)
+    os.chmod(pub, 0o1777)
+    pidf, termf = os.path.join(pub, "daemon.pid"), os.path.join(pub, "term")
+    script = ('setsid sh -c \'echo $$ > %s; trap "" TERM; '
+              'exec sleep 600\' </dev/null >/dev/null 2>&1 & '
+              'trap "echo got TERM > %s; exit 0" TERM; '
+              'while :; do sleep 1; done' % (pidf, termf))
+    job = submit_as(lab, 65534, 65534, ["-o", "/dev/null", "-e", "/dev/null",
+                                        "/bin/sh", "-c", script])
+    stormlab.wait_for(lambda: os.path.exists(pidf) and
+                      open(pidf).read().strip(), 30, "the daemon's pid")
+    pid = int(open(pidf).read())
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    check(int(fields[2]) == pid and int(fields[3]) == pid,
+          "the daemon did not leave the rank's session: %s" % fields[:6])
+    t0 = time.monotonic()
+    r = as_user(lab, 65534, 65534, ["cancel", str(job)])
+    check(r.returncode == 0, "cancel: %s" % r.stderr)
+    # it ignores SIGTERM: only the kill after the grace ends it
+    stormlab.wait_for(lambda: not alive(pid), 30,
+                      "the setsid daemon to be killed")
+    took = time.monotonic() - t0
+    check(os.path.exists(termf), "the rank's SIGTERM trap did not run")
+    check(took >= 0.9, "killed after %.2f s, before the grace period" %
+          took)
+    print("daemon_gone: the rank trapped SIGTERM, the setsid daemon "
+          "(pid %d, its own session) was killed %.2f s after cancel" %
+          (pid, took))
+
+
+def test_oom(lab):
+    """--mem: the job's cgroup has the limit; over it, the kernel's OOM
+    killer ends a process and the job is FAILED with that reason."""
+    job = submit_as(lab, 65534, 65534, [
+        "--mem", "64M", "-o", "/dev/null", "-e", "/dev/null",
+        "/usr/bin/python3", "-c",
+        "b = bytearray(512 << 20); print(len(b))"])
+    j = wait_job(lab, job)
+    check(j["state"] == "FAILED" and "out of memory" in j.get("reason", "")
+          and "64 MiB" in j["reason"], "a job over --mem 64M: %s" % j)
+    check(j.get("mem_bytes") == 64 << 20, "mem_bytes shown: %s" % j)
+    # within its limit, a job runs, and its usage is the cgroup's
+    job = submit_as(lab, 65534, 65534, [
+        "--mem", "256M", "-o", "/dev/null", "-e", "/dev/null",
+        "/usr/bin/python3", "-c", "b = bytearray(64 << 20); b[::4096] = "
+        "b'x' * len(b[::4096])"])
+    j = wait_job(lab, job)
+    check(j["state"] == "COMPLETED", "a job within --mem: %s" % j)
+    peak = max(u["maxrss_kib"] for u in j["usage"])
+    check(peak >= 64 << 10, "peak memory %d KiB, below the 64 MiB the job "
+          "touched" % peak)
+    r = as_user(lab, 65534, 65534, ["run", "--mem", "0", "/bin/true"])
+    check(r.returncode == 2 and "--mem" in r.stderr,
+          "--mem 0: %r" % r.stderr)
+    print("oom: over --mem 64M: FAILED (%s); within: peak %d KiB" % (
+        "out of memory", peak))
+
+
+def test_cgroup_readonly(lab):
+    """The cgroup hierarchy mounted read-only (in this test's mount
+    namespace): every job fails naming the cause; the daemon runs on."""
+    r = as_user(lab, 65534, 65534, ["run", "/bin/true"])
+    check(r.returncode != 0 and "no cgroup for it" in r.stderr and
+          "Read-only file system" in r.stderr,
+          "a job without a cgroup: %r" % r.stderr)
+    check(lab.p.procs["nm1"].poll() is None, "nm1 stopped")
+    print("cgroup_readonly: " + r.stderr.strip())
+
+
 TESTS = {
+    "daemon_gone": test_daemon_gone,
+    "oom": test_oom,
+    "cgroup_readonly": test_cgroup_readonly,
     "output_paths": test_output_paths,
     "root_only_input": test_root_only_input,
     "planted_dirs": test_planted_dirs,
@@ -398,8 +493,15 @@ def main():
     os.chmod(d, 0o755)  # clients run as other users
     os.environ["STORMLAB_DAEMON_ONLY"] = "1"  # must not reach a job
 
+    if name == "cgroup_readonly":
+        # this namespace's view of every cgroup hierarchy, read-only
+        subprocess.run("for m in $(awk '$3 ~ /^cgroup/ {print $2}' "
+                       "/proc/self/mounts); do mount -o remount,ro,bind "
+                       "$m $m; done", shell=True, check=True)
+
     def make_lab():
-        return stormlab.Lab(build, d, managers=1, nodes=2)
+        return stormlab.Lab(build, d, managers=1, nodes=2,
+                            extra=["kill_grace_ms = 1000"])
     return stormlab.run_test(name, d, make_lab, TESTS[name])
 
 

@@ -51,6 +51,12 @@ static const mm_job_spec_t full_spec = {
 	.time_limit_ms = UINT64_C(0x0123456789abcdef),
 };
 
+/* SUBMIT_LIMITS carries the spec's limits too */
+static const mm_job_spec_t limits_spec = {
+	.name = "big", .uid = 1000, .gid = 100, .ranks = 2, .argc = 3,
+	.argv = argv_, .cwd = "/", .mem_bytes = UINT64_C(3) << 30,
+};
+
 static const mm_usage_t usages[5] = {
 	{ 1, 2, 3 }, { UINT64_MAX, 0, 1u << 20 }, { 0, 0, 0 },
 	{ 123456789, 987654321, 4096 }, { 5, 6, 7 },
@@ -73,6 +79,8 @@ static const mm_op_t sample_ops[] = {
 	{ .code = MM_OP_SUBMIT_CAPPED, .spec = &full_spec,
 	  .max_pending = 100000, .max_pending_user = UINT32_MAX,
 	  .max_state_bytes = UINT64_C(2147483648) },
+	{ .code = MM_OP_SUBMIT_LIMITS, .spec = &limits_spec,
+	  .max_pending = 10, .max_pending_user = 5, .max_state_bytes = 1 },
 };
 #define NSAMPLES (sizeof(sample_ops) / sizeof(sample_ops[0]))
 
@@ -126,6 +134,7 @@ static void assert_op_same(const mm_op_t *a, const mm_op_t *b)
 		return;
 	}
 	assert_str_same(a->spec->name, b->spec->name);
+	assert_true(a->spec->mem_bytes == b->spec->mem_bytes);
 	assert_int_equal(a->spec->uid, b->spec->uid);
 	assert_int_equal(a->spec->gid, b->spec->gid);
 	assert_int_equal(a->spec->ranks, b->spec->ranks);
@@ -468,7 +477,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 	uint8_t a[BUFSZ], b[BUFSZ];
 
 	(void)state;
-	assert_int_equal(encode(&sample_ops[NSAMPLES - 2], a),
+	assert_int_equal(encode(&sample_ops[NSAMPLES - 3], a),
 			 (int)sizeof(want));
 	assert_memory_equal(a, want, sizeof(want));
 	for (size_t i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
@@ -488,7 +497,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 		mm_op_t op;
 		void *arena = NULL;
 
-		encode(&sample_ops[NSAMPLES - 2], a);
+		encode(&sample_ops[NSAMPLES - 3], a);
 		a[4] = (uint8_t)v;
 		a[13] = (uint8_t)(255 - v);
 		assert_int_equal(mm_op_decode(a, 14, &op, &arena), 0);

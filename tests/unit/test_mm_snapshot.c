@@ -131,9 +131,9 @@ static uint32_t get32(const uint8_t *p)
 	       (uint32_t)p[3] << 24;
 }
 
-/* The version 1 form of the v4 snapshot buf (of a state with at most one
+/* The version 1 form of the v5 snapshot buf (of a state with at most one
  * job, without usage): the settings, each node's service times, the
- * job's block and its usage flag left out.  Returns a malloc'd buffer of
+ * job's block, its usage flag and its memory limit (v5) left out.  Returns a malloc'd buffer of
  * *len bytes. */
 static uint8_t *to_v1(const uint8_t *buf, size_t n, size_t *len)
 {
@@ -162,12 +162,12 @@ static uint8_t *to_v1(const uint8_t *buf, size_t n, size_t *len)
 	in += 4; /* next_id (v4) */
 	njobs = get32(buf + in);
 	assert_true(njobs <= 1);
-	assert_true(!njobs || buf[n - 1] == 0); /* no usage */
+	assert_true(!njobs || buf[n - 9] == 0); /* no usage */
 	memcpy(v1 + out, buf + in, 4);
 	out += 4;
 	in += 4 + (njobs ? 4 : 0); /* the job's id (v4) */
-	memcpy(v1 + out, buf + in, n - in - (njobs ? BLOCK_BYTES + 1 : 0));
-	out += n - in - (njobs ? BLOCK_BYTES + 1 : 0);
+	memcpy(v1 + out, buf + in, n - in - (njobs ? BLOCK_BYTES + 9 : 0));
+	out += n - in - (njobs ? BLOCK_BYTES + 9 : 0);
 	*len = out;
 	return v1;
 }
@@ -591,7 +591,7 @@ static void test_empty_state_round_trips(void **state)
 
 	(void)state;
 	assert_memory_equal(buf, "SMMS", 4);
-	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 4);
+	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 5);
 	assert_int_equal(buf[OFF_NWORLD], 8);
 	/* a new state's settings: fcfs, mpl 1, quantum 1, buddy */
 	assert_int_equal(buf[OFF_POLICY], MM_POLICY_FCFS);
@@ -798,7 +798,7 @@ static void test_version_1_loads_only_without_jobs_holding_pes(void **state)
 	submit(s, 2, NULL); /* PENDING */
 	v2 = encode(s, &n);
 	v1 = to_v1(v2, n, &n1);
-	assert_int_equal(n1, n - 10 - 16 * NNODES - 8 - BLOCK_BYTES - 1);
+	assert_int_equal(n1, n - 10 - 16 * NNODES - 8 - BLOCK_BYTES - 1 - 8);
 	c = decode(v1, n1);
 	/* it is the same state: written as v2, the same bytes */
 	same_state(s, c);
@@ -850,7 +850,7 @@ static void test_impossible_blocks_are_refused_where_they_are(void **state)
 	t = malloc(n);
 	assert_non_null(t);
 	at = block_at(buf, n, 1, 16, 8); /* job 2's */
-	pend = n - BLOCK_BYTES - 1;      /* job 3's: PENDING, all 0 */
+	pend = n - BLOCK_BYTES - 9;      /* job 3's: PENDING, all 0 */
 	assert_int_equal(get32(buf + pend + 8), 0);
 
 	memcpy(t, buf, n);
@@ -967,11 +967,11 @@ static void test_foreign_version_is_refused(void **state)
 	const char *err;
 
 	(void)state;
-	buf[OFF_VERSION] = 5;
+	buf[OFF_VERSION] = 6;
 	err = refused(buf, n);
-	assert_non_null(strstr(err, "version 5"));
+	assert_non_null(strstr(err, "version 6"));
 	assert_non_null(strstr(err, "offset 4"));
-	assert_non_null(strstr(err, "reads version 4 and older"));
+	assert_non_null(strstr(err, "reads version 5 and older"));
 	buf[OFF_VERSION] = 0;
 	assert_non_null(strstr(refused(buf, n), "version 0"));
 	buf[OFF_VERSION] = 3;
