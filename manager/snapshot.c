@@ -37,6 +37,9 @@
  *     u32 next_id | u32 njobs | njobs x (u32 id | job as v3), ids
  *     ascending, 1 <= id < next_id (before v4: ids 1..njobs, next_id
  *     njobs + 1)
+ *   body v5 (the credential replay cache), v4 then:
+ *     u32 ncreds | ncreds x (u8[16] id | u64 expire_ms), ids strictly
+ *     ascending, ncreds <= MM_CREDS_MAX (before v5: an empty cache)
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
  *   snapshot (before the matrix) loads only if no job holds PEs: there is
@@ -72,7 +75,7 @@
 #include "mm_internal.h"
 
 static const uint8_t snap_magic[4] = { 'S', 'M', 'M', 'S' };
-#define SNAP_VERSION 4
+#define SNAP_VERSION 5
 #define HEADER_BYTES 6
 
 /* The fewest bytes a node takes (empty name and reason), and a floor
@@ -186,6 +189,11 @@ static void put_state(struct mmi_wr *w, const mm_state_t *s)
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		mmi_put_u32(w, s->jobs[i]->v.id);
 		put_job(w, s->jobs[i]);
+	}
+	mmi_put_u32(w, s->ncreds);
+	for (uint32_t i = 0; i < s->ncreds; i++) {
+		mmi_put_bytes(w, s->creds[i].id, MM_CRED_ID_BYTES);
+		mmi_put_u64(w, s->creds[i].expire_ms);
 	}
 	/* every string and count was bounded when it entered the state */
 	assert(w->err == 0);
@@ -737,12 +745,46 @@ static int dec_jobs(struct sd *d, mm_state_t *s)
 	return 0;
 }
 
+/* v5: the replay cache, ids strictly ascending (canonical). */
+static int dec_creds(struct sd *d, mm_state_t *s)
+{
+	struct mmi_rd *r = &d->r;
+	size_t at = r->pos;
+	uint32_t n;
+
+	if (d->version < 5)
+		return 0;
+	sd_part(d, "the credential cache");
+	n = mmi_get_u32(r);
+	if (sd_check(d))
+		return d->failed;
+	if (n > MM_CREDS_MAX || n > (r->len - r->pos) / (MM_CRED_ID_BYTES + 8))
+		return sd_fail(d, at, "%u credentials: more than %u or than "
+			       "the %zu bytes left hold", n, MM_CREDS_MAX,
+			       r->len - r->pos);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t id_at = r->pos;
+		const uint8_t *id = mmi_get_bytes(r, MM_CRED_ID_BYTES);
+		uint64_t exp = mmi_get_u64(r);
+
+		if (sd_check(d))
+			return d->failed;
+		if (i && memcmp(s->creds[i - 1].id, id, MM_CRED_ID_BYTES) >= 0)
+			return sd_fail(d, id_at, "credential %u: ids must "
+				       "ascend", i);
+		if (mmi_creds_append(s, id, exp))
+			return sd_nomem(d, "out of memory for %u credentials",
+					n);
+	}
+	return 0;
+}
+
 static int dec_v1(struct sd *d, mm_state_t **out)
 {
 	mm_state_t *s = NULL;
 	char why[200];
 
-	if (dec_nodes(d, &s) || dec_jobs(d, s)) {
+	if (dec_nodes(d, &s) || dec_jobs(d, s) || dec_creds(d, s)) {
 		mm_state_destroy(s);
 		return d->failed;
 	}
@@ -754,7 +796,7 @@ static int dec_v1(struct sd *d, mm_state_t **out)
 	if (d->r.pos != d->r.len) {
 		sd_part(d, "the end");
 		mm_state_destroy(s);
-		return sd_fail(d, d->r.pos, "%zu bytes after the last job",
+		return sd_fail(d, d->r.pos, "%zu bytes after the last part",
 			       d->r.len - d->r.pos);
 	}
 	*out = s;
@@ -773,6 +815,7 @@ static int (*const decoders[])(struct sd *, mm_state_t **) = {
 	[2] = dec_v1, /* the same decoder, reading d->version's fields */
 	[3] = dec_v1,
 	[4] = dec_v1,
+	[5] = dec_v1,
 };
 
 int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,
