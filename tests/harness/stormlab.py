@@ -19,6 +19,7 @@ free at run time; waits are bounded.
 """
 
 import glob
+import hashlib
 import json
 import os
 import random
@@ -65,6 +66,14 @@ def call(endpoint, req, timeout=5.0):
     """One request on one connection; returns the reply object.  endpoint:
     a unix socket path or (host, port).  Raises OSError on transport
     failures."""
+    body = json.dumps(req).encode()
+    return call_raw(endpoint, b"STRM" + bytes([1, 1, 0, 0]) +
+                    struct.pack(">I", len(body)) + body, timeout)
+
+
+def call_raw(endpoint, frame, timeout=5.0):
+    """call() with the request frame's bytes as given (a sealed one, a
+    replayed one); returns the reply object."""
     if isinstance(endpoint, str):
         s = socket.socket(socket.AF_UNIX)
     else:
@@ -82,14 +91,44 @@ def call(endpoint, req, timeout=5.0):
         else:
             s.settimeout(timeout)
             s.connect(endpoint)
-        body = json.dumps(req).encode()
-        s.sendall(b"STRM" + bytes([1, 1, 0, 0]) + struct.pack(">I", len(body))
-                  + body)
+        s.sendall(frame)
         hdr = recv_exact(s, 12)
         n = struct.unpack(">I", hdr[8:12])[0]
         return json.loads(recv_exact(s, n))
     finally:
         s.close()
+
+
+# Sealed requests (docs/protocol.md 2.6): what stormctl sends over TCP.
+
+def seal_payload(body):
+    """The MUNGE payload that binds body (bytes): its SHA-256 and a
+    fresh nonce."""
+    return "storm-seal-1 sha256=%s nonce=%s" % (
+        hashlib.sha256(body).hexdigest(), os.urandom(16).hex())
+
+
+def munge_cred(sock, payload, ttl=None):
+    """A credential from the munged at sock for payload (text)."""
+    argv = ["munge", "-S", sock, "-s", payload]
+    if ttl:
+        argv += ["-t", str(ttl)]
+    return subprocess.run(argv, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def sealed_frame(cred, body):
+    """A SEALED frame: the credential (text) and the body (bytes)."""
+    c = cred.encode()
+    p = bytes([1, 1]) + struct.pack(">H", len(c)) + c + body
+    return b"STRM" + bytes([1, 5, 0, 0]) + struct.pack(">I", len(p)) + p
+
+
+def sealed_request(sock, req, ttl=None):
+    """The bytes stormctl would send for req over TCP, sealed with a
+    credential of the munged at sock."""
+    body = json.dumps(req).encode()
+    return sealed_frame(munge_cred(sock, seal_payload(body), ttl), body)
 
 
 def recv_exact(s, n):
