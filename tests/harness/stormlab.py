@@ -234,7 +234,9 @@ class Lab:
 
     def __init__(self, build, d, managers=3, nodes=2, cpus=1, slice_us=10000,
                  log_level=os.environ.get("STORMLAB_LOG_LEVEL", "info"),
-                 extra=(), provider="tcp"):
+                 extra=(), provider="tcp", manager_extra=None):
+        # manager_extra: i -> lines for [manager mmI] (a head's own
+        # munge_socket)
         self.build, self.dir = build, d
         self.m, self.n = managers, nodes
         self.p = Procs()
@@ -259,6 +261,7 @@ class Lab:
             lines += ["", "[manager mm%d]" % i,
                       "address = %s" % addr("mm%d" % i, ports[i]),
                       "listen = %s" % self.listen[i]]
+            lines += list(manager_extra(i) if manager_extra else [])
         for j in range(nodes):
             lines += ["", "[node nm%d]" % (j + 1),
                       "address = %s" % addr("nm%d" % (j + 1),
@@ -556,20 +559,24 @@ class MultiHost(Lab):
                            capture_output=True)
 
 
-def start_munged(procs, d):
-    """A munged of the test's own: generated key, socket under d (which
-    other users must be able to reach: their credentials come from it)."""
+def start_munged(procs, d, name="munged", key=None):
+    """A munged of the test's own: socket under d (which other users must
+    be able to reach: their credentials come from it), started as
+    procs' NAME.  key: the key file to share with other munged (each
+    head of a cluster runs its own munged with the cluster's key); None:
+    d/munge.key, generated if missing."""
     os.chmod(d, 0o755)
-    key = os.path.join(d, "munge.key")
-    with open(key, "wb") as f:
-        f.write(os.urandom(1024))
-    os.chmod(key, 0o600)
-    sock = os.path.join(d, "munge.socket")
-    procs.start("munged", ["munged", "-F", "--force", "--socket", sock,
-                           "--key-file", key, "--pid-file",
-                           os.path.join(d, "munged.pid"), "--log-file",
-                           os.path.join(d, "munged.log"), "--seed-file",
-                           os.path.join(d, "munged.seed")],
-                os.path.join(d, "munged.out"))
-    wait_for(lambda: os.path.exists(sock), 10, "munged's socket")
+    key = key or os.path.join(d, "munge.key")
+    if not os.path.exists(key):
+        with open(key, "wb") as f:
+            f.write(os.urandom(1024))
+        os.chmod(key, 0o600)
+    base = os.path.join(d, name)
+    sock = base + ".socket" if name != "munged" else os.path.join(
+        d, "munge.socket")
+    procs.start(name, ["munged", "-F", "--force", "--socket", sock,
+                       "--key-file", key, "--pid-file", base + ".pid",
+                       "--log-file", base + ".log", "--seed-file",
+                       base + ".seed"], base + ".out")
+    wait_for(lambda: os.path.exists(sock), 10, "%s's socket" % name)
     return sock
