@@ -234,11 +234,15 @@ class Lab:
 
     def __init__(self, build, d, managers=3, nodes=2, cpus=1, slice_us=10000,
                  log_level=os.environ.get("STORMLAB_LOG_LEVEL", "info"),
-                 extra=(), provider="tcp", manager_extra=None):
+                 extra=(), provider="tcp", manager_extra=None,
+                 corosync_crypto=True):
         # manager_extra: i -> lines for [manager mmI] (a head's own
         # munge_socket)
         self.build, self.dir = build, d
         self.m, self.n = managers, nodes
+        # corosync authenticates and encrypts its traffic (aes256 +
+        # sha256, a generated authkey) unless a benchmark measures it off
+        self.corosync_crypto = corosync_crypto
         self.p = Procs()
         os.makedirs(d, exist_ok=True)
         ports = free_ports(nodes + 2 * managers + 1)
@@ -284,9 +288,12 @@ class Lab:
         with open(os.path.join(cdir, "corosync.conf"), "w") as f:
             # realtime corosync starves the replicas sharing its cores
             # (scripts/cluster does the same; docs/replication.md §6)
-            f.write(COROSYNC_ONE % dict(port=self.knet_port, dir=cdir,
-                                        rr=os.environ.get("STORM_COROSYNC_RR",
-                                                          "no")))
+            f.write(COROSYNC_ONE % dict(
+                port=self.knet_port, dir=cdir,
+                rr=os.environ.get("STORM_COROSYNC_RR", "no"),
+                crypto=corosync_crypto_lines(
+                    corosync_authkey(os.path.join(cdir, "authkey"))
+                    if self.corosync_crypto else None)))
         self.p.start("corosync", ["corosync", "-f", "-c",
                                   os.path.join(cdir, "corosync.conf")],
                      os.path.join(cdir, "corosync.out"))
@@ -375,12 +382,30 @@ class Lab:
         self.p.stop_all()
 
 
+def corosync_authkey(path):
+    """corosync's cluster key at path (made if missing): corosync-keygen,
+    256 bytes from /dev/urandom, mode 0400, the caller's (root's)."""
+    if not os.path.exists(path):
+        subprocess.run(["corosync-keygen", "-k", path], capture_output=True,
+                       check=True)
+    os.chmod(path, 0o400)
+    return path
+
+
+def corosync_crypto_lines(key):
+    """totem's crypto lines: aes256 + sha256 with the key file, or (key
+    None) none, for a benchmark's measure of their cost."""
+    if key is None:
+        return "  crypto_cipher: none\n  crypto_hash: none"
+    return ("  crypto_cipher: aes256\n  crypto_hash: sha256\n"
+            "  keyfile: %s" % key)
+
+
 COROSYNC_ONE = """totem {
   version: 2
   cluster_name: stormlab
   transport: knet
-  crypto_cipher: none
-  crypto_hash: none
+%(crypto)s
   interface {
     linknumber: 0
     mcastport: %(port)d
