@@ -33,7 +33,8 @@ static const char finding[] =
 	"after a broken connection, no answer or a refusal that means go "
 	"elsewhere (no quorum, catching up), sends the same request (same "
 	"client id and sequence: applied exactly once) to the next one, "
-	"until --timeout.  Over TCP each request carries a MUNGE credential "
+	"until --timeout.  Over TCP each request is sealed with a fresh MUNGE "
+	"credential bound to its bytes, which the cluster accepts once "
 	"(munge_socket in the configuration, or STORM_MUNGE_SOCKET).";
 
 /* ---- plain text --------------------------------------------------------- */

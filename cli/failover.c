@@ -401,31 +401,79 @@ int stc_frame_error(const stc_ctx_t *ctx, int rc, char *err, size_t errlen)
 }
 
 /* The manager reads at most 16 KiB over TCP before a connection has
- * authenticated: a larger request goes after an "auth" request that
- * carries its credential (docs/protocol.md), and then without one. */
+ * authenticated: a larger request goes after an "auth" request sealed
+ * with its own credential (docs/protocol.md §1.4), and then plain. */
 #define AUTH_FIRST_OVER 8192
+
+/* A MUNGE credential whose payload binds text[0 .. n): the SHA-256 of
+ * the body and a fresh nonce (docs/protocol.md §2.6).  0 and *cred
+ * (malloc'd), or -EACCES with ctx->note saying why. */
+static int seal_cred(stc_ctx_t *ctx, const char *text, size_t n,
+		     char **cred)
+{
+	char payload[ST_SEAL_PAYLOAD_LEN + 1];
+	uint8_t nonce[ST_SEAL_NONCE_BYTES];
+	munge_ctx_t mc;
+	munge_err_t e;
+
+	if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce)) {
+		snprintf(ctx->note, sizeof(ctx->note), "cannot draw a nonce "
+			 "for a MUNGE credential: %s", strerror(errno));
+		return -EACCES;
+	}
+	if (st_seal_payload(text, n, nonce, payload))
+		return -ENOMEM;
+	if (!(mc = munge_ctx_create()))
+		return -ENOMEM;
+	if (ctx->munge_socket[0])
+		munge_ctx_set(mc, MUNGE_OPT_SOCKET, ctx->munge_socket);
+	e = munge_encode(cred, mc, payload, (int)strlen(payload));
+	munge_ctx_destroy(mc);
+	if (e != EMUNGE_SUCCESS) {
+		free(*cred);
+		*cred = NULL;
+		snprintf(ctx->note, sizeof(ctx->note), "cannot get a MUNGE "
+			 "credential for %.600s: %s (is munged running?)",
+			 ctx->endpoint, munge_strerror(e));
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* One SEALED frame: the credential and the body text as sent. */
+static int send_sealed(stc_ctx_t *ctx, int fd, const char *text)
+{
+	size_t n = strlen(text);
+	char *cred = NULL;
+	uint8_t *p = NULL;
+	uint32_t len;
+	int rc;
+
+	if ((rc = seal_cred(ctx, text, n, &cred)))
+		return rc;
+	rc = st_seal_encode(cred, text, n, &p, &len);
+	free(cred);
+	if (rc)
+		return rc == -EINVAL ? -EACCES : rc;
+	rc = st_frame_send(fd, ST_FRAME_SEALED, p, len);
+	free(p);
+	return rc;
+}
 
 static int auth_first(stc_ctx_t *ctx, int fd, json_t *req)
 {
-	char *text = json_dumps(req, JSON_COMPACT), err[1024];
+	char *text, err[1024];
 	json_t *auth, *reply = NULL;
 	int rc;
 
-	if (!text)
-		return -ENOMEM;
-	rc = strlen(text) > AUTH_FIRST_OVER;
-	free(text);
-	if (!rc)
-		return 0;
-	auth = json_pack("{s:s, s:O, s:O, s:O}", "op", "auth",
+	auth = json_pack("{s:s, s:O, s:O}", "op", "auth",
 			 "client", json_object_get(req, "client"),
-			 "seq", json_object_get(req, "seq"),
-			 "munge", json_object_get(req, "munge"));
+			 "seq", json_object_get(req, "seq"));
 	text = auth ? json_dumps(auth, JSON_COMPACT) : NULL;
 	json_decref(auth);
 	if (!text)
 		return -ENOMEM;
-	rc = st_frame_send(fd, ST_FRAME_REQUEST, text, (uint32_t)strlen(text));
+	rc = send_sealed(ctx, fd, text);
 	free(text);
 	if (rc)
 		return rc;
@@ -436,7 +484,6 @@ static int auth_first(stc_ctx_t *ctx, int fd, json_t *req)
 		snprintf(ctx->note, sizeof(ctx->note), "%s", err);
 		return rc == STC_FAILED ? -EACCES : -ECONNRESET;
 	}
-	json_object_del(req, "munge");
 	return 0;
 }
 
@@ -452,43 +499,21 @@ int stc_send_request(stc_ctx_t *ctx, int fd, json_t *req)
 				    json_string(ctx->client_id));
 		json_object_set_new(req, "seq", json_integer(++ctx->seq));
 	}
-	/* over TCP, a fresh MUNGE credential for this very request (munged
-	 * refuses one that is replayed) */
-	json_object_del(req, "munge");
-	if (!strncmp(ctx->endpoint, "address ", 8)) {
-		char payload[512], *cred = NULL;
-		munge_ctx_t mc = munge_ctx_create();
-		munge_err_t e;
-
-		if (!mc)
-			return -ENOMEM;
-		if (ctx->munge_socket[0])
-			munge_ctx_set(mc, MUNGE_OPT_SOCKET, ctx->munge_socket);
-		snprintf(payload, sizeof(payload), "%s:%lld",
-			 json_string_value(json_object_get(req, "client")),
-			 (long long)json_integer_value(json_object_get(req,
-								      "seq")));
-		e = munge_encode(&cred, mc, payload, (int)strlen(payload));
-		munge_ctx_destroy(mc);
-		if (e != EMUNGE_SUCCESS) {
-			free(cred);
-			snprintf(ctx->note, sizeof(ctx->note), "cannot get a "
-				 "MUNGE credential for %.600s: %s (is munged "
-				 "running?)", ctx->endpoint, munge_strerror(e));
-			return -EACCES;
-		}
-		json_object_set_new(req, "munge", json_string(cred));
-		free(cred);
-		if ((rc = auth_first(ctx, fd, req)))
-			return rc;
-	}
 	text = json_dumps(req, JSON_COMPACT);
 	if (!text)
 		return -ENOMEM;
 	n = strlen(text);
-	rc = n > ST_FRAME_MAX ? -EMSGSIZE
-			      : st_frame_send(fd, ST_FRAME_REQUEST, text,
-					      (uint32_t)n);
+	if (n > ST_FRAME_MAX)
+		rc = -EMSGSIZE;
+	else if (strncmp(ctx->endpoint, "address ", 8))
+		/* the unix socket: the kernel names the peer */
+		rc = st_frame_send(fd, ST_FRAME_REQUEST, text, (uint32_t)n);
+	else if (n <= AUTH_FIRST_OVER)
+		/* over TCP, sealed with a fresh credential bound to these
+		 * very bytes (the cluster takes each credential once) */
+		rc = send_sealed(ctx, fd, text);
+	else if (!(rc = auth_first(ctx, fd, req)))
+		rc = st_frame_send(fd, ST_FRAME_REQUEST, text, (uint32_t)n);
 	free(text);
 	return rc;
 }

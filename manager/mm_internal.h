@@ -77,6 +77,16 @@ struct mm_state {
 	uint8_t *tree;           /* 2 x pow2: free blocks */
 	uint32_t *scratch;       /* ncols: a row being replayed */
 	struct mmi_holder *holders; /* ncols: jobs of a row, by end time */
+	/* the credential replay cache (creds.c): ascending id */
+	struct mmi_cred *creds;
+	uint32_t ncreds, credcap;
+	uint64_t creds_min_exp;  /* the least expire_ms in it (derived) */
+};
+
+/* A credential the cluster has taken (MM_OP_CRED). */
+struct mmi_cred {
+	uint8_t id[MM_CRED_ID_BYTES];
+	uint64_t expire_ms;
 };
 
 /* A job holding a block, with the time it must end by (UINT64_MAX: no
@@ -165,6 +175,13 @@ void mmi_block_release(mm_state_t *s, struct mm_jobrec *j);
 int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 int mmi_op_tick(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 int mmi_op_sched(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
+int mmi_op_cred(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
+/* creds.c: drop the entries the state's time has passed (TICK; never
+ * allocates). */
+void mmi_creds_prune(mm_state_t *s);
+/* creds.c: put an entry decoded from a snapshot (ids ascending, checked
+ * by the caller); -ENOMEM. */
+int mmi_creds_append(mm_state_t *s, const uint8_t *id, uint64_t expire_ms);
 
 /* ------------------------------------------------------------------------ */
 /* Wire helpers (opcodec.c), shared with snapshot.c                         */

@@ -25,6 +25,7 @@
  *               u64 maxrss_kib)
  *   TICK_RETAIN as TICK, then u32 retain_jobs, u64 retain_ms,
  *               u32 history_jobs, u64 history_ms
+ *   CRED        u8[16] id, u64 expire_ms, u32 uid
  *   SUBMIT_LIMITS  as SUBMIT_CAPPED, then u64 mem_bytes
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
@@ -547,6 +548,29 @@ static void dec_sched(struct mmi_rd *r, mm_op_t *op)
 	op->sched = c;
 }
 
+static void enc_cred(struct mmi_wr *w, const mm_op_t *op)
+{
+	if (!op->cred_id) {
+		w->err = -EINVAL;
+		return;
+	}
+	mmi_put_bytes(w, op->cred_id, MM_CRED_ID_BYTES);
+	mmi_put_u64(w, op->cred_expire_ms);
+	mmi_put_u32(w, op->uid);
+}
+
+static void dec_cred(struct mmi_rd *r, mm_op_t *op)
+{
+	const uint8_t *id = mmi_get_bytes(r, MM_CRED_ID_BYTES);
+	uint8_t *copy = mmi_arena_alloc(r, MM_CRED_ID_BYTES, 1);
+
+	if (id && copy)
+		memcpy(copy, id, MM_CRED_ID_BYTES);
+	op->cred_id = copy;
+	op->cred_expire_ms = mmi_get_u64(r);
+	op->uid = mmi_get_u32(r);
+}
+
 struct op_codec {
 	void (*enc)(struct mmi_wr *, const mm_op_t *);
 	void (*dec)(struct mmi_rd *, mm_op_t *);
@@ -567,6 +591,7 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_JOB_EXITED_USAGE] = { enc_job_exited_usage,
 				     dec_job_exited_usage },
 	[MM_OP_TICK_RETAIN] = { enc_tick_retain, dec_tick_retain },
+	[MM_OP_CRED] = { enc_cred, dec_cred },
 	[MM_OP_SUBMIT_LIMITS] = { enc_submit_limits, dec_submit_limits },
 };
 

@@ -244,6 +244,7 @@ int mmi_op_tick(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 		s->now_ms = op->now_ms;
 	enforce_time_limits(s);
 	schedule(s);
+	mmi_creds_prune(s);
 	if (op->code == MM_OP_TICK_RETAIN)
 		mmi_retain(s, op->retain_jobs, op->retain_ms, prev_now);
 	return 0;

@@ -9,7 +9,7 @@
  *
  * Format (little-endian; str, strv and the spec as in opcodec.c):
  *
- *   u8[4] magic "SMMS" | u16 version (5) | the body of that version
+ *   u8[4] magic "SMMS" | u16 version (6) | the body of that version
  *
  *   body v1:
  *     u32 nworld | u64 slice | u64 now_ms
@@ -37,7 +37,10 @@
  *     u32 next_id | u32 njobs | njobs x (u32 id | job as v3), ids
  *     ascending, 1 <= id < next_id (before v4: ids 1..njobs, next_id
  *     njobs + 1)
- *   body v5 (limits), v4 with:
+ *   body v5 (the credential replay cache), v4 then:
+ *     u32 ncreds | ncreds x (u8[16] id | u64 expire_ms), ids strictly
+ *     ascending, ncreds <= MM_CREDS_MAX (before v5: an empty cache)
+ *   body v6 (limits), v5 with:
  *     each job, after its usage: u64 mem_bytes (0: no limit)
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
@@ -74,7 +77,7 @@
 #include "mm_internal.h"
 
 static const uint8_t snap_magic[4] = { 'S', 'M', 'M', 'S' };
-#define SNAP_VERSION 5
+#define SNAP_VERSION 6
 #define HEADER_BYTES 6
 
 /* The fewest bytes a node takes (empty name and reason), and a floor
@@ -189,6 +192,11 @@ static void put_state(struct mmi_wr *w, const mm_state_t *s)
 	for (uint32_t i = 0; i < s->njobs; i++) {
 		mmi_put_u32(w, s->jobs[i]->v.id);
 		put_job(w, s->jobs[i]);
+	}
+	mmi_put_u32(w, s->ncreds);
+	for (uint32_t i = 0; i < s->ncreds; i++) {
+		mmi_put_bytes(w, s->creds[i].id, MM_CRED_ID_BYTES);
+		mmi_put_u64(w, s->creds[i].expire_ms);
 	}
 	/* every string and count was bounded when it entered the state */
 	assert(w->err == 0);
@@ -673,7 +681,7 @@ static int dec_job(struct sd *d, mm_state_t *s, uint32_t id)
 	if (dec_ranks(d, s, j, placed) || dec_status(d, j, placed) ||
 	    dec_block(d, s, j) || dec_usage(d, j))
 		return d->failed;
-	if (d->version >= 5) {
+	if (d->version >= 6) {
 		j->v.mem_bytes = mmi_get_u64(&d->r);
 		if (sd_check(d))
 			return d->failed;
@@ -745,12 +753,46 @@ static int dec_jobs(struct sd *d, mm_state_t *s)
 	return 0;
 }
 
+/* v5: the replay cache, ids strictly ascending (canonical). */
+static int dec_creds(struct sd *d, mm_state_t *s)
+{
+	struct mmi_rd *r = &d->r;
+	size_t at = r->pos;
+	uint32_t n;
+
+	if (d->version < 5)
+		return 0;
+	sd_part(d, "the credential cache");
+	n = mmi_get_u32(r);
+	if (sd_check(d))
+		return d->failed;
+	if (n > MM_CREDS_MAX || n > (r->len - r->pos) / (MM_CRED_ID_BYTES + 8))
+		return sd_fail(d, at, "%u credentials: more than %u or than "
+			       "the %zu bytes left hold", n, MM_CREDS_MAX,
+			       r->len - r->pos);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t id_at = r->pos;
+		const uint8_t *id = mmi_get_bytes(r, MM_CRED_ID_BYTES);
+		uint64_t exp = mmi_get_u64(r);
+
+		if (sd_check(d))
+			return d->failed;
+		if (i && memcmp(s->creds[i - 1].id, id, MM_CRED_ID_BYTES) >= 0)
+			return sd_fail(d, id_at, "credential %u: ids must "
+				       "ascend", i);
+		if (mmi_creds_append(s, id, exp))
+			return sd_nomem(d, "out of memory for %u credentials",
+					n);
+	}
+	return 0;
+}
+
 static int dec_v1(struct sd *d, mm_state_t **out)
 {
 	mm_state_t *s = NULL;
 	char why[200];
 
-	if (dec_nodes(d, &s) || dec_jobs(d, s)) {
+	if (dec_nodes(d, &s) || dec_jobs(d, s) || dec_creds(d, s)) {
 		mm_state_destroy(s);
 		return d->failed;
 	}
@@ -762,7 +804,7 @@ static int dec_v1(struct sd *d, mm_state_t **out)
 	if (d->r.pos != d->r.len) {
 		sd_part(d, "the end");
 		mm_state_destroy(s);
-		return sd_fail(d, d->r.pos, "%zu bytes after the last job",
+		return sd_fail(d, d->r.pos, "%zu bytes after the last part",
 			       d->r.len - d->r.pos);
 	}
 	*out = s;
@@ -782,6 +824,7 @@ static int (*const decoders[])(struct sd *, mm_state_t **) = {
 	[3] = dec_v1,
 	[4] = dec_v1,
 	[5] = dec_v1,
+	[6] = dec_v1,
 };
 
 int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,

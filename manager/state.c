@@ -280,6 +280,7 @@ void mm_state_destroy(mm_state_t *s)
 	if (!s)
 		return;
 	free(s->pend);
+	free(s->creds);
 	for (uint32_t i = 0; i < s->njobs; i++)
 		mmi_job_free(s->jobs[i]);
 	free(s->jobs);
@@ -313,6 +314,7 @@ int mm_state_create(uint32_t nworld, uint32_t nnodes, const uint32_t *ids,
 	s->nnodes = nnodes;
 	s->next_id = 1;
 	s->min_end_ms = UINT64_MAX;
+	s->creds_min_exp = UINT64_MAX;
 	s->nodes = calloc(nnodes, sizeof(*s->nodes));
 	s->node_at = malloc(nworld * sizeof(*s->node_at));
 	if (!s->nodes || !s->node_at) {
@@ -617,6 +619,7 @@ static const op_fn op_table[] = {
 	[MM_OP_SUBMIT_LIMITS] = mmi_op_submit,
 	[MM_OP_JOB_EXITED_USAGE] = op_job_exited,
 	[MM_OP_TICK_RETAIN] = mmi_op_tick,
+	[MM_OP_CRED] = mmi_op_cred,
 };
 
 int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)

@@ -125,11 +125,25 @@ typedef enum mm_opcode {
 			       * retain_jobs (the lowest ids) or ended
 			       * retain_ms ago leave the state (0: that rule
 			       * off; both 0 refused): mm_purged() */
-	MM_OP_SUBMIT_LIMITS = 13, /* SUBMIT_CAPPED with the spec's resource
+	MM_OP_CRED = 13,      /* a client credential's id and expiry: taken
+			       * once cluster-wide; refused (-EACCES) if
+			       * taken before (replayed) or expired by the
+			       * state's time, -EAGAIN if the cache holds
+			       * MM_CREDS_MAX (docs/security.md) */
+	MM_OP_SUBMIT_LIMITS = 14, /* SUBMIT_CAPPED with the spec's resource
 			       * limits (mem_bytes); a job without limits
 			       * goes as SUBMIT_CAPPED, readable by a
 			       * replica that predates this */
 } mm_opcode_t;
+
+/** The replay cache of client credentials (MM_OP_CRED): an id is the
+ * first MM_CRED_ID_BYTES of a hash of what the credential vouches for
+ * (the shell's choice: manager/mmd/auth.c).  An entry leaves when the
+ * state's time (TICK's now_ms) passes its expiry by MM_CRED_SKEW_MS, the
+ * clock difference between replicas it tolerates. */
+#define MM_CRED_ID_BYTES 16
+#define MM_CREDS_MAX 65536u
+#define MM_CRED_SKEW_MS 60000u
 
 /** One rank's resource usage, as its node's wait4() reported it. */
 typedef struct mm_usage {
@@ -156,6 +170,9 @@ typedef struct mm_op {
 	uint32_t history_jobs;     /* TICK_RETAIN, for the shell's history
 				    * (not read by mm_apply) */
 	uint64_t history_ms;
+	const uint8_t *cred_id;    /* CRED: MM_CRED_ID_BYTES; uid above is
+				    * the credential's (for the refusal) */
+	uint64_t cred_expire_ms;   /* CRED: epoch ms it expires */
 } mm_op_t;
 
 /** What an operation did. */
@@ -248,6 +265,8 @@ MM_API int mm_node_by_id(const mm_state_t *s, uint32_t world_id,
 MM_API uint64_t mm_slice(const mm_state_t *s);
 /** The state's time (now_ms of the last TICK, never decreasing). */
 MM_API uint64_t mm_now_ms(const mm_state_t *s);
+/** Credentials in the replay cache (MM_OP_CRED) now. */
+MM_API uint32_t mm_creds_count(const mm_state_t *s);
 /** What the jobs in the state weigh against the size budget: per job, its
  * spec's encoded bytes plus a fixed part per rank (a function of what the
  * job was submitted with, so every replica counts alike). */

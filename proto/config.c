@@ -366,6 +366,9 @@ static int host_key(struct parse *p, const char *kind, const char *name,
 		return copy_str(p, k, v, h->address, sizeof(h->address));
 	if (!strcmp(k, "listen") && !strcmp(kind, "manager"))
 		return copy_str(p, k, v, h->listen, sizeof(h->listen));
+	if (!strcmp(k, "munge_socket") && !strcmp(kind, "manager"))
+		return copy_str(p, k, v, h->munge_socket,
+				sizeof(h->munge_socket));
 	if (!strcmp(k, "cpus") && !strcmp(kind, "node"))
 		return parse_u32(p, k, v, 1, 4096, &h->cpus);
 	perr(p, "[%s %s]: unknown key \"%s\" (see docs/config.md)", kind, name,

@@ -41,6 +41,8 @@ typedef struct st_host {
 	char name[ST_NAME_MAX];    /* [manager NAME] / [node NAME] */
 	char address[ST_ADDR_MAX]; /* fabric address (host:port, or shm name) */
 	char listen[ST_ADDR_MAX];  /* manager only: client TCP host:port, or "" */
+	char munge_socket[256];    /* manager only: its host's munged socket,
+				    * or "": [cluster] munge_socket */
 	uint32_t cpus;             /* node only: ranks it runs at once (>= 1) */
 	uint32_t world_id;
 } st_host_t;
@@ -169,6 +171,9 @@ enum st_frame_type {
 	ST_FRAME_OUTPUT = 3,  /* manager -> client: job u32, rank u32,
 			       * stream u8 (1 stdout, 2 stderr), bytes */
 	ST_FRAME_END = 4,     /* manager -> client: JSON, the job's end */
+	ST_FRAME_SEALED = 5,  /* client -> manager over TCP: a MUNGE
+			       * credential and the request body it binds
+			       * (st_seal_*) */
 };
 
 /** Parse a frame header (ST_FRAME_HDR bytes).  @return 0 and type and
@@ -192,6 +197,58 @@ ST_API int st_output_encode(uint8_t *buf, size_t cap, uint32_t job,
 ST_API int st_output_decode(const uint8_t *p, size_t len, uint32_t *job,
 			    uint32_t *rank, int *stream, const uint8_t **data,
 			    size_t *dlen);
+
+/* ------------------------------------------------------------------------ */
+/* Sealed requests: a credential bound to the body (docs/protocol.md §2.6)   */
+/* ------------------------------------------------------------------------ */
+
+/* SEALED payload: version u8 (1) | scheme u8 (1: MUNGE) | credential
+ * length u16 (big endian) | the credential (printable ASCII) | the body,
+ * a REQUEST payload byte for byte.  The credential's own payload is the
+ * text "storm-seal-1 sha256=<64 hex> nonce=<32 hex>": the SHA-256 of the
+ * body as sent and 16 random bytes that make every credential distinct. */
+#define ST_SEAL_VERSION 1
+#define ST_SEAL_MUNGE 1
+#define ST_SEAL_HDR 4
+#define ST_SEAL_CRED_MAX 4096u  /* a MUNGE credential is ~150-300 bytes */
+#define ST_SHA256_BYTES 32
+#define ST_SEAL_NONCE_BYTES 16
+#define ST_SEAL_PAYLOAD_PREFIX "storm-seal-1 sha256="
+/* strlen of a seal payload: prefix, 64 hex, " nonce=", 32 hex */
+#define ST_SEAL_PAYLOAD_LEN (20 + 64 + 7 + 32)
+
+/** SHA-256 of n bytes at p (OpenSSL's libcrypto).  @return 0 or -ENOMEM
+ * (the library could not run). */
+ST_API int st_sha256(const void *p, size_t n, uint8_t out[ST_SHA256_BYTES]);
+/** Build a SEALED payload from a NUL-terminated credential and the body.
+ * @return 0 and *out (malloc'd, the caller frees) of *len bytes;
+ * -EINVAL (a credential empty, over ST_SEAL_CRED_MAX or not printable),
+ * -EMSGSIZE (over ST_FRAME_MAX), -ENOMEM. */
+ST_API int st_seal_encode(const char *cred, const void *body, size_t blen,
+			  uint8_t **out, uint32_t *len);
+/** Split a SEALED payload p[0 .. len) (untrusted) into its credential
+ * (*cred, *clen bytes, not NUL-terminated) and body (*body, *blen), both
+ * pointers into p.  Out-parameters are written only on success.
+ * @return 0; -STORM_EPROTO with err saying what is wrong and where (short,
+ * another version or scheme, a credential length of 0 or over
+ * ST_SEAL_CRED_MAX or past the end, a byte of it not printable ASCII, an
+ * empty body); -EINVAL (NULL arguments). */
+ST_API int st_seal_decode(const uint8_t *p, size_t len, const char **cred,
+			  size_t *clen, const uint8_t **body, size_t *blen,
+			  char *err, size_t errlen);
+/** The credential payload for a body: "storm-seal-1 sha256=HEX
+ * nonce=HEX" into out (ST_SEAL_PAYLOAD_LEN + 1 bytes, NUL-terminated).
+ * @return 0 or -ENOMEM. */
+ST_API int st_seal_payload(const void *body, size_t blen,
+			   const uint8_t nonce[ST_SEAL_NONCE_BYTES],
+			   char out[ST_SEAL_PAYLOAD_LEN + 1]);
+/** Check a credential's decoded payload (untrusted bytes, plen of them)
+ * against the SHA-256 of the body received.  @return 0 (it binds that
+ * body); -EACCES (a seal payload for another body); -STORM_EPROTO (not a
+ * seal payload at all: an older client's, or garbage).  err says which. */
+ST_API int st_seal_check(const void *payload, size_t plen,
+			 const uint8_t digest[ST_SHA256_BYTES], char *err,
+			 size_t errlen);
 
 /* ------------------------------------------------------------------------ */
 /* Global memory and the heartbeat (docs/launch.md)                          */

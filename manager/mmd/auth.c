@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <munge.h>
+#include <storm_proto.h>
 
 #include "auth.h"
 
@@ -18,12 +20,43 @@ struct mmd_auth_item {
 	char cred[];
 };
 
+static void put_be(uint8_t *p, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		p[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
+}
+
+/* The credential's id for the replay cache (auth.h). */
+static int cred_id(struct mmd_auth_result *r, uint64_t encoded, uint64_t ttl)
+{
+	uint8_t in[12 + 4 + 4 + 8 + 8 + sizeof(r->payload)], d[ST_SHA256_BYTES];
+	size_t n = 0;
+
+	memcpy(in, "storm-cred-1", 12);
+	n += 12;
+	put_be(in + n, r->uid, 4);
+	n += 4;
+	put_be(in + n, r->gid, 4);
+	n += 4;
+	put_be(in + n, encoded, 8);
+	n += 8;
+	put_be(in + n, ttl, 8);
+	n += 8;
+	memcpy(in + n, r->payload, r->payload_len);
+	n += r->payload_len;
+	if (st_sha256(in, n, d))
+		return -1;
+	memcpy(r->cred_id, d, MM_CRED_ID_BYTES);
+	return 0;
+}
+
 static void decode(const char *sock, const char *cred,
 		   struct mmd_auth_result *r)
 {
 	munge_ctx_t ctx = munge_ctx_create();
 	void *payload = NULL;
-	int len = 0;
+	int len = 0, ttl = 0;
+	time_t encoded = 0;
 	uid_t uid;
 	gid_t gid;
 	munge_err_t e;
@@ -35,18 +68,35 @@ static void decode(const char *sock, const char *cred,
 	if (sock[0])
 		munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sock);
 	e = munge_decode(cred, ctx, &payload, &len, &uid, &gid);
+	if (e == EMUNGE_SUCCESS &&
+	    (munge_ctx_get(ctx, MUNGE_OPT_ENCODE_TIME, &encoded) !=
+	     EMUNGE_SUCCESS ||
+	     munge_ctx_get(ctx, MUNGE_OPT_TTL, &ttl) != EMUNGE_SUCCESS ||
+	     encoded < 0 || ttl < 0)) {
+		snprintf(r->err, sizeof(r->err), "munged gave no encode time "
+			 "or time to live");
+		e = EMUNGE_SNAFU;
+	}
 	munge_ctx_destroy(ctx);
 	if (e != EMUNGE_SUCCESS) {
-		snprintf(r->err, sizeof(r->err), "%s", munge_strerror(e));
+		if (!r->err[0])
+			snprintf(r->err, sizeof(r->err), "%s",
+				 munge_strerror(e));
 	} else if (len < 0 || (size_t)len >= sizeof(r->payload)) {
 		snprintf(r->err, sizeof(r->err), "payload of %d bytes", len);
 	} else {
 		if (len)
 			memcpy(r->payload, payload, (size_t)len);
 		r->payload[len] = '\0';
+		r->payload_len = (size_t)len;
 		r->uid = uid;
 		r->gid = gid;
-		r->ok = 1;
+		r->expire_ms = ((uint64_t)encoded + (uint64_t)ttl) * 1000;
+		if (cred_id(r, (uint64_t)encoded, (uint64_t)ttl))
+			snprintf(r->err, sizeof(r->err), "cannot hash the "
+				 "credential (libcrypto)");
+		else
+			r->ok = 1;
 	}
 	free(payload);
 }
@@ -129,9 +179,9 @@ void mmd_auth_stop(struct mmd_auth *a)
 	a->started = 0;
 }
 
-int mmd_auth_submit(struct mmd_auth *a, uint64_t conn, const char *cred)
+int mmd_auth_submit(struct mmd_auth *a, uint64_t conn, const char *cred,
+		    size_t n)
 {
-	size_t n = strlen(cred);
 	struct mmd_auth_item *it;
 
 	if (a->queued >= MMD_AUTH_QUEUE)
@@ -139,7 +189,8 @@ int mmd_auth_submit(struct mmd_auth *a, uint64_t conn, const char *cred)
 	if (!(it = calloc(1, sizeof(*it) + n + 1)))
 		return -ENOMEM;
 	it->r.conn = conn;
-	memcpy(it->cred, cred, n + 1);
+	memcpy(it->cred, cred, n);
+	it->cred[n] = '\0';
 	pthread_mutex_lock(&a->mu);
 	*a->in_tail = it;
 	a->in_tail = &it->next;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -99,11 +100,20 @@ static int fetch(struct mmd_backfill *b, const st_host_t *m, uint64_t below,
 		close(fd);
 		return -ENOMEM;
 	}
+	text = json_dumps(req, JSON_COMPACT);
+	if (!text) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	if (tcp) {
-		char pl[256], *cred = NULL;
+		/* sealed: a credential bound to these bytes (protocol §2.6) */
+		char pl[ST_SEAL_PAYLOAD_LEN + 1], *cred = NULL;
+		uint8_t nonce[ST_SEAL_NONCE_BYTES], *sealed = NULL;
+		uint32_t slen;
 
-		snprintf(pl, sizeof(pl), "%s:%lld", id, seq);
-		if (munge_encode(&cred, NULL, pl, (int)strlen(pl)) !=
+		if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce) ||
+		    st_seal_payload(text, strlen(text), nonce, pl) ||
+		    munge_encode(&cred, NULL, pl, (int)strlen(pl)) !=
 		    EMUNGE_SUCCESS) {
 			snprintf(b->note, sizeof(b->note), "manager %s: no "
 				 "MUNGE credential (is munged running?)",
@@ -112,12 +122,15 @@ static int fetch(struct mmd_backfill *b, const st_host_t *m, uint64_t below,
 			rc = -EACCES;
 			goto out;
 		}
-		json_object_set_new(req, "munge", json_string(cred));
+		rc = st_seal_encode(cred, text, strlen(text), &sealed, &slen);
 		free(cred);
+		if (!rc)
+			rc = st_frame_send(fd, ST_FRAME_SEALED, sealed, slen);
+		free(sealed);
+	} else {
+		rc = st_frame_send(fd, ST_FRAME_REQUEST, text,
+				   (uint32_t)strlen(text));
 	}
-	text = json_dumps(req, JSON_COMPACT);
-	rc = text ? st_frame_send(fd, ST_FRAME_REQUEST, text,
-				  (uint32_t)strlen(text)) : -ENOMEM;
 	if (!rc)
 		rc = st_frame_recv(fd, REPLY_TIMEOUT_MS, &type, &payload, &len);
 	if (rc < 0) {

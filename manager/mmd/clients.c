@@ -197,7 +197,8 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 			uint32_t len;
 
 			if (st_frame_parse_hdr(c->hdr, &type, &len) ||
-			    type != ST_FRAME_REQUEST) {
+			    (type != ST_FRAME_REQUEST &&
+			     type != ST_FRAME_SEALED)) {
 				mmd_client_reply_err(c, EPROTO, "not a Storm "
 						     "request frame (protocol "
 						     "%d)", ST_FRAME_VERSION);
@@ -219,6 +220,7 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 					MMD_UNAUTH_FRAME_MAX);
 				goto gone;
 			}
+			c->type = type;
 			c->need = ST_FRAME_HDR + len;
 			if (buf_room(c, len < BUF_FIRST ? len : BUF_FIRST))
 				goto gone;
@@ -249,8 +251,8 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 		c->frame_ms = 0;
 		c->inflight = 1;
 		c->last_ms = now_ms();
-		set->hooks.request(set->hooks.ctx, c, (const char *)c->buf,
-				   len);
+		set->hooks.request(set->hooks.ctx, c, c->type,
+				   (const char *)c->buf, len);
 	}
 	if (mmd_client_idle(c))
 		client_drop(set, c);

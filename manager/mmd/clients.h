@@ -43,6 +43,7 @@ struct mmd_client {
 	uint64_t seq;        /* the request's "seq" */
 	uint64_t anon_seq;   /* requests without "client": own numbering */
 	uint8_t hdr[ST_FRAME_HDR];
+	int type;            /* the frame being read */
 	uint32_t got, need;  /* bytes of header+payload read / expected */
 	uint8_t *buf;
 	uint32_t buf_cap;
@@ -57,9 +58,10 @@ struct mmd_client {
 };
 
 struct mmd_clients_hooks {
-	/* a whole request frame: text is NUL-terminated, len bytes */
-	void (*request)(void *ctx, struct mmd_client *c, const char *text,
-			uint32_t len);
+	/* a whole request frame of type ST_FRAME_REQUEST or
+	 * ST_FRAME_SEALED: text is NUL-terminated, len bytes */
+	void (*request)(void *ctx, struct mmd_client *c, int type,
+			const char *text, uint32_t len);
 	/* c goes away: nothing may refer to it after this */
 	void (*gone)(void *ctx, struct mmd_client *c);
 	void *ctx;

@@ -198,10 +198,10 @@ static void restored(void *ctx)
 	mmd_strobe_state_replaced(&((struct mmd *)ctx)->sb);
 }
 
-static void client_request(void *ctx, struct mmd_client *c, const char *text,
-			   uint32_t len)
+static void client_request(void *ctx, struct mmd_client *c, int type,
+			   const char *text, uint32_t len)
 {
-	mmd_requests_handle(&((struct mmd *)ctx)->rq, c, text, len);
+	mmd_requests_handle(&((struct mmd *)ctx)->rq, c, type, text, len);
 }
 
 static int on_auth(int32_t fd, int32_t revents, void *data)
@@ -215,6 +215,7 @@ static int on_auth(int32_t fd, int32_t revents, void *data)
 static void client_gone(void *ctx, struct mmd_client *c)
 {
 	mmd_repl_client_gone(&((struct mmd *)ctx)->repl, c);
+	mmd_requests_client_gone(&((struct mmd *)ctx)->rq, c);
 }
 
 /* ---- the history a joiner lacks ------------------------------------------------ */
@@ -583,7 +584,10 @@ int main(int argc, char **argv)
 		}
 	}
 	/* the worker threads: each hands its results over by an eventfd */
-	if (watch_worker(&mm, mmd_auth_start(&mm.rq.auth, mm.cfg.munge_socket),
+	if (watch_worker(&mm, mmd_auth_start(&mm.rq.auth,
+					   mm.host->munge_socket[0] ?
+					   mm.host->munge_socket :
+					   mm.cfg.munge_socket),
 			 "MUNGE", &mm.rq.auth.efd, QB_LOOP_MED, on_auth) ||
 	    watch_worker(&mm, mmd_backfill_init(&mm.backfill, &mm.cfg,
 						mm.host),

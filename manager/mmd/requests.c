@@ -699,10 +699,17 @@ static void op_cancel(struct mmd_requests *rq, struct mmd_client *c, json_t *req
 		mmd_client_reply_err(c, res.rc, "%s", res.err);
 }
 
+static void credential_agreed(struct mmd_requests *rq, struct mmd_client *c,
+			      const mm_result_t *res);
+
 /* A write of c's was applied and is durable here (or failed). */
 void mmd_requests_answer(struct mmd_requests *rq, struct mmd_client *c, int kind,
 		       uint32_t job, const mm_result_t *res)
 {
+	if (kind == MMD_REQ_CRED) {
+		credential_agreed(rq, c, res);
+		return;
+	}
 	if (res->rc) {
 		/* a refusal of what a user may not do is logged with who */
 		if (res->rc == -EPERM)
@@ -996,38 +1003,46 @@ static int request_identity(struct mmd_requests *rq, struct mmd_client *c,
 }
 
 /* A TCP connection authenticates with the MUNGE credential of its first
- * request, whose payload names that request ("CLIENT:SEQ"); munged
- * vouches for the uid and gid and refuses a forged, expired or replayed
- * one.  The decode runs on the auth worker; the request waits here.
- * From then on the connection is that user's.  (The unix socket has
- * SO_PEERCRED.) */
+ * request, which comes sealed (docs/protocol.md §2.6): the credential's
+ * payload names the SHA-256 of the body as sent, and the cluster takes
+ * each credential once.  Three steps, none on the main loop's time:
+ *
+ *   state       event                      next / answer
+ *   decoding    munged refuses             refused, EACCES (munged's why)
+ *   decoding    payload binds another body refused, EACCES, logged
+ *   decoding    checks out                 replicating (MM_OP_CRED)
+ *   decoding    propose fails (no quorum)  refused with that code: the
+ *                                          client goes to another replica
+ *   replicating the cluster took it before refused, EACCES "replayed",
+ *               or it expired by its time  logged with the uid
+ *   replicating accepted                   the connection is the uid's;
+ *                                          the request is dispatched
+ *   either      the client goes            dropped (client_gone)
+ *
+ * A read-only request over TCP takes the same path: a credential that
+ * skipped the replicated check could be replayed to a replica for a
+ * read, so a minority replica authenticates no TCP client.  The unix
+ * socket has SO_PEERCRED and none of this. */
 struct mmd_pending_auth {
 	struct mmd_pending_auth *next;
 	uint64_t conn;
 	json_t *req;
 	const struct mmd_request_type *type;
-	char want[512]; /* the payload it must carry */
+	uint8_t digest[ST_SHA256_BYTES]; /* of the body received */
+	int replicating;                 /* MM_OP_CRED proposed */
+	uint32_t uid, gid;               /* the credential's, once decoded */
 };
 
 static int begin_auth(struct mmd_requests *rq, struct mmd_client *c,
-		      json_t *req, const struct mmd_request_type *t)
+		      json_t *req, const struct mmd_request_type *t,
+		      const char *cred, size_t clen,
+		      const uint8_t digest[ST_SHA256_BYTES])
 {
-	const char *cred = json_string_value(json_object_get(req, "munge"));
-	const char *id = json_string_value(json_object_get(req, "client"));
-	json_int_t seq = json_integer_value(json_object_get(req, "seq"));
 	struct mmd_pending_auth *p;
-	int rc;
 
-	if (!cred) {
-		mmd_client_reply_err(c, EACCES, "request over TCP without a "
-				     "MUNGE credential: use stormctl (it adds "
-				     "one) with munged running, or the "
-				     "manager's unix socket");
-		return -1;
-	}
 	if (!(p = calloc(1, sizeof(*p))))
 		return mmd_client_reply_err(c, ENOMEM, "out of memory"), -1;
-	if ((rc = mmd_auth_submit(&rq->auth, c->id, cred))) {
+	if (mmd_auth_submit(&rq->auth, c->id, cred, clen)) {
 		free(p);
 		mmd_client_reply_err(c, EAGAIN, "manager %s: %u credentials "
 				     "wait to be checked: try again",
@@ -1037,8 +1052,7 @@ static int begin_auth(struct mmd_requests *rq, struct mmd_client *c,
 	p->conn = c->id;
 	p->req = json_incref(req);
 	p->type = t;
-	snprintf(p->want, sizeof(p->want), "%s:%lld", id ? id : "",
-		 (long long)seq);
+	memcpy(p->digest, digest, sizeof(p->digest));
 	p->next = rq->pending;
 	rq->pending = p;
 	return 0;
@@ -1047,37 +1061,115 @@ static int begin_auth(struct mmd_requests *rq, struct mmd_client *c,
 static void dispatch(struct mmd_requests *rq, struct mmd_client *c,
 		     const struct mmd_request_type *t, json_t *req);
 
+static struct mmd_pending_auth *pending_take(struct mmd_requests *rq,
+					     uint64_t conn, int replicating)
+{
+	struct mmd_pending_auth **pp = &rq->pending, *p;
+
+	while (*pp && ((*pp)->conn != conn ||
+		       (*pp)->replicating != replicating))
+		pp = &(*pp)->next;
+	if ((p = *pp))
+		*pp = p->next;
+	return p;
+}
+
+static void pending_free(struct mmd_pending_auth *p)
+{
+	json_decref(p->req);
+	free(p);
+}
+
+/* munged vouched for r: check the binding, then ask the cluster. */
+static void credential_decoded(struct mmd_requests *rq, struct mmd_client *c,
+			       struct mmd_pending_auth *p,
+			       const struct mmd_auth_result *r)
+{
+	mm_op_t op = { .code = MM_OP_CRED, .uid = r->uid,
+		       .cred_id = r->cred_id,
+		       .cred_expire_ms = r->expire_ms };
+	mm_result_t res;
+	char why[320];
+
+	if (st_seal_check(r->payload, r->payload_len, p->digest, why,
+			  sizeof(why))) {
+		qb_log(LOG_NOTICE, "uid %u refused: MUNGE credential from %s: "
+		       "%s", r->uid, c->addr, why);
+		mmd_client_reply_err(c, EACCES, "MUNGE credential of uid %u "
+				     "refused: %s", r->uid, why);
+		pending_free(p);
+		return;
+	}
+	p->uid = r->uid;
+	p->gid = r->gid;
+	if (mmd_repl_propose_client(rq->repl, c, 0, 0, r->uid, r->gid,
+				    MMD_REQ_CRED, &op, &res)) {
+		mmd_client_reply_err(c, res.rc, "MUNGE credential of uid %u "
+				     "not checked: the cluster's replay check "
+				     "goes through the replicated log, and "
+				     "manager %s cannot write to it now (%s): "
+				     "try another replica", r->uid,
+				     rq->host->name, res.err);
+		pending_free(p);
+		return;
+	}
+	p->replicating = 1;
+	p->next = rq->pending;
+	rq->pending = p;
+}
+
 void mmd_requests_auth_done(struct mmd_requests *rq)
 {
 	struct mmd_auth_result r;
 
 	while (mmd_auth_next(&rq->auth, &r)) {
-		struct mmd_pending_auth **pp = &rq->pending, *p;
+		struct mmd_pending_auth *p = pending_take(rq, r.conn, 0);
 		struct mmd_client *c;
 
-		while (*pp && (*pp)->conn != r.conn)
-			pp = &(*pp)->next;
-		if (!(p = *pp))
+		if (!p)
 			continue;
-		*pp = p->next;
 		c = mmd_clients_find(rq->clients, r.conn);
 		if (!c) {
-			/* gone meanwhile */
+			pending_free(p); /* gone meanwhile */
 		} else if (!r.ok) {
+			qb_log(LOG_NOTICE, "TCP client %s refused: MUNGE "
+			       "credential: %s", c->addr, r.err);
 			mmd_client_reply_err(c, EACCES, "MUNGE credential "
 					     "refused: %s (is munged running "
 					     "with the cluster's key on both "
 					     "hosts?)", r.err);
-		} else if (strcmp(r.payload, p->want)) {
-			mmd_client_reply_err(c, EACCES, "MUNGE credential made "
-					     "for another request (its payload "
-					     "must be \"CLIENT:SEQ\")");
-		} else if (mmd_client_authed(c, r.uid, r.gid) == 0) {
-			dispatch(rq, c, p->type, p->req);
+			pending_free(p);
+		} else {
+			credential_decoded(rq, c, p, &r);
 		}
-		json_decref(p->req);
-		free(p);
 	}
+}
+
+/* The cluster took c's credential, or refused it (MM_OP_CRED). */
+static void credential_agreed(struct mmd_requests *rq, struct mmd_client *c,
+			      const mm_result_t *res)
+{
+	struct mmd_pending_auth *p = pending_take(rq, c->id, 1);
+
+	if (!p)
+		return;
+	if (res->rc) {
+		qb_log(LOG_NOTICE, "uid %u refused: from %s: %s", p->uid,
+		       c->addr, res->err);
+		mmd_client_reply_err(c, res->rc, "%s", res->err);
+	} else if (mmd_client_authed(c, p->uid, p->gid) == 0) {
+		dispatch(rq, c, p->type, p->req);
+	}
+	pending_free(p);
+}
+
+void mmd_requests_client_gone(struct mmd_requests *rq, struct mmd_client *c)
+{
+	struct mmd_pending_auth *p;
+
+	while ((p = pending_take(rq, c->id, 1)))
+		pending_free(p);
+	/* one still decoding is dropped when its result comes */
 }
 
 /* "auth": a TCP client authenticates its connection with a small frame
@@ -1169,14 +1261,61 @@ static void dispatch(struct mmd_requests *rq, struct mmd_client *c,
 	t->handle(rq, c, req);
 }
 
-void mmd_requests_handle(struct mmd_requests *rq, struct mmd_client *c,
-			 const char *text, uint32_t len)
+/* Over TCP before authentication: why a frame without a seal is
+ * refused. */
+static void unsealed(struct mmd_client *c, json_t *req)
 {
-	json_error_t jerr;
-	json_t *req = json_loadb(text, len, 0, &jerr);
-	const char *op = json_string_value(json_object_get(req, "op"));
-	const struct mmd_request_type *t = op ? request_type(op) : NULL;
+	if (json_object_get(req, "munge"))
+		mmd_client_reply_err(c, EACCES, "request over TCP with its "
+				     "MUNGE credential inside (an older "
+				     "stormctl?): a credential now travels in "
+				     "a SEALED frame and binds the request's "
+				     "bytes (docs/protocol.md 2.6); upgrade "
+				     "stormctl");
+	else
+		mmd_client_reply_err(c, EACCES, "request over TCP without a "
+				     "MUNGE credential: use stormctl (it seals "
+				     "each request with one) with munged "
+				     "running, or the manager's unix socket");
+}
 
+void mmd_requests_handle(struct mmd_requests *rq, struct mmd_client *c,
+			 int type, const char *text, uint32_t len)
+{
+	const char *cred = NULL;
+	const uint8_t *body = (const uint8_t *)text;
+	size_t clen = 0, blen = len;
+	uint8_t digest[ST_SHA256_BYTES];
+	char why[256];
+	json_error_t jerr;
+	json_t *req;
+	const char *op;
+	const struct mmd_request_type *t;
+
+	if (type == ST_FRAME_SEALED) {
+		if (c->authed) {
+			mmd_client_reply_err(c, EPROTO, "a sealed request on "
+					     "a connection that is %s: send "
+					     "it as a plain REQUEST frame",
+					     c->tcp ? "authenticated already"
+						    : "the unix socket's "
+						      "(SO_PEERCRED names "
+						      "you)");
+			return;
+		}
+		if (st_seal_decode((const uint8_t *)text, len, &cred, &clen,
+				   &body, &blen, why, sizeof(why))) {
+			mmd_client_reply_err(c, EPROTO, "%s", why);
+			return;
+		}
+		if (st_sha256(body, blen, digest)) {
+			mmd_client_reply_err(c, ENOMEM, "out of memory");
+			return;
+		}
+	}
+	req = json_loadb((const char *)body, blen, 0, &jerr);
+	op = json_string_value(json_object_get(req, "op"));
+	t = op ? request_type(op) : NULL;
 	if (!json_is_object(req) || !op) {
 		mmd_client_reply_err(c, EPROTO, "request: not a JSON object "
 				     "with \"op\" (%s)",
@@ -1184,11 +1323,14 @@ void mmd_requests_handle(struct mmd_requests *rq, struct mmd_client *c,
 	} else if (!t) {
 		mmd_client_reply_err(c, EINVAL, "request: unknown op \"%s\"",
 				     op);
-	} else if (len > t->max_bytes) {
-		mmd_client_reply_err(c, E2BIG, "request: %s of %u bytes, at "
-				     "most %u", op, len, t->max_bytes);
+	} else if (blen > t->max_bytes) {
+		mmd_client_reply_err(c, E2BIG, "request: %s of %zu bytes, at "
+				     "most %u", op, blen, t->max_bytes);
 	} else if (t->auth && !c->authed) {
-		begin_auth(rq, c, req, t); /* answered there, or later */
+		if (!cred)
+			unsealed(c, req);
+		else
+			begin_auth(rq, c, req, t, cred, clen, digest);
 	} else {
 		dispatch(rq, c, t, req);
 	}
@@ -1201,8 +1343,7 @@ void mmd_requests_fini(struct mmd_requests *rq)
 		struct mmd_pending_auth *p = rq->pending;
 
 		rq->pending = p->next;
-		json_decref(p->req);
-		free(p);
+		pending_free(p);
 	}
 }
 

@@ -21,7 +21,8 @@
 #include "strobe.h"
 
 /* Kinds of client writes (the repl's cookie says which it was). */
-enum { MMD_REQ_SUBMIT = 1, MMD_REQ_RUN, MMD_REQ_CANCEL };
+enum { MMD_REQ_SUBMIT = 1, MMD_REQ_RUN, MMD_REQ_CANCEL,
+       MMD_REQ_CRED /* a TCP client's credential (MM_OP_CRED) */ };
 
 /* Expected starts of the first pending jobs (for queue and show):
  * replaying the scheduler costs O(live jobs) per round, so one result
@@ -58,9 +59,14 @@ struct mmd_requests {
 void mmd_requests_auth_done(struct mmd_requests *rq);
 /* Drop the requests waiting for credentials (shutdown). */
 void mmd_requests_fini(struct mmd_requests *rq);
-/* A whole request frame from c (the clients' hook). */
+/* A whole request frame from c (the clients' hook): type
+ * ST_FRAME_REQUEST (the JSON) or ST_FRAME_SEALED (a credential and the
+ * JSON, docs/protocol.md §2.6), len bytes of untrusted payload. */
 void mmd_requests_handle(struct mmd_requests *rq, struct mmd_client *c,
-			 const char *text, uint32_t len);
+			 int type, const char *text, uint32_t len);
+/* c goes away: its request waiting for the cluster's credential check is
+ * dropped. */
+void mmd_requests_client_gone(struct mmd_requests *rq, struct mmd_client *c);
 /* A write of c's was applied and is durable here, or failed (the
  * replication glue's hook). */
 void mmd_requests_answer(struct mmd_requests *rq, struct mmd_client *c,

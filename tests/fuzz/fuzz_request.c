@@ -240,7 +240,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(text != NULL);
 	memcpy(text, data + 1, size - 1);
 	text[size - 1] = '\0';
-	mmd_requests_handle(&H.rq, c, text, (uint32_t)(size - 1));
+	/* the first byte's top bit: a sealed frame, which an authenticated
+	 * connection may not send (refused before it is read) */
+	mmd_requests_handle(&H.rq, c, data[0] & 0x80 ? ST_FRAME_SEALED :
+				      ST_FRAME_REQUEST, text,
+			    (uint32_t)(size - 1));
 	free(text);
 	FUZZ_CHECK(mmd_repl_dispatch(&H.repl) == 0);
 	while (read(sv[1], sink, sizeof(sink)) > 0)

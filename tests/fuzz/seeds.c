@@ -123,6 +123,9 @@ static void ops(void)
 		  .max_pending = 100, .max_pending_user = 10 },
 		{ .code = MM_OP_JOB_EXITED_USAGE, .job = 1, .nstatus = 2,
 		  .status = status, .usage = usage },
+		{ .code = MM_OP_CRED, .uid = 1000,
+		  .cred_id = (const uint8_t *)"0123456789abcdef",
+		  .cred_expire_ms = 1700000300000 },
 	};
 	static uint8_t b[65536];
 
@@ -196,6 +199,22 @@ static void frame(void)
 	put("frame", 1, b, (size_t)n);
 }
 
+static void seal(void)
+{
+	static const char body[] = "{\"op\":\"status\"}";
+	uint8_t nonce[ST_SEAL_NONCE_BYTES] = { 7 }, *p = NULL;
+	char pl[ST_SEAL_PAYLOAD_LEN + 1];
+	uint32_t len;
+
+	if (st_seal_encode("MUNGE:AwQFAAD:", body, sizeof(body) - 1, &p,
+			   &len) || st_seal_payload(body, sizeof(body) - 1,
+						    nonce, pl))
+		exit(1);
+	put("seal", 0, p, len);
+	put("seal", 1, pl, strlen(pl));
+	free(p);
+}
+
 static void config(void)
 {
 	static const char c[] =
@@ -244,6 +263,7 @@ int main(int argc, char **argv)
 	snapshot();
 	repl();
 	frame();
+	seal();
 	config();
 	wire();
 	jobsnap();

@@ -19,6 +19,7 @@ free at run time; waits are bounded.
 """
 
 import glob
+import hashlib
 import json
 import os
 import random
@@ -65,6 +66,14 @@ def call(endpoint, req, timeout=5.0):
     """One request on one connection; returns the reply object.  endpoint:
     a unix socket path or (host, port).  Raises OSError on transport
     failures."""
+    body = json.dumps(req).encode()
+    return call_raw(endpoint, b"STRM" + bytes([1, 1, 0, 0]) +
+                    struct.pack(">I", len(body)) + body, timeout)
+
+
+def call_raw(endpoint, frame, timeout=5.0):
+    """call() with the request frame's bytes as given (a sealed one, a
+    replayed one); returns the reply object."""
     if isinstance(endpoint, str):
         s = socket.socket(socket.AF_UNIX)
     else:
@@ -82,14 +91,44 @@ def call(endpoint, req, timeout=5.0):
         else:
             s.settimeout(timeout)
             s.connect(endpoint)
-        body = json.dumps(req).encode()
-        s.sendall(b"STRM" + bytes([1, 1, 0, 0]) + struct.pack(">I", len(body))
-                  + body)
+        s.sendall(frame)
         hdr = recv_exact(s, 12)
         n = struct.unpack(">I", hdr[8:12])[0]
         return json.loads(recv_exact(s, n))
     finally:
         s.close()
+
+
+# Sealed requests (docs/protocol.md 2.6): what stormctl sends over TCP.
+
+def seal_payload(body):
+    """The MUNGE payload that binds body (bytes): its SHA-256 and a
+    fresh nonce."""
+    return "storm-seal-1 sha256=%s nonce=%s" % (
+        hashlib.sha256(body).hexdigest(), os.urandom(16).hex())
+
+
+def munge_cred(sock, payload, ttl=None):
+    """A credential from the munged at sock for payload (text)."""
+    argv = ["munge", "-S", sock, "-s", payload]
+    if ttl:
+        argv += ["-t", str(ttl)]
+    return subprocess.run(argv, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def sealed_frame(cred, body):
+    """A SEALED frame: the credential (text) and the body (bytes)."""
+    c = cred.encode()
+    p = bytes([1, 1]) + struct.pack(">H", len(c)) + c + body
+    return b"STRM" + bytes([1, 5, 0, 0]) + struct.pack(">I", len(p)) + p
+
+
+def sealed_request(sock, req, ttl=None):
+    """The bytes stormctl would send for req over TCP, sealed with a
+    credential of the munged at sock."""
+    body = json.dumps(req).encode()
+    return sealed_frame(munge_cred(sock, seal_payload(body), ttl), body)
 
 
 def recv_exact(s, n):
@@ -195,9 +234,15 @@ class Lab:
 
     def __init__(self, build, d, managers=3, nodes=2, cpus=1, slice_us=10000,
                  log_level=os.environ.get("STORMLAB_LOG_LEVEL", "info"),
-                 extra=(), provider="tcp"):
+                 extra=(), provider="tcp", manager_extra=None,
+                 corosync_crypto=True):
+        # manager_extra: i -> lines for [manager mmI] (a head's own
+        # munge_socket)
         self.build, self.dir = build, d
         self.m, self.n = managers, nodes
+        # corosync authenticates and encrypts its traffic (aes256 +
+        # sha256, a generated authkey) unless a benchmark measures it off
+        self.corosync_crypto = corosync_crypto
         self.p = Procs()
         os.makedirs(d, exist_ok=True)
         ports = free_ports(nodes + 2 * managers + 1)
@@ -220,6 +265,7 @@ class Lab:
             lines += ["", "[manager mm%d]" % i,
                       "address = %s" % addr("mm%d" % i, ports[i]),
                       "listen = %s" % self.listen[i]]
+            lines += list(manager_extra(i) if manager_extra else [])
         for j in range(nodes):
             lines += ["", "[node nm%d]" % (j + 1),
                       "address = %s" % addr("nm%d" % (j + 1),
@@ -242,9 +288,12 @@ class Lab:
         with open(os.path.join(cdir, "corosync.conf"), "w") as f:
             # realtime corosync starves the replicas sharing its cores
             # (scripts/cluster does the same; docs/replication.md §6)
-            f.write(COROSYNC_ONE % dict(port=self.knet_port, dir=cdir,
-                                        rr=os.environ.get("STORM_COROSYNC_RR",
-                                                          "no")))
+            f.write(COROSYNC_ONE % dict(
+                port=self.knet_port, dir=cdir,
+                rr=os.environ.get("STORM_COROSYNC_RR", "no"),
+                crypto=corosync_crypto_lines(
+                    corosync_authkey(os.path.join(cdir, "authkey"))
+                    if self.corosync_crypto else None)))
         self.p.start("corosync", ["corosync", "-f", "-c",
                                   os.path.join(cdir, "corosync.conf")],
                      os.path.join(cdir, "corosync.out"))
@@ -333,12 +382,30 @@ class Lab:
         self.p.stop_all()
 
 
+def corosync_authkey(path):
+    """corosync's cluster key at path (made if missing): corosync-keygen,
+    256 bytes from /dev/urandom, mode 0400, the caller's (root's)."""
+    if not os.path.exists(path):
+        subprocess.run(["corosync-keygen", "-k", path], capture_output=True,
+                       check=True)
+    os.chmod(path, 0o400)
+    return path
+
+
+def corosync_crypto_lines(key):
+    """totem's crypto lines: aes256 + sha256 with the key file, or (key
+    None) none, for a benchmark's measure of their cost."""
+    if key is None:
+        return "  crypto_cipher: none\n  crypto_hash: none"
+    return ("  crypto_cipher: aes256\n  crypto_hash: sha256\n"
+            "  keyfile: %s" % key)
+
+
 COROSYNC_ONE = """totem {
   version: 2
   cluster_name: stormlab
   transport: knet
-  crypto_cipher: none
-  crypto_hash: none
+%(crypto)s
   interface {
     linknumber: 0
     mcastport: %(port)d
@@ -517,20 +584,24 @@ class MultiHost(Lab):
                            capture_output=True)
 
 
-def start_munged(procs, d):
-    """A munged of the test's own: generated key, socket under d (which
-    other users must be able to reach: their credentials come from it)."""
+def start_munged(procs, d, name="munged", key=None):
+    """A munged of the test's own: socket under d (which other users must
+    be able to reach: their credentials come from it), started as
+    procs' NAME.  key: the key file to share with other munged (each
+    head of a cluster runs its own munged with the cluster's key); None:
+    d/munge.key, generated if missing."""
     os.chmod(d, 0o755)
-    key = os.path.join(d, "munge.key")
-    with open(key, "wb") as f:
-        f.write(os.urandom(1024))
-    os.chmod(key, 0o600)
-    sock = os.path.join(d, "munge.socket")
-    procs.start("munged", ["munged", "-F", "--force", "--socket", sock,
-                           "--key-file", key, "--pid-file",
-                           os.path.join(d, "munged.pid"), "--log-file",
-                           os.path.join(d, "munged.log"), "--seed-file",
-                           os.path.join(d, "munged.seed")],
-                os.path.join(d, "munged.out"))
-    wait_for(lambda: os.path.exists(sock), 10, "munged's socket")
+    key = key or os.path.join(d, "munge.key")
+    if not os.path.exists(key):
+        with open(key, "wb") as f:
+            f.write(os.urandom(1024))
+        os.chmod(key, 0o600)
+    base = os.path.join(d, name)
+    sock = base + ".socket" if name != "munged" else os.path.join(
+        d, "munge.socket")
+    procs.start(name, ["munged", "-F", "--force", "--socket", sock,
+                       "--key-file", key, "--pid-file", base + ".pid",
+                       "--log-file", base + ".log", "--seed-file",
+                       base + ".seed"], base + ".out")
+    wait_for(lambda: os.path.exists(sock), 10, "%s's socket" % name)
     return sock

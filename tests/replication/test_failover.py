@@ -313,31 +313,29 @@ def test_munge_tcp(lab):
                                             "pad": big})
     check(not rep.get("ok") and "authenticate first" in rep.get("error", ""),
           "large unauthenticated request: %s" % str(rep)[:200])
-    rep = stormlab.call((host, int(port)), {"op": "show", "job": job,
-                                            "client": "x", "seq": 1,
-                                            "munge": "MUNGE:forged:"})
+    ep = (host, int(port))
+    req = {"op": "show", "job": job, "client": "x", "seq": 1}
+    rep = stormlab.call_raw(ep, stormlab.sealed_frame(
+        "MUNGE:forged:", json.dumps(req).encode()))
     check(not rep.get("ok") and rep.get("errno") == 13,
           "forged credential accepted: %s" % rep)
+    # an older client's credential inside the request: refused, saying so
+    rep = stormlab.call(ep, dict(req, munge="MUNGE:old:"))
+    check(not rep.get("ok") and rep.get("errno") == 13 and
+          "upgrade stormctl" in rep.get("error", ""),
+          "credential inside the request: %s" % rep)
     # a credential is good for one request only
-    cred = subprocess.run(["munge", "-S", lab.munge_socket, "-s", "y:1"],
-                          capture_output=True, text=True).stdout.strip()
-    first = stormlab.call((host, int(port)), {"op": "show", "job": job,
-                                              "client": "y", "seq": 1,
-                                              "munge": cred})
-    again = stormlab.call((host, int(port)), {"op": "show", "job": job,
-                                              "client": "y", "seq": 1,
-                                              "munge": cred})
+    frame = stormlab.sealed_request(lab.munge_socket, dict(req, client="y"))
+    first = stormlab.call_raw(ep, frame)
+    again = stormlab.call_raw(ep, frame)
     check(first.get("ok") and not again.get("ok") and
           "replayed" in again.get("error", "").lower(),
           "replayed credential: %s / %s" % (first, again))
     # an expired credential (its time to live is the behaviour under test)
-    cred = subprocess.run(["munge", "-S", lab.munge_socket, "-t", "1", "-s",
-                           "z:1"], capture_output=True, text=True
-                          ).stdout.strip()
+    frame = stormlab.sealed_request(lab.munge_socket, dict(req, client="z"),
+                                    ttl=1)
     time.sleep(2.5)
-    rep = stormlab.call((host, int(port)), {"op": "show", "job": job,
-                                            "client": "z", "seq": 1,
-                                            "munge": cred})
+    rep = stormlab.call_raw(ep, frame)
     check(not rep.get("ok") and "expired" in rep.get("error", "").lower(),
           "expired credential accepted: %s" % rep)
     # another user may not cancel it; its owner (root) or an administrator

@@ -32,10 +32,17 @@ Usage: test_security.py BUILD_DIR TEST
   oom            a job over its --mem limit ends FAILED with the OOM
                  reason; its CPU time and peak memory are shown;
   cgroup_readonly  the cgroup hierarchy read-only: a job fails naming the
-                 cause, the node manager runs on.
+                 cause, the node manager runs on;
+  replayed_credential  a sealed request captured on its way to replica 0
+                 (nobody's credential), sent again byte for byte to
+                 replica 1, whose own munged has not seen it: refused,
+                 errno 13, "replayed", logged with the uid;
+  altered_body   a credential whose body was altered in transit (the
+                 digest it binds differs): refused, errno 13, logged.
 Exit: 0 pass, 1 fail, 77 skipped (not root).
 """
 
+import json
 import os
 import pwd
 import grp
@@ -465,11 +472,99 @@ def test_cgroup_readonly(lab):
     print("cgroup_readonly: " + r.stderr.strip())
 
 
+def nobody_request(lab, munge_sock, req):
+    """The bytes stormctl run as nobody would send for req over TCP: the
+    body and a credential of nobody's from the munged at munge_sock,
+    bound to it."""
+    body = json.dumps(req).encode()
+    cred = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                           "--clear-groups", "munge", "-S", munge_sock,
+                           "-s", stormlab.seal_payload(body)],
+                          capture_output=True, text=True, check=True
+                          ).stdout.strip()
+    return body, cred
+
+
+def tcp(lab, i):
+    host, port = lab.listen[i].split(":")
+    return (host, int(port))
+
+
+def storm_log(lab):
+    with open(os.path.join(lab.dir, "storm.log")) as f:
+        return f.read()
+
+
+def test_replayed_credential(lab):
+    """Each head has its own munged (one key): munged's replay check is
+    per host, so only the cluster's replicated cache can refuse a
+    credential replayed to another replica."""
+    req = {"op": "submit", "client": "sec-replay:1:0", "seq": 1,
+           "job": {"name": "once", "argv": ["/bin/sleep", "600"],
+                   "ranks": 1, "env": [], "cwd": "/", "files": []}}
+    body, cred = nobody_request(lab, lab.munge_sockets[0], req)
+    frame = stormlab.sealed_frame(cred, body)
+    first = stormlab.call_raw(tcp(lab, 0), frame)
+    check(first.get("ok"), "nobody's sealed submit to replica 0: %s" % first)
+    # head 1's munged never saw it and vouches for it: the refusal must
+    # be the cluster's (its text, not munged's "Replayed credential")
+    again = stormlab.call_raw(tcp(lab, 1), frame)
+    check(not again.get("ok") and again.get("errno") == 13 and
+          "replayed" in again.get("error", "") and
+          "the cluster accepted it before" in again.get("error", ""),
+          "the replayed credential at replica 1: %s" % again)
+    # and replica 0 too (its munged's own check aside)
+    again0 = stormlab.call_raw(tcp(lab, 0), frame)
+    check(not again0.get("ok") and again0.get("errno") == 13,
+          "the replayed credential at replica 0: %s" % again0)
+    jobs = [j for j in lab.queue(1) if j["name"] == "once"]
+    check(len(jobs) == 1 and jobs[0]["uid"] == 65534,
+          "jobs named once: %s" % jobs)
+    log = storm_log(lab)
+    check("uid 65534 refused" in log and "replayed" in log,
+          "the refusal is not in the log with the uid")
+    # a fresh credential for another request still works at replica 1
+    req2 = dict(req, seq=2, op="show", job=jobs[0]["id"])
+    body, cred = nobody_request(lab, lab.munge_sockets[1], req2)
+    rep = stormlab.call_raw(tcp(lab, 1), stormlab.sealed_frame(cred, body))
+    check(rep.get("ok") and rep["job"]["uid"] == 65534,
+          "a fresh credential at replica 1: %s" % rep)
+    print("replayed_credential: replica 0 took nobody's credential once; "
+          "the same bytes at replica 1 (its munged vouching) refused: %s" %
+          again["error"])
+
+
+def test_altered_body(lab):
+    """A credential bound to one body, sent with another: refused before
+    the uid is trusted, logged with the uid."""
+    req = {"op": "submit", "client": "sec-alter:1:0", "seq": 1,
+           "job": {"name": "meant", "argv": ["/bin/true"], "ranks": 1,
+                   "env": [], "cwd": "/", "files": []}}
+    body, cred = nobody_request(lab, lab.munge_sockets[0], req)
+    altered = body.replace(b"/bin/true", b"/bin/date")
+    check(altered != body, "the test did not alter the body")
+    rep = stormlab.call_raw(tcp(lab, 0), stormlab.sealed_frame(cred, altered))
+    check(not rep.get("ok") and rep.get("errno") == 13 and
+          "binds another request body" in rep.get("error", ""),
+          "the altered request: %s" % rep)
+    check(not [j for j in lab.queue(0) if j["name"] == "meant"],
+          "the altered request was applied")
+    check("uid 65534 refused" in storm_log(lab),
+          "the refusal is not in the log with the uid")
+    print("altered_body: refused: %s" % rep["error"])
+    # the cluster did not take it: with its own body, at the other head
+    # (whose munged has not seen it), it is good
+    rep = stormlab.call_raw(tcp(lab, 1), stormlab.sealed_frame(cred, body))
+    check(rep.get("ok"), "the credential with its own body: %s" % rep)
+
+
 TESTS = {
     "daemon_gone": test_daemon_gone,
     "oom": test_oom,
     "cgroup_readonly": test_cgroup_readonly,
     "output_paths": test_output_paths,
+    "replayed_credential": test_replayed_credential,
+    "altered_body": test_altered_body,
     "root_only_input": test_root_only_input,
     "planted_dirs": test_planted_dirs,
     "cancel_other": test_cancel_other,
@@ -500,8 +595,21 @@ def main():
                        "$m $m; done", shell=True, check=True)
 
     def make_lab():
-        return stormlab.Lab(build, d, managers=1, nodes=2,
-                            extra=["kill_grace_ms = 1000"])
+        if name not in ("replayed_credential", "altered_body"):
+            return stormlab.Lab(build, d, managers=1, nodes=2,
+                                extra=["kill_grace_ms = 1000"])
+        # two heads, each with its own munged sharing one key
+        procs = stormlab.Procs()
+        socks = [stormlab.start_munged(procs, d, "munged%d" % i,
+                                       key=os.path.join(d, "munge.key"))
+                 for i in range(2)]
+        lab = stormlab.Lab(build, d, managers=2, nodes=1,
+                           manager_extra=lambda i: [
+                               "munge_socket = %s" % socks[i]])
+        lab.p.procs.update(procs.procs)
+        lab.p.pids += procs.pids
+        lab.munge_sockets = socks
+        return lab
     return stormlab.run_test(name, d, make_lab, TESTS[name])
 
 

@@ -125,7 +125,7 @@ static void test_frame_hdr_rejects_bad_magic_version_type_size(void **state)
 	expect_bad_hdr(h);
 	raw_hdr(h, "STRM", 1, 0, 0, 0);
 	expect_bad_hdr(h);
-	raw_hdr(h, "STRM", 1, 5, 0, 0);
+	raw_hdr(h, "STRM", 1, 6, 0, 0);
 	expect_bad_hdr(h);
 	raw_hdr(h, "STRM", 1, 255, 0, 0);
 	expect_bad_hdr(h);
@@ -214,7 +214,7 @@ static void test_frame_send_rejects_bad_arguments(void **state)
 	mkpair(sv);
 	assert_int_equal(st_frame_send(-1, 1, "x", 1), -EINVAL);
 	assert_int_equal(st_frame_send(sv[0], 0, "x", 1), -EINVAL);
-	assert_int_equal(st_frame_send(sv[0], 5, "x", 1), -EINVAL);
+	assert_int_equal(st_frame_send(sv[0], 6, "x", 1), -EINVAL);
 	assert_int_equal(st_frame_send(sv[0], 1, NULL, 1), -EINVAL);
 	assert_int_equal(st_frame_send(sv[0], 1, "x", ST_FRAME_MAX + 1),
 			 -EMSGSIZE);
@@ -590,7 +590,7 @@ static void test_frame_fuzz_decoders_never_crash(void **state)
 		if (rc == 0) {
 			/* Accepted means well-formed: put_hdr agrees. */
 			assert_true(type >= ST_FRAME_REQUEST &&
-				    type <= ST_FRAME_END);
+				    type <= ST_FRAME_SEALED);
 			assert_true(len <= ST_FRAME_MAX);
 			st_frame_put_hdr(h2, type, len);
 			assert_memory_equal(h, h2, ST_FRAME_HDR);
@@ -674,9 +674,110 @@ static void test_frame_fuzz_decoders_never_crash(void **state)
 	(void)wire;
 }
 
+/* ---- sealed requests (docs/protocol.md §2.6) ------------------------- */
+
+static const char seal_body[] = "{\"op\":\"show\",\"job\":1}";
+
+static void test_seal_round_trips_and_binds_the_body(void **state)
+{
+	uint8_t nonce[ST_SEAL_NONCE_BYTES] = { 1, 2, 3 }, d[ST_SHA256_BYTES];
+	char payload[ST_SEAL_PAYLOAD_LEN + 1], err[256];
+	const char *cred;
+	const uint8_t *body;
+	size_t clen, blen;
+	uint8_t *p = NULL;
+	uint32_t len;
+
+	(void)state;
+	assert_int_equal(st_seal_encode("MUNGE:abc:", seal_body,
+					strlen(seal_body), &p, &len), 0);
+	assert_int_equal(len, ST_SEAL_HDR + 10 + strlen(seal_body));
+	assert_int_equal(st_seal_decode(p, len, &cred, &clen, &body, &blen,
+					err, sizeof(err)), 0);
+	assert_int_equal(clen, 10);
+	assert_memory_equal(cred, "MUNGE:abc:", 10);
+	assert_int_equal(blen, strlen(seal_body));
+	assert_memory_equal(body, seal_body, blen);
+	free(p);
+
+	assert_int_equal(st_seal_payload(seal_body, strlen(seal_body), nonce,
+					 payload), 0);
+	assert_int_equal(strlen(payload), ST_SEAL_PAYLOAD_LEN);
+	assert_int_equal(strncmp(payload, "storm-seal-1 sha256=", 20), 0);
+	assert_int_equal(st_sha256(seal_body, strlen(seal_body), d), 0);
+	assert_int_equal(st_seal_check(payload, strlen(payload), d, err,
+				       sizeof(err)), 0);
+	/* the body altered by one byte: another digest, refused */
+	assert_int_equal(st_sha256("{\"op\":\"show\",\"job\":2}",
+				   strlen(seal_body), d), 0);
+	assert_int_equal(st_seal_check(payload, strlen(payload), d, err,
+				       sizeof(err)), -EACCES);
+	assert_non_null(strstr(err, "binds another request body"));
+	/* an older client's payload, "CLIENT:SEQ" */
+	assert_int_equal(st_seal_check("host:1:ab:1", 11, d, err,
+				       sizeof(err)), -STORM_EPROTO);
+	assert_non_null(strstr(err, "older stormctl"));
+	/* uppercase hex is not the one spelling */
+	payload[20] = payload[20] >= 'a' ? (char)(payload[20] - 32) : 'G';
+	assert_int_equal(st_seal_check(payload, strlen(payload), d, err,
+				       sizeof(err)), -STORM_EPROTO);
+}
+
+static void test_seal_decode_refuses_bad_payloads(void **state)
+{
+	static const struct {
+		const char *bytes;
+		size_t len;
+		const char *why;
+	} bad[] = {
+		{ "\1\1\0", 3, "fewer than its 4-byte header" },
+		{ "\2\1\0\1xB", 6, "version 2" },
+		{ "\1\2\0\1xB", 6, "scheme 2" },
+		{ "\1\1\0\0B", 5, "a credential of 0 bytes" },
+		{ "\1\1\x10\1xB", 6, "a credential of 4097 bytes" },
+		{ "\1\1\0\5xB", 6, "only 2 follow" },
+		{ "\1\1\0\2x B", 7, "not printable" },
+		{ "\1\1\0\2xy", 6, "no body" },
+	};
+	const char *cred = (const char *)1;
+	const uint8_t *body = (const uint8_t *)1;
+	size_t clen = 7, blen = 7;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(st_seal_decode((const uint8_t *)bad[i].bytes,
+						bad[i].len, &cred, &clen,
+						&body, &blen, err,
+						sizeof(err)), -STORM_EPROTO);
+		if (!strstr(err, bad[i].why))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err,
+				 bad[i].why);
+		/* nothing written on failure */
+		assert_ptr_equal(cred, (const char *)1);
+		assert_ptr_equal(body, (const uint8_t *)1);
+		assert_int_equal(clen, 7);
+		assert_int_equal(blen, 7);
+	}
+	assert_int_equal(st_seal_decode(NULL, 0, &cred, &clen, &body, &blen,
+					err, sizeof(err)), -STORM_EPROTO);
+	/* encode refuses what decode would */
+	{
+		uint8_t *p = NULL;
+		uint32_t len;
+
+		assert_int_equal(st_seal_encode("", "x", 1, &p, &len), -EINVAL);
+		assert_int_equal(st_seal_encode("a b", "x", 1, &p, &len),
+				 -EINVAL);
+		assert_null(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seal_round_trips_and_binds_the_body),
+		cmocka_unit_test(test_seal_decode_refuses_bad_payloads),
 		cmocka_unit_test(test_frame_hdr_put_then_parse_round_trips),
 		cmocka_unit_test(test_frame_hdr_length_is_big_endian),
 		cmocka_unit_test(test_frame_hdr_rejects_bad_magic_version_type_size),

@@ -54,6 +54,7 @@ static const uint32_t node_cpus[NNODES] = { 8, 2, 4, 1, 4 };
 #define OFF_CPUS 10  /* in a node: after its id and name */
 #define OFF_STATE 14
 #define BLOCK_BYTES 12
+#define CREDS_EMPTY 4 /* v5: the credential cache's count, last; 0 */
 
 static mm_state_t *mkmachine(int up)
 {
@@ -142,6 +143,8 @@ static uint8_t *to_v1(const uint8_t *buf, size_t n, size_t *len)
 	uint32_t nnodes = get32(buf + OFF_NNODES), njobs;
 
 	assert_non_null(v1);
+	assert_int_equal(get32(buf + n - CREDS_EMPTY), 0); /* v5's */
+	n -= CREDS_EMPTY;
 	memcpy(v1, buf, OFF_POLICY);
 	v1[OFF_VERSION] = 1;
 	memcpy(v1 + out, buf + OFF_NNODES, 4);
@@ -591,7 +594,7 @@ static void test_empty_state_round_trips(void **state)
 
 	(void)state;
 	assert_memory_equal(buf, "SMMS", 4);
-	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 5);
+	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 6);
 	assert_int_equal(buf[OFF_NWORLD], 8);
 	/* a new state's settings: fcfs, mpl 1, quantum 1, buddy */
 	assert_int_equal(buf[OFF_POLICY], MM_POLICY_FCFS);
@@ -798,7 +801,8 @@ static void test_version_1_loads_only_without_jobs_holding_pes(void **state)
 	submit(s, 2, NULL); /* PENDING */
 	v2 = encode(s, &n);
 	v1 = to_v1(v2, n, &n1);
-	assert_int_equal(n1, n - 10 - 16 * NNODES - 8 - BLOCK_BYTES - 1 - 8);
+	assert_int_equal(n1, n - 10 - 16 * NNODES - 8 - BLOCK_BYTES - 1 - 8 -
+			 CREDS_EMPTY);
 	c = decode(v1, n1);
 	/* it is the same state: written as v2, the same bytes */
 	same_state(s, c);
@@ -850,7 +854,7 @@ static void test_impossible_blocks_are_refused_where_they_are(void **state)
 	t = malloc(n);
 	assert_non_null(t);
 	at = block_at(buf, n, 1, 16, 8); /* job 2's */
-	pend = n - BLOCK_BYTES - 9;      /* job 3's: PENDING, all 0 */
+	pend = n - CREDS_EMPTY - BLOCK_BYTES - 9; /* job 3's: PENDING */
 	assert_int_equal(get32(buf + pend + 8), 0);
 
 	memcpy(t, buf, n);
@@ -967,11 +971,11 @@ static void test_foreign_version_is_refused(void **state)
 	const char *err;
 
 	(void)state;
-	buf[OFF_VERSION] = 6;
+	buf[OFF_VERSION] = 7;
 	err = refused(buf, n);
-	assert_non_null(strstr(err, "version 6"));
+	assert_non_null(strstr(err, "version 7"));
 	assert_non_null(strstr(err, "offset 4"));
-	assert_non_null(strstr(err, "reads version 5 and older"));
+	assert_non_null(strstr(err, "reads version 6 and older"));
 	buf[OFF_VERSION] = 0;
 	assert_non_null(strstr(refused(buf, n), "version 0"));
 	buf[OFF_VERSION] = 3;
@@ -1039,11 +1043,16 @@ static void test_lying_counts_are_refused_before_allocating(void **state)
 	uint8_t *t = exactly(buf, n);
 
 	(void)state;
-	/* the job count is the last field of a state without jobs */
-	put32(t + n - 4, UINT32_MAX);
+	/* the job count is the last field of a state without jobs, but
+	 * for the credential cache's */
+	put32(t + n - 8, UINT32_MAX);
 	assert_non_null(strstr(refused(t, n), "jobs cannot fit"));
-	put32(t + n - 4, 1);
+	put32(t + n - 8, 1);
 	assert_non_null(strstr(refused(t, n), "in the job table: 1 jobs"));
+	put32(t + n - 8, 0);
+	put32(t + n - 4, UINT32_MAX);
+	assert_non_null(strstr(refused(t, n), "in the credential cache: "
+				"4294967295 credentials"));
 	free(t);
 	free(buf);
 	mm_state_destroy(s);
@@ -1082,7 +1091,8 @@ static void test_decode_and_encode_check_their_arguments(void **state)
 #define DRIVE_COLS_MAX 4096
 
 /* Decode t, which must not crash; if accepted it must encode back to
- * exactly t (a version 1 input: to the v2 bytes of the same state),
+ * exactly t (an older version's input: to the v5 bytes of the same
+ * state),
  * decode again, and run. */
 static int decode_checked(const uint8_t *t, size_t len)
 {
@@ -1099,7 +1109,7 @@ static int decode_checked(const uint8_t *t, size_t len)
 		return 0;
 	}
 	back = encode(s, &m);
-	if (t[OFF_VERSION] == 1 && t[OFF_VERSION + 1] == 0) {
+	if (t[OFF_VERSION] < 5 && t[OFF_VERSION + 1] == 0) {
 		uint8_t *back2;
 		size_t m2;
 
