@@ -2,6 +2,7 @@
  * bench_primitives.c — storm-bench-primitives: figures for the three
  * mechanisms, one JSON line per invocation (bench/run builds the table).
  *
+ *   (each takes --auth 1: every message authenticated by a cluster key)
  *   caw    --provider P --nodes N --iters K   COMPARE-AND-WRITE latency
  *   xfer   --provider P --nodes N --bytes B --iters K   XFER bandwidth
  *   ts     --provider P --nodes N             stabilisation after a kill
@@ -198,6 +199,14 @@ static int node_main(int argc, char **argv)
 		sp_config_set_staging(cfg, (size_t)argl(argc, argv, "--staging",
 							0));
 	sp_config_set_liveness(cfg, (uint32_t)hb, (uint32_t)hb * 5, 20000);
+	if (argl(argc, argv, "--auth", 0)) {
+		/* every message MAC'd (a fixed key: the cost is measured,
+		 * not the secret) */
+		uint8_t key[SP_AUTH_KEY_BYTES];
+
+		memset(key, 0x5a, sizeof(key));
+		sp_config_set_auth_key(cfg, key, sizeof(key));
+	}
 	rc = sp_open(cfg, &w, err, sizeof(err));
 	sp_config_destroy(cfg);
 	if (rc)
@@ -310,7 +319,7 @@ static int run_cluster(const char *mode, int argc, char **argv)
 	spc_cluster_t *c;
 	char *out = NULL, *json;
 	static const char *pass[] = {"--iters", "--bytes", "--fanout",
-				     "--chunk", "--hb", "--staging"};
+				     "--chunk", "--hb", "--staging", "--auth"};
 
 	extra[k++] = "--mode";
 	extra[k++] = (char *)mode;

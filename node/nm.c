@@ -847,7 +847,8 @@ int main(int argc, char **argv)
 
 		snprintf(dir, sizeof(dir), "%s/%s-%s", nm.cfg.ramdisk,
 			 nm.cfg.cluster, nm.host->name);
-		if (st_dir_ensure(nm.cfg.ramdisk, 0755, why, sizeof(why)) ||
+		if (st_key_check(&nm.cfg, why, sizeof(why)) ||
+		    st_dir_ensure(nm.cfg.ramdisk, 0755, why, sizeof(why)) ||
 		    st_dir_ensure(dir, 0755, why, sizeof(why))) {
 			qb_log(LOG_ERR, "%s", why);
 			fprintf(stderr, "storm-nm: %s\n", why);

@@ -45,6 +45,8 @@ void sp_config_destroy(sp_config_t *c)
 		return;
 	free_addrs(c);
 	free(c->provider);
+	/* the key does not outlive its use in freed memory */
+	memset(c->auth_key, 0, sizeof(c->auth_key));
 	free(c);
 }
 
@@ -110,6 +112,15 @@ int sp_config_set_fanout(sp_config_t *c, uint32_t fanout)
 	if (!c || fanout < 2 || fanout > 256 || (fanout & (fanout - 1)))
 		return -EINVAL;
 	c->fanout = fanout;
+	return 0;
+}
+
+int sp_config_set_auth_key(sp_config_t *c, const uint8_t *key, size_t len)
+{
+	if (!c || !key || len != SP_AUTH_KEY_BYTES)
+		return -EINVAL;
+	memcpy(c->auth_key, key, len);
+	c->auth = 1;
 	return 0;
 }
 

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "sp_engine.h"
 
 static void seterr(char *err, size_t len, const char *fmt, ...)
@@ -43,10 +45,38 @@ void sp_msg_begin(sp_world_t *w, struct sp_wbuf *b, uint8_t type,
 	b->len = 0;
 	b->overflow = 0;
 	sp_w_u16(b, SP_WIRE_MAGIC);
-	sp_w_u8(b, SP_WIRE_VERSION);
+	sp_w_u8(b, w->auth ? SP_WIRE_VERSION_AUTH : SP_WIRE_VERSION);
 	sp_w_u8(b, type);
 	sp_w_u32(b, w->id);
 	sp_w_u64(b, epoch);
+	if (w->auth) { /* the fields' length and the MAC: sp_msg_send */
+		static const uint8_t none[4 + SP_MAC_LEN];
+
+		sp_w_bytes(b, none, sizeof(none));
+	}
+}
+
+/* The MAC of an authenticated message (SipHash-2-4 with 128-bit output,
+ * libsodium's crypto_shorthash_siphashx24, under keys derived from the
+ * cluster key): over the header, the fields' length, and a SipHash of
+ * the fields and one of the payload under keys of their own.  Hashing
+ * the two parts apart lets the sender MAC a payload it does not copy
+ * (it goes out behind the fields), and the receiver find the parts by
+ * the authenticated length.  SipHash costs ~35 ns for a small message,
+ * a tenth of keyed BLAKE2b: the protocols' critical paths are chains of
+ * small messages. */
+static void msg_mac(const sp_world_t *w, uint8_t mac[SP_MAC_LEN],
+		    const uint8_t *hdr, const uint8_t *fields, size_t flen,
+		    const void *payload, size_t plen)
+{
+	uint8_t in[SP_HDR_LEN + 4 + 2 * SP_MAC_LEN];
+
+	memcpy(in, hdr, SP_HDR_LEN + 4);
+	crypto_shorthash_siphashx24(in + SP_HDR_LEN + 4, fields, flen,
+				    w->mac_key[1]);
+	crypto_shorthash_siphashx24(in + SP_HDR_LEN + 4 + SP_MAC_LEN,
+				    payload, plen, w->mac_key[2]);
+	crypto_shorthash_siphashx24(mac, in, sizeof(in), w->mac_key[0]);
 }
 
 int sp_msg_send(sp_world_t *w, uint32_t dst, struct sp_wbuf *b,
@@ -56,6 +86,15 @@ int sp_msg_send(sp_world_t *w, uint32_t dst, struct sp_wbuf *b,
 
 	if (b->overflow || w->closed)
 		return -EMSGSIZE;
+	if (w->auth) {
+		size_t at = SP_HDR_LEN + 4 + SP_MAC_LEN,
+		       flen = b->len - at;
+
+		for (int i = 0; i < 4; i++)
+			b->p[SP_HDR_LEN + i] = (uint8_t)(flen >> (8 * i));
+		msg_mac(w, b->p + SP_HDR_LEN + 4, b->p, b->p + at, flen,
+			payload ? payload : (const void *)"", plen);
+	}
 	rc = w->tp->ops->send(w->tp, dst, b->p, b->len, payload, plen, cookie);
 	if (rc == -STORM_EUNREACH && dst != w->id)
 		sp_nodeset_add(w->deferred, dst);
@@ -309,11 +348,35 @@ void sp_engine_deliver(sp_world_t *w, uint32_t src, const void *msg,
 	uint32_t hsrc = sp_r_u32(&r);
 	uint64_t epoch = sp_r_u64(&r);
 
-	/* Foreign, truncated or future-version traffic is dropped whole. */
-	if (r.bad || magic != SP_WIRE_MAGIC || ver != SP_WIRE_VERSION ||
+	/* Foreign, truncated or future-version traffic is dropped whole; on
+	 * an authenticated machine, so is a message whose MAC does not check
+	 * out (no key, another key, altered), before anything of it is
+	 * read. */
+	if (r.bad || magic != SP_WIRE_MAGIC ||
+	    ver != (w->auth ? SP_WIRE_VERSION_AUTH : SP_WIRE_VERSION) ||
 	    type == 0 || type >= SP_MSG_MAX || !handlers[type] ||
 	    hsrc != src || src >= w->n)
 		return;
+	if (w->auth) {
+		const uint8_t *m = msg;
+		size_t at = SP_HDR_LEN + 4 + SP_MAC_LEN, flen;
+		uint8_t mac[SP_MAC_LEN];
+
+		if (len < at)
+			return;
+		flen = (size_t)m[SP_HDR_LEN] | (size_t)m[SP_HDR_LEN + 1] << 8 |
+		       (size_t)m[SP_HDR_LEN + 2] << 16 |
+		       (size_t)m[SP_HDR_LEN + 3] << 24;
+		if (flen > len - at)
+			return;
+		msg_mac(w, mac, m, m + at, flen, m + at + flen,
+			len - at - flen);
+		if (crypto_verify_16(mac, m + SP_HDR_LEN + 4)) {
+			w->auth_dropped++;
+			return;
+		}
+		r.off = at;
+	}
 	pthread_mutex_lock(&w->lock);
 	if (!w->closed) {
 		sp_mship_heard(w, src);
@@ -407,6 +470,7 @@ static void world_free(sp_world_t *w)
 	if (!w->gmem_shared)
 		free(w->gmem); /* else the back-end's, gone with it */
 	free(w->sbuf);
+	sodium_memzero(w->mac_key, sizeof(w->mac_key));
 	pthread_cond_destroy(&w->cond);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
@@ -436,6 +500,10 @@ int sp_open(const sp_config_t *cfg, sp_world_t **out, char *err,
 		       "provider \"inproc\" needs a machine: sp_config_set_machine()");
 		return -STORM_ECONFIG;
 	}
+	if (cfg->auth && sodium_init() < 0) {
+		seterr(err, errlen, "libsodium cannot start");
+		return -ENOMEM;
+	}
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
@@ -450,6 +518,17 @@ int sp_open(const sp_config_t *cfg, sp_world_t **out, char *err,
 	w->nwords = sp_nodeset_words(cfg->nnodes);
 	w->fanout = cfg->fanout;
 	w->chunk = cfg->chunk;
+	w->auth = cfg->auth;
+	/* three MAC keys from the cluster key, one per use (msg_mac) */
+	for (int k = 0; w->auth && k < 3; k++) {
+		char ctx[32];
+
+		snprintf(ctx, sizeof(ctx), "storm fabric mac %d", k);
+		crypto_generichash_blake2b(w->mac_key[k], sizeof(w->mac_key[k]),
+					   (const uint8_t *)ctx, strlen(ctx),
+					   cfg->auth_key,
+					   sizeof(cfg->auth_key));
+	}
 	w->gmem_size = cfg->gmem_bytes;
 	w->nevents = cfg->nevents;
 	w->hb_period_ns = (uint64_t)cfg->hb_period_ms * 1000000u;

@@ -65,6 +65,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include <sodium.h>
+
 #include "sp_config.h"
 #include "sp_transport.h"
 
@@ -378,8 +380,12 @@ static int fab_reg(struct sp_transport *t, void *base, size_t len,
 
 	if (!f->rma || f->mr)
 		return -ENOSYS;
-	rc = fi_mr_reg(f->domain, base, len, FI_REMOTE_READ, 0, 0, 0, &f->mr,
-		       NULL);
+	/* a random key where the provider takes ours (an authenticated
+	 * machine, make_hints), sent to readers only in MAC'd messages */
+	rc = fi_mr_reg(f->domain, base, len, FI_REMOTE_READ, 0,
+		       f->info->domain_attr->mr_mode & FI_MR_PROV_KEY ? 0 :
+		       ((uint64_t)randombytes_random() << 32 |
+			randombytes_random()), 0, &f->mr, NULL);
 	if (rc) {
 		f->mr = NULL;
 		return rc;
@@ -914,7 +920,10 @@ static const char *prov_name(const char *cfg)
 	return cfg;
 }
 
-/* rma: also one-sided reads of a registered region (the staging arena). */
+/* rma: also one-sided reads of a registered region (the staging arena);
+ * 2: with a key of ours (an authenticated machine: unguessable, so a
+ * process without the cluster key cannot read the arena), 1: the
+ * provider's. */
 static struct fi_info *make_hints(const char *prov, int rma)
 {
 	struct fi_info *h = fi_allocinfo();
@@ -928,7 +937,7 @@ static struct fi_info *make_hints(const char *prov, int rma)
 	if (rma) {
 		h->caps |= FI_RMA | FI_READ | FI_REMOTE_READ;
 		h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-					  FI_MR_PROV_KEY;
+					  (rma == 1 ? FI_MR_PROV_KEY : 0);
 	}
 	h->domain_attr->threading = FI_THREAD_SAFE; /* send() vs progress */
 	h->tx_attr->msg_order = h->rx_attr->msg_order = FI_ORDER_SAS;
@@ -1188,7 +1197,7 @@ int sp_fabric_open(sp_world_t *w, const sp_config_t *cfg,
 	}
 	/* With RMA if the provider has it (staging read by children), else
 	 * messages only. */
-	for (int rma = 1; rma >= 0; rma--) {
+	for (int rma = cfg->auth ? 2 : 1; rma >= 0; rma--) {
 		fi_freeinfo(hints);
 		rc = -ENOMEM;
 		if (!(hints = make_hints(prov, rma)))
@@ -1199,8 +1208,14 @@ int sp_fabric_open(sp_world_t *w, const sp_config_t *cfg,
 				hints, &f->info);
 		f->rma = rma && !rc;
 		f->cma = f->shm && f->rma;
-		if (!rc)
+		if (!rc) {
+			qb_log(LOG_INFO, "fabric: node %u: %s, %s", f->self,
+			       prov, rma == 2 ? "staging read remotely, under "
+			       "a random key" : rma ? "staging read remotely, "
+			       "under the provider's key" : "transfers by "
+			       "messages");
 			break;
+		}
 	}
 	if (rc && !f->shm &&
 	    fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, hints, &any) == 0) {

@@ -28,6 +28,8 @@ struct sp_config {
 	uint32_t hb_timeout_ms;
 	uint32_t startup_ms;
 	int join;
+	int auth;               /* messages carry a MAC by auth_key */
+	uint8_t auth_key[32];
 	sp_machine_t *machine;  /* inproc only */
 };
 

@@ -128,6 +128,10 @@ struct sp_stage {
 struct sp_world {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	int auth;                 /* messages carry a MAC (set at open) */
+	uint8_t mac_key[3][16];   /* crypto_shorthash_siphashx24 keys */
+	uint64_t auth_dropped;    /* messages whose MAC failed (atomic-free:
+				   * a statistic, read loosely) */
 	uint32_t id, n, fanout, nwords;
 	size_t chunk;
 	uint8_t *gmem;

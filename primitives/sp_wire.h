@@ -14,6 +14,14 @@
 #define SP_WIRE_MAGIC 0x5354 /* "ST" */
 #define SP_WIRE_VERSION 1
 #define SP_HDR_LEN 16 /* magic u16, version u8, type u8, src u32, epoch u64 */
+/* An authenticated machine's messages (sp_config_set_auth_key): version
+ * 2, the header followed by u32 the fields' length and a MAC of
+ * SP_MAC_LEN bytes (engine.c msg_mac: SipHash-2-4 over the header, that
+ * length, and SipHashes of the fields and of the payload); then the
+ * fields and the payload as in version 1.  Either kind of node drops the
+ * other's messages whole. */
+#define SP_WIRE_VERSION_AUTH 2
+#define SP_MAC_LEN 16
 
 /* Message types.  Append only: a number is never reused or renumbered. */
 enum sp_msg_type {

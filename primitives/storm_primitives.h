@@ -168,6 +168,18 @@ SP_API int sp_config_set_staging(sp_config_t *cfg, size_t bytes);
  * @return 0, -EINVAL. */
 SP_API int sp_config_set_liveness(sp_config_t *cfg, uint32_t period_ms,
 				  uint32_t timeout_ms, uint32_t startup_ms);
+/** Bytes of a cluster key (sp_config_set_auth_key). */
+#define SP_AUTH_KEY_BYTES 32
+/** Authenticate the machine's traffic with a key every member holds:
+ * each message carries a MAC (SipHash-2-4, 128 bits, libsodium) over its header
+ * and body, and a message whose MAC does not check out is dropped before
+ * it is decoded, so a process without the key cannot join, report, or
+ * speak in any protocol.  Every node of a machine must have the same key
+ * (a node with another key, or none, is never heard).  len must be
+ * SP_AUTH_KEY_BYTES.  Without a key (the default) nothing is
+ * authenticated. @return 0, -EINVAL. */
+SP_API int sp_config_set_auth_key(sp_config_t *cfg, const uint8_t *key,
+				  size_t len);
 /** Open this node as a (re)joining member rather than as part of the
  * initial machine (default 0). */
 SP_API int sp_config_set_join(sp_config_t *cfg, int join);

@@ -286,6 +286,8 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		}
 		return copy_str(p, k, v, c->placement, sizeof(c->placement));
 	}
+	if (!strcmp(k, "auth_key"))
+		return copy_str(p, k, v, c->auth_key, sizeof(c->auth_key));
 	if (!strcmp(k, "cpu_bind")) {
 		if (strcmp(v, "auto") && strcmp(v, "none")) {
 			perr(p, "cpu_bind = \"%s\": want auto (ranks bound to "

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
+#include <sodium.h>
 
 #include <storm_proto.h>
 
@@ -27,12 +27,10 @@ static const char hexdigits[] = "0123456789abcdef";
 
 int st_sha256(const void *p, size_t n, uint8_t out[ST_SHA256_BYTES])
 {
-	unsigned int len = 0;
-
-	if (!EVP_Digest(n ? p : "", n, out, &len, EVP_sha256(), NULL) ||
-	    len != ST_SHA256_BYTES)
+	if (sodium_init() < 0)
 		return -ENOMEM;
-	return 0;
+	return crypto_hash_sha256(out, n ? p : (const void *)"", n) ? -EIO
+								   : 0;
 }
 
 static void put_hex(char *dst, const uint8_t *b, size_t n)

@@ -91,6 +91,8 @@ typedef struct st_config {
 	uint32_t client_frame_ms; /* a frame's first byte to its last */
 	uint32_t max_pending_jobs; /* admission: PENDING jobs in all */
 	uint32_t max_pending_per_user; /* ... of one uid */
+	char auth_key[1024];      /* the cluster key's file ("": the fabric
+				   * is not authenticated) */
 	char cgroup[16];          /* auto | none: jobs in per-job cgroups */
 	char cpu_bind[16];        /* auto | none: ranks bound to their cpus */
 	uint32_t kill_grace_ms;   /* SIGTERM to a job's processes, then this
@@ -145,6 +147,20 @@ ST_API int st_dir_ensure(const char *path, unsigned mode, char *err,
 ST_API int st_open_as(const char *path, int flags, unsigned mode,
 		      uint32_t uid, uint32_t gid, const uint32_t *groups,
 		      int ngroups);
+/** Bytes of the cluster key (auth_key). */
+#define ST_KEY_BYTES 32
+/** Read the cluster key at path: a regular file (not a symbolic link) of
+ * exactly ST_KEY_BYTES bytes, owned by this process's uid, that no one
+ * else may read or write.  @return 0, or -STORM_ECONFIG with err naming
+ * the file, the cause and the fix. */
+ST_API int st_key_load(const char *path, uint8_t key[ST_KEY_BYTES],
+		       char *err, size_t errlen);
+/** At a daemon's start: the configured key loads (0), or -STORM_ECONFIG
+ * with err; no key configured is logged as a warning (0). */
+ST_API int st_key_check(const st_config_t *cfg, char *err, size_t errlen);
+/** Write a new random key to path (created, mode 0400; an existing file
+ * is not replaced).  @return 0 or -errno with err. */
+ST_API int st_key_write(const char *path, char *err, size_t errlen);
 /** The local (unix) socket where manager m takes clients on its head
  * node: RUN_DIR/storm-mm-NAME.sock. */
 ST_API void st_manager_socket(const st_config_t *cfg, const st_host_t *m,

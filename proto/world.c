@@ -6,6 +6,8 @@
  */
 #include <stdio.h>
 
+#include <sodium.h>
+
 #include "storm_proto.h"
 
 int st_config_world(const st_config_t *cfg, uint32_t world_id, int join,
@@ -41,6 +43,17 @@ int st_config_world(const st_config_t *cfg, uint32_t world_id, int join,
 					    cfg->hb_timeout_ms, startup_ms);
 	if (!rc)
 		rc = sp_config_set_join(sc, join);
+	/* the cluster key: every message of the machine carries a MAC */
+	if (!rc && cfg->auth_key[0]) {
+		uint8_t key[ST_KEY_BYTES];
+
+		if ((rc = st_key_load(cfg->auth_key, key, err, errlen))) {
+			sp_config_destroy(sc);
+			return rc;
+		}
+		rc = sp_config_set_auth_key(sc, key, sizeof(key));
+		sodium_memzero(key, sizeof(key));
+	}
 	if (rc) {
 		if (err)
 			snprintf(err, errlen, "%s: cannot build the machine "

@@ -486,7 +486,8 @@ int main(int argc, char **argv)
 
 		snprintf(sdir, sizeof(sdir), "%s/%s", mm.cfg.state_dir,
 			 mm.host->name);
-		if (st_dir_ensure(mm.cfg.run_dir, 0755, err, sizeof(err)) ||
+		if (st_key_check(&mm.cfg, err, sizeof(err)) ||
+		    st_dir_ensure(mm.cfg.run_dir, 0755, err, sizeof(err)) ||
 		    st_dir_ensure(mm.cfg.state_dir, 0700, err, sizeof(err)) ||
 		    st_dir_ensure(sdir, 0700, err, sizeof(err))) {
 			qb_log(LOG_ERR, "%s", err);

@@ -50,6 +50,21 @@ def run_in_private_netns():
                            "private", "--", sys.executable] + sys.argv, env)
 
 
+def write_key(d, name="storm.key"):
+    """A cluster key in d (like storm-keygen: 32 random bytes, 0400);
+    its path.  Kept if there already (a lab restarted in d)."""
+    path = os.path.join(d, name)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
+    except FileExistsError:
+        return path
+    try:
+        os.write(fd, os.urandom(32))
+    finally:
+        os.close(fd)
+    return path
+
+
 def free_ports(n, host="127.0.0.1"):
     socks = [socket.socket() for _ in range(n)]
     for s in socks:
@@ -184,8 +199,8 @@ class Procs:
         self.pids = []   # every process started, restarts included
 
     def start(self, name, argv, log, netns=None, env=None):
-        if netns:
-            argv = ["ip", "netns", "exec", netns] + argv
+        if netns:  # not `ip netns exec`: it remounts /sys, hiding cgroups
+            argv = ["nsenter", "--net=/var/run/netns/%s" % netns] + argv
         f = open(log, "ab")
         p = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT,
                              env=env, start_new_session=True)
@@ -254,6 +269,7 @@ class Lab:
             return ("storm-%d-%s" % (os.getpid(), name) if provider == "shm"
                     else "127.0.0.1:%d" % port)
         lines = ["[cluster]", "name = lab", "provider = %s" % provider,
+                 "auth_key = %s" % write_key(d),
                  "slice_us = %d" % slice_us, "hb_period_ms = 50",
                  "hb_timeout_ms = 1000", "ramdisk = %s/ramdisk" % d,
                  "state_dir = %s/state" % d, "run_dir = %s" % d,
@@ -523,6 +539,7 @@ class MultiHost(Lab):
         self.compute_ns = self.env["HEADNET_COMPUTE_NS"]
         caddr = self.env["HEADNET_COMPUTE_ADDR"]
         lines = ["[cluster]", "name = mh", "provider = tcp",
+                 "auth_key = %s" % write_key(d),
                  "slice_us = 10000", "hb_period_ms = 50",
                  "hb_timeout_ms = 1000", "ramdisk = %s/ramdisk" % d,
                  "state_dir = %s/state" % d, "run_dir = %s" % d,

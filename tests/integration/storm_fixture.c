@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -88,7 +89,24 @@ static int write_conf(sf_cluster_t *c, const char *provider)
 	f = fopen(c->conf, "w");
 	if (!f)
 		return -errno;
-	fprintf(f, "[cluster]\nname = test\nprovider = %s\nslice_us = 10000\n"
+	{
+		char key[400];
+		int fd;
+		uint8_t k[32];
+
+		snprintf(key, sizeof(key), "%s/storm.key", c->dir);
+		fd = open(key, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0400);
+		if (fd < 0 || getrandom(k, sizeof(k), 0) != sizeof(k) ||
+		    write(fd, k, sizeof(k)) != sizeof(k)) {
+			if (fd >= 0)
+				close(fd);
+			fclose(f);
+			return -EIO;
+		}
+		close(fd);
+		fprintf(f, "[cluster]\nauth_key = %s\n", key);
+	}
+	fprintf(f, "name = test\nprovider = %s\nslice_us = 10000\n"
 		"hb_period_ms = 50\nhb_timeout_ms = 1000\nramdisk = %s/ramdisk\n"
 		"state_dir = %s/state\nrun_dir = %s\nlog = %s/storm.log\n"
 		"log_level = info\n\n[manager mm0]\n", provider, c->dir,

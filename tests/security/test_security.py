@@ -38,7 +38,14 @@ Usage: test_security.py BUILD_DIR TEST
                  replica 1, whose own munged has not seen it: refused,
                  errno 13, "replayed", logged with the uid;
   altered_body   a credential whose body was altered in transit (the
-                 digest it binds differs): refused, errno 13, logged.
+                 digest it binds differs): refused, errno 13, logged;
+  forged_node    a node manager at a real node's address without the
+                 cluster key (none, or another): never joins, while a job
+                 on the other node runs to the end with its output whole;
+                 the real one, restarted with the key, joins;
+  bad_key        a key file of the wrong mode, length or owner, or a
+                 symbolic link: the daemon refuses to start (exit 2),
+                 naming the file, the cause and the fix.
 Exit: 0 pass, 1 fail, 77 skipped (not root).
 """
 
@@ -558,7 +565,106 @@ def test_altered_body(lab):
     check(rep.get("ok"), "the credential with its own body: %s" % rep)
 
 
+def nodes_up(lab):
+    rep = stormlab.call(lab.sock(0), {"op": "nodes"})
+    return {n["name"] for n in rep["nodes"] if n["state"] == "UP"}
+
+
+def test_forged_node(lab):
+    """The fabric is authenticated (auth_key): a process at nm2's address
+    without the key cannot join, report, or touch another node's job."""
+    lab.p.kill("nm2")
+    stormlab.wait_for(lambda: "nm2" not in nodes_up(lab), 30, "nm2 down")
+    with open(lab.conf) as f:
+        conf = f.read()
+    other = stormlab.write_key(lab.dir, "other.key")
+    forged = {"nokey": "\n".join(l for l in conf.splitlines()
+                                  if not l.startswith("auth_key")),
+              "otherkey": conf.replace(
+                  "auth_key = %s" % os.path.join(lab.dir, "storm.key"),
+                  "auth_key = %s" % other)}
+    for tag, text in forged.items():
+        path = os.path.join(lab.dir, "forged-%s.conf" % tag)
+        with open(path, "w") as f:
+            f.write(text)
+        p = lab.p.start("forged-" + tag, [
+            os.path.join(lab.build, "node/storm-nm"), "--config", path,
+            "--name", "nm2"], os.path.join(lab.dir, "forged-%s.out" % tag))
+        try:
+            # a job on nm1 meanwhile: it runs whole
+            before = stormlab.call(lab.sock(0), {"op": "status"})["slice"]
+            r = as_user(lab, 65534, 65534, [
+                "run", "-n", "1", "-w", "1", "/bin/sh", "-c",
+                "for i in 1 2 3 4 5; do echo line $i; done"])
+            check(r.returncode == 0 and r.stdout == "".join(
+                "line %d\n" % i for i in range(1, 6)),
+                  "%s: the job on nm1: %r %r" % (tag, r.stdout, r.stderr))
+            # the strobe goes on for 100 slices; the forger is not heard
+            stormlab.wait_for(lambda: stormlab.call(
+                lab.sock(0), {"op": "status"})["slice"] > before + 100,
+                              30, "100 more slices")
+            check(p.poll() is None or p.returncode != 0,
+                  "%s: the forged node manager exited 0" % tag)
+            check("nm2" not in nodes_up(lab),
+                  "%s: a node manager without the key joined" % tag)
+        finally:
+            lab.p.kill("forged-" + tag)
+    lab.start_nm(2)
+    stormlab.wait_for(lambda: "nm2" in nodes_up(lab), 30,
+                      "the real nm2, with the key, to join")
+    print("forged_node: without the key, and with another, nm2's address "
+          "never joined; a job on nm1 ran whole; the real nm2 rejoined")
+
+
+def test_bad_key(lab):
+    """A key file a daemon must not trust: refused at start, exit 2."""
+    key = os.path.join(lab.dir, "storm.key")
+    with open(lab.conf) as f:
+        conf = f.read()
+    bad = os.path.join(lab.dir, "bad.key")
+
+    def start_with(prep, want):
+        try:
+            os.unlink(bad)
+        except FileNotFoundError:
+            pass
+        prep()
+        path = os.path.join(lab.dir, "bad.conf")
+        with open(path, "w") as f:
+            f.write(conf.replace("auth_key = %s" % key, "auth_key = %s" % bad))
+        r = subprocess.run([os.path.join(lab.build, "node/storm-nm"),
+                            "--config", path, "--name", "nm2"],
+                           capture_output=True, text=True, timeout=30)
+        check(r.returncode == 2 and want in r.stderr and bad in r.stderr,
+              "storm-nm with %s: exit %d, %r" % (want, r.returncode,
+                                                 r.stderr))
+        return r.stderr.strip()
+
+    def mode644():
+        with open(bad, "wb") as f:
+            f.write(os.urandom(32))
+        os.chmod(bad, 0o644)
+
+    def short():
+        fd = os.open(bad, os.O_WRONLY | os.O_CREAT, 0o400)
+        os.write(fd, os.urandom(16))
+        os.close(fd)
+
+    def others():
+        mode644()
+        os.chmod(bad, 0o400)
+        os.chown(bad, 65534, 65534)
+
+    said = [start_with(mode644, "mode 0644"),
+            start_with(short, "16 bytes, a key has exactly 32"),
+            start_with(others, "belongs to uid 65534"),
+            start_with(lambda: os.symlink(key, bad), "symbolic link")]
+    print("bad_key: refused with: " + " | ".join(said))
+
+
 TESTS = {
+    "forged_node": test_forged_node,
+    "bad_key": test_bad_key,
     "daemon_gone": test_daemon_gone,
     "oom": test_oom,
     "cgroup_readonly": test_cgroup_readonly,

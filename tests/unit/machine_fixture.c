@@ -17,6 +17,12 @@
 
 int fx_open(struct fx *f, uint32_t id, int join)
 {
+	return fx_open_key(f, id, join, f->o.key, 0);
+}
+
+int fx_open_key(struct fx *f, uint32_t id, int join, const uint8_t *key,
+		uint32_t startup_ms)
+{
 	sp_config_t *cfg = NULL;
 	char err[256] = "";
 	int rc;
@@ -31,6 +37,12 @@ int fx_open(struct fx *f, uint32_t id, int join)
 		assert_int_equal(sp_config_set_chunk(cfg, f->o.chunk), 0);
 	if (join)
 		assert_int_equal(sp_config_set_join(cfg, 1), 0);
+	if (key)
+		assert_int_equal(sp_config_set_auth_key(cfg, key,
+							SP_AUTH_KEY_BYTES), 0);
+	if (startup_ms)
+		assert_int_equal(sp_config_set_liveness(cfg, 250, 1000,
+							startup_ms), 0);
 	rc = sp_open(cfg, &f->w[id], err, sizeof(err));
 	sp_config_destroy(cfg);
 	if (rc)

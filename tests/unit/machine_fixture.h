@@ -28,6 +28,7 @@ struct fx_opts {
 	uint32_t fanout;  /* 0: 4 */
 	size_t chunk;     /* 0: default */
 	const sp_machine_params_t *params; /* NULL: defaults */
+	const uint8_t *key; /* SP_AUTH_KEY_BYTES: an authenticated machine */
 };
 
 struct fx {
@@ -49,6 +50,9 @@ void fx_free(struct fx *f);
 /* Open node id (join: as a rejoining member); returns sp_open()'s code. */
 int fx_open(struct fx *f, uint32_t id, int join);
 void fx_close(struct fx *f, uint32_t id);
+/* fx_open with this key (NULL: none) and startup_ms (0: the default). */
+int fx_open_key(struct fx *f, uint32_t id, int join, const uint8_t *key,
+		uint32_t startup_ms);
 
 /* A node set of this machine from a range list ("0-7,9"); caller frees. */
 sp_nodeset_t *fx_set(const struct fx *f, const char *ranges);

@@ -306,6 +306,61 @@ static void test_membership_fanout_2_and_16(void **state)
 	}
 }
 
+/* ---- an authenticated machine ------------------------------------------------- */
+
+static const uint8_t key_a[SP_AUTH_KEY_BYTES] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+static const uint8_t key_b[SP_AUTH_KEY_BYTES] = { 1, 2, 3, 4, 5, 6, 7, 9 };
+
+/* Every member holds the key: the machine forms and a node rejoins as on
+ * an open one; every message carries a MAC. */
+static void test_membership_authenticated_machine_forms_and_rejoins(
+	void **state)
+{
+	struct fx_opts o = {.n = 8, .key = key_a};
+	struct fx *f;
+	uint64_t e0, e1;
+
+	*state = f = fx_new(&o);
+	assert_int_equal(view_of(f, 5).nlive, 8);
+	e0 = fx_epoch(f, 0);
+	fx_kill(f, 5);
+	e1 = fx_settle(f, e0 + 1);
+	fx_close(f, 5);
+	assert_int_equal(fx_open(f, 5, 1), 0);
+	fx_settle(f, e1 + 1);
+	assert_int_equal(view_of(f, 5).nlive, 8);
+}
+
+/* A process at a member's address without the key, or with another one,
+ * is never heard: it cannot join, and the members' view stays without it
+ * (its JOINs and anything else it sends are dropped before decoding). */
+static void test_membership_node_without_the_key_cannot_join(void **state)
+{
+	struct fx_opts o = {.n = 4, .key = key_a};
+	struct fx *f;
+	uint64_t e0, e1;
+
+	*state = f = fx_new(&o);
+	e0 = fx_epoch(f, 0);
+	fx_kill(f, 3);
+	e1 = fx_settle(f, e0 + 1);
+	fx_close(f, 3);
+	/* another key, then none: (inproc opens without waiting for a
+	 * view) no view comes, and the members' stays */
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(fx_open_key(f, 3, 1, k ? NULL : key_b, 0), 0);
+		assert_int_equal(sp_view_wait(f->w[3], e1, 300), -ETIMEDOUT);
+		fx_close(f, 3);
+		f->dead[3] = 1;
+		assert_int_equal(fx_settle(f, e1), e1);
+		assert_int_equal(view_of(f, 0).nlive, 3);
+	}
+	/* with the key it joins */
+	assert_int_equal(fx_open(f, 3, 1), 0);
+	fx_settle(f, e1 + 1);
+	assert_int_equal(view_of(f, 0).nlive, 4);
+}
+
 /* ---- joining ---------------------------------------------------------------- */
 
 static void test_membership_rejoin_after_kill(void **state)
@@ -632,6 +687,8 @@ int main(void)
 		T(test_membership_root_and_two_successors_fail_together),
 		T(test_membership_interior_failure_relinks_children),
 		T(test_membership_fanout_2_and_16),
+		T(test_membership_authenticated_machine_forms_and_rejoins),
+		T(test_membership_node_without_the_key_cannot_join),
 		T(test_membership_rejoin_after_kill),
 		T(test_membership_restart_before_detection_is_a_new_incarnation),
 		T(test_membership_rejoin_of_old_root),
