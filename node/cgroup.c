@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <qb/qblog.h>
+#include <sodium.h>
 
 #include "cgroup.h"
 
@@ -173,8 +174,9 @@ static void sweep(const struct nm_cgroups *cg, const char *dir)
 }
 
 void nm_cg_init(struct nm_cgroups *cg, int wanted, const char *cluster,
-		const char *node)
+		const char *node, const char *place)
 {
+	uint8_t h[16];
 	char v2[1024], own[1024], top[2048], name[144];
 	int rc;
 
@@ -185,7 +187,13 @@ void nm_cg_init(struct nm_cgroups *cg, int wanted, const char *cluster,
 			 "configuration");
 		return;
 	}
-	snprintf(name, sizeof(name), "storm-%s-%s", cluster, node);
+	/* the same for every incarnation of this node manager (it sweeps
+	 * what the last one left), another for any other on this host, even
+	 * of a cluster and node of the same names (test clusters) */
+	crypto_generichash(h, sizeof(h), (const uint8_t *)place, strlen(place),
+			   NULL, 0);
+	snprintf(name, sizeof(name), "storm-%s-%s-%02x%02x%02x%02x", cluster,
+		 node, h[0], h[1], h[2], h[3]);
 	if (mount_of(NULL, v2, sizeof(v2)) || own_path(NULL, own, sizeof(own))) {
 		snprintf(cg->why, sizeof(cg->why), "no cgroup v2 hierarchy is "
 			 "mounted (mount cgroup2, or set cgroup = none)");

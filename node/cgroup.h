@@ -8,7 +8,8 @@
  * controller on the one hierarchy) and the hybrid one (v2 mounted at
  * /sys/fs/cgroup/unified for membership, cgroup.kill, cgroup.freeze and
  * cpu.stat, memory on a v1 hierarchy).  The node manager's directory is
- * storm-CLUSTER-NODE below its own cgroup on each hierarchy it uses;
+ * storm-CLUSTER-NODE-XXXXXXXX (a hash of its RAM-disk directory) below
+ * its own cgroup on each hierarchy it uses;
  * each job's is job-ID below that.  The daemon itself stays where it
  * was started.
  */
@@ -43,10 +44,12 @@ struct nm_cg {
 
 /* Find the hierarchies, make this node manager's directories, and kill
  * and remove what a previous incarnation left (job-* directories).
- * wanted: the configuration says auto.  Never fails the daemon: what is
- * missing is in cg->why, and each job that needs it fails naming it. */
+ * wanted: the configuration says auto; place: what tells this node
+ * manager from another of the same cluster and node names on the host
+ * (its RAM-disk directory).  Never fails the daemon: what is missing is
+ * in cg->why, and each job that needs it fails naming it. */
 void nm_cg_init(struct nm_cgroups *cg, int wanted, const char *cluster,
-		const char *node);
+		const char *node, const char *place);
 /* The node manager stops: its directories removed (once its jobs'
  * are). */
 void nm_cg_fini(struct nm_cgroups *cg);

@@ -837,10 +837,19 @@ int main(int argc, char **argv)
 		st_config_free(&nm.cfg);
 		return 2;
 	}
-	st_log_setup(&nm.cfg, "storm-nm");
+	if (st_log_setup(&nm.cfg, "storm-nm")) {
+		st_config_free(&nm.cfg);
+		return 2;
+	}
 	st_realtime(&nm.cfg, "storm-nm");
-	nm_cg_init(&nm.cg, strcmp(nm.cfg.cgroup, "none") != 0,
-		   nm.cfg.cluster, nm.host->name);
+	{
+		char place[1200];
+
+		snprintf(place, sizeof(place), "%s/%s-%s", nm.cfg.ramdisk,
+			 nm.cfg.cluster, nm.host->name);
+		nm_cg_init(&nm.cg, strcmp(nm.cfg.cgroup, "none") != 0,
+			   nm.cfg.cluster, nm.host->name, place);
+	}
 	/* the RAM disk's directories, checked: the jobs' own go below */
 	{
 		char dir[1200], why[1400];

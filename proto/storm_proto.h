@@ -168,6 +168,9 @@ ST_API void st_manager_socket(const st_config_t *cfg, const st_host_t *m,
 /** Route libqb logging of this process to cfg's target and level, tagged
  * ident.  Call once, early. @return 0 or -errno. */
 ST_API int st_log_setup(const st_config_t *cfg, const char *ident);
+/* (a log file is made 0600, an existing one of ours chmod'ed so; one
+ * that is not a regular file of ours is refused: -errno, said on
+ * stderr) */
 
 /* ------------------------------------------------------------------------ */
 /* Client protocol frames (docs/protocol.md)                                 */

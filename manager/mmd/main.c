@@ -477,7 +477,10 @@ int main(int argc, char **argv)
 		st_config_free(&mm.cfg);
 		return 2;
 	}
-	st_log_setup(&mm.cfg, "storm-mm");
+	if (st_log_setup(&mm.cfg, "storm-mm")) {
+		st_config_free(&mm.cfg);
+		return 2;
+	}
 	st_realtime(&mm.cfg, "storm-mm");
 	/* its own directories, checked: the client socket's (searchable:
 	 * users connect), the replicated state's (private) */
