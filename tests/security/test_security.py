@@ -177,7 +177,8 @@ def test_cancel_other(lab):
     logged with the uid; the owner's own cancel works."""
     u = TestUser()
     try:
-        r = as_user(lab, 65534, 65534, ["submit", "/bin/sleep", "600"])
+        r = as_user(lab, 65534, 65534, ["submit", "-o", "/dev/null", "-e",
+                                        "/dev/null", "/bin/sleep", "600"])
         check(r.returncode == 0, "nobody's submit: %s" % r.stderr)
         job = r.stdout.split()[-1]
         r = as_user(lab, u.uid, u.gid, ["cancel", job], init_groups=True)
@@ -508,7 +509,8 @@ def test_replayed_credential(lab):
     credential replayed to another replica."""
     req = {"op": "submit", "client": "sec-replay:1:0", "seq": 1,
            "job": {"name": "once", "argv": ["/bin/sleep", "600"],
-                   "ranks": 1, "env": [], "cwd": "/", "files": []}}
+                   "ranks": 1, "env": [], "cwd": "/", "files": [],
+                   "stdout": "/dev/null", "stderr": "/dev/null"}}
     body, cred = nobody_request(lab, lab.munge_sockets[0], req)
     frame = stormlab.sealed_frame(cred, body)
     first = stormlab.call_raw(tcp(lab, 0), frame)
