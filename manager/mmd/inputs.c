@@ -272,12 +272,27 @@ static void free_set(struct mmd_input_set *s)
 	free(s);
 }
 
+/* s leaves the proposed list (if in it). */
+static void unprop(struct mmd_inputs *in, struct mmd_input_set *s)
+{
+	if (!s->proposed)
+		return;
+	for (struct mmd_input_set **pp = &in->props; *pp; pp = &(*pp)->pnext)
+		if (*pp == s) {
+			*pp = s->pnext;
+			in->proposed--;
+			break;
+		}
+	s->proposed = 0;
+}
+
 void mmd_inputs_free(struct mmd_inputs *in, struct mmd_input_set *s)
 {
 	char dir[1300];
 
 	if (!s)
 		return;
+	unprop(in, s);
 	set_dir(in, s->id, dir, sizeof(dir));
 	remove_dir(dir);
 	free_set(s);
@@ -482,8 +497,7 @@ void mmd_inputs_settle(struct mmd_inputs *in, struct mmd_input_set *s,
 {
 	char dir[1300], to[1300];
 
-	if (s->proposed && in->proposed)
-		in->proposed--;
+	unprop(in, s);
 	if (job) {
 		set_dir(in, s->id, dir, sizeof(dir));
 		job_dir(in, job, to, sizeof(to));
@@ -497,6 +511,25 @@ void mmd_inputs_settle(struct mmd_inputs *in, struct mmd_input_set *s,
 		}
 	}
 	mmd_inputs_free(in, s);
+}
+
+void mmd_inputs_proposed(struct mmd_inputs *in, struct mmd_input_set *s,
+			 uint32_t uid)
+{
+	s->proposed = 1;
+	s->uid = uid;
+	s->pnext = in->props;
+	in->props = s;
+	in->proposed++;
+}
+
+int mmd_inputs_awaited(const struct mmd_inputs *in, const mm_job_t *j)
+{
+	for (const struct mmd_input_set *s = in->props; s; s = s->pnext)
+		if (s->uid == j->uid && s->n == 1 + j->nfiles && j->argc &&
+		    !strcmp(s->names[0], j->argv[0]))
+			return 1;
+	return 0;
 }
 
 int mmd_inputs_open(const struct mmd_inputs *in, uint32_t job, uint32_t k)

@@ -60,6 +60,8 @@ struct mmd_input_set {
 	json_t *req;
 	int run;
 	int proposed;
+	uint32_t uid;         /* the submitter (for the stager's wait) */
+	struct mmd_input_set *pnext; /* in mmd_inputs.props */
 	uint32_t delay_ms;    /* test only: wait this long before reading */
 };
 
@@ -70,7 +72,8 @@ struct mmd_inputs {
 	uint32_t delay_ms;    /* test only (STORM_TEST_INPUT_DELAY_MS): the
 			       * first set read waits this long */
 	uint64_t next_id;
-	uint32_t proposed;    /* sets proposed, not yet settled */
+	uint32_t proposed;    /* sets proposed, not yet settled ... */
+	struct mmd_input_set *props; /* ... these */
 	pthread_t thread[MMD_INPUTS_WORKERS];
 	int started, stop;    /* started: threads running */
 	pthread_mutex_t mu;
@@ -111,6 +114,13 @@ int mmd_inputs_recv_begin(struct mmd_inputs *in, struct mmd_input_set *s);
 int mmd_inputs_recv(struct mmd_inputs *in, struct mmd_input_set *s,
 		    const uint8_t *p, uint32_t len);
 
+/* s's SUBMIT was proposed: until it settles, the stager waits for a job
+ * that may be s's (mmd_inputs_awaited). */
+void mmd_inputs_proposed(struct mmd_inputs *in, struct mmd_input_set *s,
+			 uint32_t uid);
+/* Whether a proposed, unsettled set may hold job j's inputs (same
+ * submitter, program path and number of inputs). */
+int mmd_inputs_awaited(const struct mmd_inputs *in, const mm_job_t *j);
 /* Settle s: job > 0 keeps its bytes as job's (a job that has them
  * already keeps those), 0 removes them.  s is freed. */
 void mmd_inputs_settle(struct mmd_inputs *in, struct mmd_input_set *s,

@@ -489,8 +489,7 @@ static void op_submit(struct mmd_requests *rq, struct mmd_client *c,
 	}
 	if (set) {
 		/* the stager waits for it to settle (stage.c) */
-		set->proposed = 1;
-		rq->inputs.proposed++;
+		mmd_inputs_proposed(&rq->inputs, set, c->uid);
 		set_link(rq, set);
 		set = NULL;
 	}

@@ -139,7 +139,7 @@ static int build_stream(struct mmd_stage *s, const mm_state_t *st,
 	 * another replica took, or an older client's, is read from its
 	 * paths on this host with the owner's rights */
 	spooled = s->inputs && mmd_inputs_have(s->inputs, j->id);
-	if (!spooled && s->inputs && s->inputs->proposed) {
+	if (!spooled && s->inputs && mmd_inputs_awaited(s->inputs, j)) {
 		/* this replica's own submission may be the job's: its inputs
 		 * move to the spool once its answer comes */
 		rc = -EAGAIN;
