@@ -35,7 +35,7 @@
 /* program + files of one job: one sendmsg's worth of descriptors
  * (the kernel's SCM_MAX_FD) */
 #define MMD_INPUTS_MAX 253u
-#define MMD_INPUTS_QUEUE 64u /* sets waiting for the workers, at most */
+#define MMD_INPUTS_QUEUE 1024u /* sets waiting for the workers, at most */
 #define MMD_INPUTS_WORKERS 4 /* one slow file holds one of them */
 
 struct mmd_input_set {
