@@ -228,7 +228,8 @@ int mmd_inputs_start(struct mmd_inputs *in, const char *dir,
 			if (e->d_name[0] == '.')
 				continue;
 			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			if (!strncmp(e->d_name, "tmp-", 4))
+			if (!strncmp(e->d_name, "tmp-", 4) ||
+			    !strncmp(e->d_name, "fetch-", 6))
 				remove_dir(p);
 		}
 		closedir(d);

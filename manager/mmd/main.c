@@ -22,6 +22,7 @@
 #include <qb/qblog.h>
 
 #include "backfill.h"
+#include "fetch.h"
 #include "clients.h"
 #include "clock.h"
 #include "jobrec.h"
@@ -45,6 +46,7 @@ struct mmd {
 	struct mmd_clients clients;
 	struct mmd_requests rq;
 	struct mmd_backfill backfill;
+	struct mmd_fetch fetch;    /* a job's inputs from the peer that took them */
 	struct mmd_join join;
 	sp_world_t *w;
 	int nfd, world_polled;
@@ -222,6 +224,14 @@ static int on_inputs(int32_t fd, int32_t revents, void *data)
 	(void)fd;
 	(void)revents;
 	mmd_requests_inputs_done(&((struct mmd *)data)->rq);
+	return 0;
+}
+
+static int on_fetched(int32_t fd, int32_t revents, void *data)
+{
+	(void)fd;
+	(void)revents;
+	mmd_fetch_drain(&((struct mmd *)data)->fetch);
 	return 0;
 }
 
@@ -585,6 +595,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		mm.sb.stage.inputs = &mm.rq.inputs;
+		mm.sb.stage.fetch = &mm.fetch;
 	}
 	/* the durable state first (its log is replayed into the modules
 	 * above, wired before it): a replica that cannot use its file
@@ -630,6 +641,10 @@ int main(int argc, char **argv)
 	/* the worker threads: each hands its results over by an eventfd */
 	if (watch_worker(&mm, 0, "inputs", &mm.rq.inputs.efd, QB_LOOP_MED,
 			 on_inputs) ||
+	    watch_worker(&mm, mmd_fetch_init(&mm.fetch, &mm.cfg, mm.host,
+					     &mm.rq.inputs),
+			 "inputs fetch", &mm.fetch.efd, QB_LOOP_LOW,
+			 on_fetched) ||
 	    watch_worker(&mm, mmd_auth_start(&mm.rq.auth,
 					   mm.host->munge_socket[0] ?
 					   mm.host->munge_socket :
@@ -674,6 +689,7 @@ int main(int argc, char **argv)
 out:
 	mmd_join_fini(&mm.join);
 	mmd_backfill_fini(&mm.backfill);
+	mmd_fetch_fini(&mm.fetch);
 	mmd_repl_close(&mm.repl);
 	mmd_clients_close(&mm.clients);
 	mmd_auth_stop(&mm.rq.auth);

@@ -7,10 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <qb/qblog.h>
 
 #include "clock.h"
+#include "fetch.h"
 #include "requests.h"
 
 #define ST(rq) (*(rq)->st)
@@ -801,6 +804,84 @@ static void op_history_page(struct mmd_requests *rq, struct mmd_client *c,
 		"more", more));
 }
 
+/* "inputs_fetch": for replicas only (root) — a piece of a job's input
+ * from this replica's spool, for a strobe master that must stage a job
+ * whose inputs were handed to this one (fetch.h).  The reply, then the
+ * piece as one INPUT frame.  The spool file is this daemon's own, on
+ * its local disk: a piece of MMD_FETCH_PIECE bytes at most is read in
+ * the loop. */
+static void op_inputs_fetch(struct mmd_requests *rq, struct mmd_client *c,
+			    json_t *req)
+{
+	const char *cluster = json_string_value(json_object_get(req,
+								"cluster"));
+	uint64_t job = 0, k = 0, off = 0;
+	struct stat st;
+	uint8_t *buf = NULL;
+	ssize_t r = 0;
+	int fd;
+
+	if (c->uid != 0) {
+		mmd_client_reply_err(c, EPERM, "inputs_fetch: for replicas "
+				     "only (root)");
+		return;
+	}
+	if (!cluster || strcmp(cluster, rq->cfg->cluster)) {
+		mmd_client_reply_err(c, EINVAL, "inputs_fetch: asked for by "
+				     "cluster \"%.64s\", this is \"%s\"",
+				     cluster ? cluster : "", rq->cfg->cluster);
+		return;
+	}
+	if (u64_arg(req, "job", &job) || u64_arg(req, "input", &k) ||
+	    u64_arg(req, "offset", &off) || !job || job > UINT32_MAX ||
+	    k >= MMD_INPUTS_MAX) {
+		mmd_client_reply_err(c, EINVAL, "inputs_fetch: job (1 or "
+				     "more), input (0 to %u) and offset must "
+				     "be whole numbers", MMD_INPUTS_MAX - 1);
+		return;
+	}
+	fd = mmd_inputs_open(&rq->inputs, (uint32_t)job, (uint32_t)k);
+	if (fd < 0) {
+		mmd_client_reply_err(c, ENOENT, "inputs_fetch: manager %s has "
+				     "no input %llu of job %llu",
+				     rq->host->name, (unsigned long long)k,
+				     (unsigned long long)job);
+		return;
+	}
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < off ||
+	    !(buf = malloc(MMD_FETCH_PIECE))) {
+		close(fd);
+		mmd_client_reply_err(c, EINVAL, "inputs_fetch: offset %llu "
+				     "past input %llu of job %llu",
+				     (unsigned long long)off,
+				     (unsigned long long)k,
+				     (unsigned long long)job);
+		return;
+	}
+	if ((uint64_t)st.st_size > off) {
+		size_t want = (uint64_t)st.st_size - off < MMD_FETCH_PIECE ?
+			      (size_t)((uint64_t)st.st_size - off) :
+			      MMD_FETCH_PIECE;
+
+		do
+			r = pread(fd, buf, want, (off_t)off);
+		while (r < 0 && errno == EINTR);
+	}
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		mmd_client_reply_err(c, EIO, "inputs_fetch: %s",
+				     strerror(errno));
+		return;
+	}
+	if (!mmd_client_send_json(c, ST_FRAME_REPLY, json_pack(
+		    "{s:b, s:I, s:i, s:I}", "ok", 1, "size",
+		    (json_int_t)st.st_size, "mode", (int)(st.st_mode & 0777),
+		    "len", (json_int_t)r)) && r > 0)
+		mmd_client_send(c, ST_FRAME_INPUT, buf, (uint32_t)r);
+	free(buf);
+}
+
 static void op_show(struct mmd_requests *rq, struct mmd_client *c, json_t *req)
 {
 	uint32_t id;
@@ -1510,6 +1591,7 @@ static const struct mmd_request_type {
 	{ "auth",     op_auth,     1, READ_MAX },
 	{ "history",  op_history,  1, READ_MAX },
 	{ "history_page", op_history_page, 1, READ_MAX },
+	{ "inputs_fetch", op_inputs_fetch, 1, READ_MAX },
 };
 
 static const struct mmd_request_type *request_type(const char *name)

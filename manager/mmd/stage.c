@@ -145,6 +145,13 @@ static int build_stream(struct mmd_stage *s, const mm_state_t *st,
 		rc = -EAGAIN;
 		goto out;
 	}
+	if (!spooled && s->fetch) {
+		/* another replica took them: ask the peers (fetch.h) */
+		if ((rc = mmd_fetch_step(s->fetch, j->id, nf)) < 0)
+			goto out;
+		rc = 0;
+		spooled = mmd_inputs_have(s->inputs, j->id);
+	}
 	for (uint32_t i = 0; i < nf; i++) {
 		const char *path = i ? j->files[i - 1] : j->argv[0];
 		struct stat st;

@@ -17,6 +17,7 @@
 #include <storm_proto.h>
 
 #include "caw.h"
+#include "fetch.h"
 #include "inputs.h"
 #include "jobrec.h"
 
@@ -31,6 +32,7 @@ struct mmd_stage {
 	void (*propose)(void *ctx, const mm_op_t *op);
 	void *ctx;
 	struct mmd_inputs *inputs; /* jobs' inputs this replica received */
+	struct mmd_fetch *fetch;   /* ... or asks its peers for */
 	/* the job being staged */
 	uint32_t job;         /* 0: none */
 	uint8_t *stream;      /* manifest + every file, as chunk images */

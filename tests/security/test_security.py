@@ -26,6 +26,9 @@ Usage: test_security.py BUILD_DIR TEST
                  (its SHA-256 in the job);
   unlinked_input  over the unix socket the manager reads the descriptor: a
                  file removed before the request was sent still arrives;
+  fetched_input  two replicas: such a job handed to the one that is not
+                 the strobe master is staged with the bytes the master
+                 fetched from the other's spool;
   planted_dirs   a daemon's directory owned by another user, writable by
                  others, or a planted symbolic link: the daemon refuses to
                  start (exit 2) saying which and what to do;
@@ -415,28 +418,27 @@ def test_tcp_large_input(lab):
           digest[:16])
 
 
-def test_unlinked_input(lab):
-    """Over the unix socket the manager reads the client's descriptors,
-    never its paths: a file opened, then removed before the request is
-    even sent, still arrives whole."""
-    path = os.path.join(lab.dir, "gone.txt")
+def run_unlinked(lab, i, name):
+    """A run through replica i's unix socket of `cat` of a file opened,
+    then removed before the request is even sent (raw frames, the
+    descriptors by SCM_RIGHTS): the END frame and the job's output."""
+    path = os.path.join(lab.dir, name)
     with open(path, "w") as f:
         f.write("read through the descriptor\n")
     prog = open("/bin/sh", "rb")
     data = open(path, "rb")
     os.unlink(path)  # no path left for anyone to open
-    req = {"op": "run", "client": "sec-unlinked:1:0", "seq": 1, "fds": 2,
-           "job": {"name": "unlinked", "argv": ["/bin/sh", "-c",
-                                            'cat "$STORM_JOB_DIR/gone.txt"'],
-                   "ranks": 1, "env": [], "cwd": "/",
-                   "files": [path]}}
+    req = {"op": "run", "client": "sec-%s:1:0" % name, "seq": 1, "fds": 2,
+           "job": {"name": name, "argv": [
+               "/bin/sh", "-c", 'cat "$STORM_JOB_DIR/%s"' % name],
+               "ranks": 1, "env": [], "cwd": "/", "files": [path]}}
     body = json.dumps(req).encode()
     frame = b"STRM" + bytes([1, 1, 0, 0]) + struct.pack(">I", len(body))
     s = socket.socket(socket.AF_UNIX)
     out, end = b"", None
     try:
         s.settimeout(30)
-        s.connect(lab.sock(0))
+        s.connect(lab.sock(i))
         socket.send_fds(s, [frame], [prog.fileno(), data.fileno()])
         s.sendall(body)
         while end is None:
@@ -454,10 +456,36 @@ def test_unlinked_input(lab):
         s.close()
         prog.close()
         data.close()
+    return end, out
+
+
+def test_unlinked_input(lab):
+    """Over the unix socket the manager reads the client's descriptors,
+    never its paths: a file opened, then removed before the request is
+    even sent, still arrives whole."""
+    end, out = run_unlinked(lab, 0, "gone.txt")
     check(end["state"] == "COMPLETED" and
           out == b"read through the descriptor\n",
           "the job of the removed file: %s %r" % (end, out))
     print("unlinked_input: the removed file's bytes arrived: %r" % out)
+
+
+def test_fetched_input(lab):
+    """Two replicas: a job handed to the one that is not the strobe
+    master (its file removed before the request was sent) is staged by
+    the master with the bytes it fetched from that replica's spool
+    (inputs_fetch), not from the path."""
+    master = lab.master()
+    check(master in (0, 1), "no strobe master: %s" % master)
+    other = 1 - master
+    end, out = run_unlinked(lab, other, "elsewhere.txt")
+    check(end["state"] == "COMPLETED" and
+          out == b"read through the descriptor\n",
+          "the job handed to replica %d: %s %r" % (other, end, out))
+    check("inputs fetched from a peer" in storm_log(lab),
+          "the master did not log the fetch")
+    print("fetched_input: handed to mm%d, staged by mm%d from the bytes "
+          "it fetched: %r" % (other, master, out))
 
 
 def wait_job(lab, job, timeout_ms=30000):
@@ -741,6 +769,7 @@ TESTS = {
     "input_cap": test_input_cap,
     "tcp_large_input": test_tcp_large_input,
     "unlinked_input": test_unlinked_input,
+    "fetched_input": test_fetched_input,
     "planted_dirs": test_planted_dirs,
     "cancel_other": test_cancel_other,
     "id_as_owner": test_id_as_owner,
@@ -785,6 +814,8 @@ def main():
             lab.p.pids += procs.pids
             lab.munge_sockets = [sock]
             return lab
+        if name == "fetched_input":
+            return stormlab.Lab(build, d, managers=2, nodes=1)
         if name not in ("replayed_credential", "altered_body"):
             return stormlab.Lab(build, d, managers=1, nodes=2,
                                 extra=["kill_grace_ms = 1000"])
