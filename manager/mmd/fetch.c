@@ -123,6 +123,58 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+int mmd_fetch_reply(const uint8_t *p, size_t len, uint64_t off, int first,
+		    uint64_t size, uint64_t total, uint64_t cap,
+		    struct mmd_fetch_piece *pc, char *why, size_t whylen)
+{
+	json_t *rep = json_loadb((const char *)p, len, 0, NULL);
+	json_t *js, *jm, *jl;
+	json_int_t sz, md, ln;
+
+	if (!json_is_object(rep) ||
+	    !json_is_boolean(json_object_get(rep, "ok"))) {
+		snprintf(why, whylen, "an inputs_fetch reply that is not one");
+		json_decref(rep);
+		return -EPROTO;
+	}
+	if (!json_is_true(json_object_get(rep, "ok"))) {
+		const char *e = json_string_value(json_object_get(rep,
+								  "error"));
+		int no = (int)json_integer_value(json_object_get(rep,
+								 "errno"));
+
+		snprintf(why, whylen, "%.300s", e && e[0] ? e : "refused");
+		json_decref(rep);
+		return no == ENOENT ? -ENOENT : -EPROTO;
+	}
+	js = json_object_get(rep, "size");
+	jm = json_object_get(rep, "mode");
+	jl = json_object_get(rep, "len");
+	sz = json_is_integer(js) ? json_integer_value(js) : -1;
+	md = json_is_integer(jm) ? json_integer_value(jm) : -1;
+	ln = json_is_integer(jl) ? json_integer_value(jl) : -1;
+	json_decref(rep); /* js, jm and jl with it */
+	/* the peer's answer, checked before a byte is kept */
+	if (sz < 0 || md < 0 || md > 0777 ||
+	    ln < 0 || ln > MMD_FETCH_PIECE || (!first &&
+					      (uint64_t)sz != size) ||
+	    off > (uint64_t)sz || (uint64_t)ln > (uint64_t)sz - off ||
+	    (!ln && off < (uint64_t)sz) || total > cap ||
+	    (uint64_t)ln > cap - total) {
+		snprintf(why, whylen, "an inputs_fetch reply out of bounds "
+			 "(size %lld, mode %lld, len %lld at offset %llu; "
+			 "%llu of the cap %llu kept)", (long long)sz,
+			 (long long)md, (long long)ln,
+			 (unsigned long long)off, (unsigned long long)total,
+			 (unsigned long long)cap);
+		return -EPROTO;
+	}
+	pc->size = (uint64_t)sz;
+	pc->mode = (uint32_t)md;
+	pc->len = (uint32_t)ln;
+	return 0;
+}
+
 /* Input k of the job from the peer on fd into out.  0, -ENOENT (the
  * peer has no such inputs), or another -errno with f->note. */
 static int fetch_input(struct mmd_fetch *f, int fd, int *seal,
@@ -137,11 +189,12 @@ static int fetch_input(struct mmd_fetch *f, int fd, int *seal,
 	snprintf(id, sizeof(id), "storm-mm-%s-fetch-%ld", f->self->name,
 		 (long)getpid());
 	do {
-		json_t *req, *rep;
+		struct mmd_fetch_piece pc;
+		json_t *req;
 		uint8_t *p = NULL;
 		uint32_t len;
 		int type, rc;
-		json_int_t jsize, jmode, jlen;
+		char why[400];
 
 		req = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:I}", "op",
 				"inputs_fetch", "cluster", f->cfg->cluster,
@@ -161,46 +214,25 @@ static int fetch_input(struct mmd_fetch *f, int fd, int *seal,
 				 peer, storm_strerror(rc));
 			return rc;
 		}
-		rep = type == ST_FRAME_REPLY ?
-		      json_loadb((const char *)p, len, 0, NULL) : NULL;
+		rc = type == ST_FRAME_REPLY ?
+		     mmd_fetch_reply(p, len, off, first, size, *total,
+				     f->in->cap, &pc, why, sizeof(why)) :
+		     -EPROTO;
 		free(p);
-		if (!json_is_true(json_object_get(rep, "ok"))) {
-			const char *why = json_string_value(json_object_get(
-				rep, "error"));
-
-			rc = (int)json_integer_value(json_object_get(rep,
-								     "errno"));
-			snprintf(f->note, sizeof(f->note), "manager %s: %.300s",
-				 peer, why ? why : "no reply");
-			json_decref(rep);
-			return rc == ENOENT ? -ENOENT : -EPROTO;
+		if (rc) {
+			snprintf(f->note, sizeof(f->note), "manager %s: %s",
+				 peer, type == ST_FRAME_REPLY ? why :
+				 "not a reply");
+			return rc;
 		}
-		jsize = json_integer_value(json_object_get(rep, "size"));
-		jmode = json_integer_value(json_object_get(rep, "mode"));
-		jlen = json_integer_value(json_object_get(rep, "len"));
-		json_decref(rep);
-		/* the peer's answer, checked before a byte is kept */
-		if (jsize < 0 || jmode < 0 || jmode > 0777 || jlen < 0 ||
-		    jlen > MMD_FETCH_PIECE || (!first && (uint64_t)jsize !=
-						size) ||
-		    (uint64_t)jlen > (uint64_t)jsize - off ||
-		    (!jlen && off < (uint64_t)jsize) ||
-		    *total + (uint64_t)jlen > f->in->cap) {
-			snprintf(f->note, sizeof(f->note), "manager %s: an "
-				 "inputs_fetch reply out of bounds (size %lld, "
-				 "mode %lld, len %lld at offset %llu)", peer,
-				 (long long)jsize, (long long)jmode,
-				 (long long)jlen, (unsigned long long)off);
-			return -EPROTO;
-		}
-		if (first && fchmod(out, (mode_t)jmode) < 0)
+		if (first && fchmod(out, (mode_t)pc.mode) < 0)
 			return -errno;
-		size = (uint64_t)jsize;
+		size = pc.size;
 		first = 0;
-		if (!jlen)
+		if (!pc.len)
 			break;
 		rc = st_frame_recv(fd, REPLY_TIMEOUT_MS, &type, &p, &len);
-		if (rc < 0 || type != ST_FRAME_INPUT || len != (uint32_t)jlen) {
+		if (rc < 0 || type != ST_FRAME_INPUT || len != pc.len) {
 			free(p);
 			snprintf(f->note, sizeof(f->note), "manager %s: the "
 				 "piece of input %u at %llu: %s", peer, k,

@@ -43,6 +43,23 @@ struct mmd_fetch {
 	char note[512];          /* DONE and !found: why, for the log */
 };
 
+/* One inputs_fetch reply, as checked. */
+struct mmd_fetch_piece {
+	uint64_t size;  /* the input's bytes */
+	uint32_t mode;  /* its permission bits, <= 0777 */
+	uint32_t len;   /* bytes of the INPUT frame that follows (0: none) */
+};
+
+/* Check a peer's reply to inputs_fetch (len bytes of untrusted JSON) for
+ * the piece at off of an input whose size an earlier reply gave (first:
+ * none did), total bytes of the job kept so far, against cap: 0 and *pc;
+ * -ENOENT (the peer does not hold the job's inputs); -EPROTO (a refusal,
+ * malformed, or out of bounds: a length over MMD_FETCH_PIECE or past the
+ * size, a size that changed, an empty piece before the end, the job
+ * past cap), why says which. */
+int mmd_fetch_reply(const uint8_t *p, size_t len, uint64_t off, int first,
+		    uint64_t size, uint64_t total, uint64_t cap,
+		    struct mmd_fetch_piece *pc, char *why, size_t whylen);
 /* Start the worker (idle until asked).  0 or -errno. */
 int mmd_fetch_init(struct mmd_fetch *f, const st_config_t *cfg,
 		   const st_host_t *self, struct mmd_inputs *in);
