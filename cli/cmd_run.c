@@ -23,6 +23,7 @@
  *   any        EOF / bad frame    exit 3 / 4 (the job may still run)
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -135,7 +136,32 @@ static char *resolve_program(const char *cmd, const char *cwd,
 struct job_opts {
 	uint32_t ranks;
 	bool label;
+	/* the inputs, opened here with the user's own rights: the program,
+	 * then each --file (docs/security.md 2) */
+	int fds[STC_MAX_INPUTS];
+	int nfds;
 };
+
+/* Open an input for the manager to read through (never the path: the
+ * manager may run as another user, on another host).  Non-blocking, so
+ * that a FIFO does not wait for a writer here: the manager refuses
+ * what is not a regular file. */
+static void open_input(const char *cmd, struct job_opts *jo, const char *what,
+		       const char *path)
+{
+	int fd;
+
+	if (jo->nfds >= STC_MAX_INPUTS)
+		sc_die(SC_EXIT_USAGE, "%s: more than %d inputs (the program "
+		       "and its --file's): put the files in an archive",
+		       cmd, STC_MAX_INPUTS);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		sc_die(SC_EXIT_USAGE, "%s: cannot read %s %s: %s (a job's "
+		       "inputs are read with your rights)", cmd, what, path,
+		       strerror(errno));
+	jo->fds[jo->nfds++] = fd;
+}
 
 /* --mem SIZE: MiB, or a number with K, M, G or T (binary units), as
  * Slurm's --mem; at least 1 MiB, at most 1 PiB. */
@@ -298,6 +324,11 @@ static json_t *build_request(const struct sc_cmd *cmd,
 
 	prog = resolve_program(cmd->name, cwd, a->operands[0]);
 	json_array_append_new(argv, jtext(cmd->name, "the program path", prog));
+	jo->nfds = 0;
+	open_input(cmd->name, jo, "the program", prog);
+	for (size_t i = 0; i < json_array_size(files); i++)
+		open_input(cmd->name, jo, "--file",
+			   json_string_value(json_array_get(files, i)));
 	for (int i = 1; i < a->noperands; i++)
 		json_array_append_new(argv, jtext(cmd->name, "an argument",
 						  a->operands[i]));
@@ -334,9 +365,13 @@ int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		  const struct sc_args *args)
 {
 	struct job_opts jo;
-	json_t *reply = sc_call_or_die(ctx, cmd->name,
-				       build_request(cmd, args, &jo));
-	int64_t id = sc_jint(reply, "job", -1);
+	json_t *req = build_request(cmd, args, &jo), *reply;
+	int64_t id;
+
+	ctx->c.input_fds = jo.fds;
+	ctx->c.ninputs = jo.nfds;
+	reply = sc_call_or_die(ctx, cmd->name, req);
+	id = sc_jint(reply, "job", -1);
 
 	if (id < 0)
 		sc_die(SC_EXIT_PROTO, "%s: the manager at %s accepted the job "
@@ -592,6 +627,8 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	req = build_request(cmd, args, &jo);
 	rs.ranks = jo.ranks;
 	rs.label = jo.label;
+	ctx->c.input_fds = jo.fds; /* kept open: a reattach sends them again */
+	ctx->c.ninputs = jo.nfds;
 
 	/* Block first: a ^C while the job is being submitted is kept and
 	 * becomes a cancel as soon as we know the job id. */

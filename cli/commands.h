@@ -144,7 +144,10 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	  "(a number of MiB, or with a suffix K, M, G or T); a job over it " \
 	  "is ended by the kernel and FAILED with that reason." },           \
 	{ SC_OPT_FILE, "file", "PATH",                                       \
-	  "Send PATH to the nodes along with the program.  Repeatable." },   \
+	  "Send PATH (a regular file) to the nodes along with the program, " \
+	  "into the job's directory ($STORM_JOB_DIR).  Repeatable; the "     \
+	  "program and the files together at most the manager's "           \
+	  "max_input_mib (default 1024 MiB)." },                             \
 	{ SC_OPT_NAME, "name", "NAME",                                       \
 	  "Name the job (default: the program's file name)." }
 
@@ -247,7 +250,14 @@ const struct sc_cmd sc_commands[] = {
 			"absolute here: a name without '/' is looked up in "
 			"PATH, a relative path is taken from the current "
 			"directory, which is also the job's working "
-			"directory.  The first SIGINT or SIGTERM asks the "
+			"directory.  stormctl opens PROGRAM and each --file "
+			"itself, with your rights, and hands them to the "
+			"manager: as open descriptors on the unix socket, as "
+			"their bytes over TCP; the manager never opens your "
+			"paths.  One you cannot read is an error here (exit "
+			"2); one that is not a regular file (a FIFO), or "
+			"inputs over the manager's max_input_mib, are refused "
+			"by the manager (exit 1).  The first SIGINT or SIGTERM asks the "
 			"manager to cancel the job and keeps waiting for its "
 			"end; a second one stops waiting.",
 		.opts = run_opts,
@@ -423,9 +433,10 @@ const struct sc_exit_doc sc_exit_docs[] = {
 	{ "0", "Success." },
 	{ "1", "The job failed or was cancelled, or the manager refused the "
 	       "request (for example: no such job)." },
-	{ "2", "Usage error: an unknown option, a bad number or operand, or "
-	       "a configuration file that cannot be read.  The message names "
-	       "the option." },
+	{ "2", "Usage error: an unknown option, a bad number or operand, a "
+	       "program or --file you cannot read, or a configuration file "
+	       "that cannot be read.  The message names the option or the "
+	       "file." },
 	{ "3", "The manager could not be reached, did not answer within "
 	       "--timeout, or closed the connection.  The message names the "
 	       "socket or address tried." },

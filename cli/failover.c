@@ -487,11 +487,168 @@ static int auth_first(stc_ctx_t *ctx, int fd, json_t *req)
 	return 0;
 }
 
+/* The request frame with the inputs' descriptors on its first bytes
+ * (docs/protocol.md 5.1: "fds"). */
+static int send_with_fds(stc_ctx_t *ctx, int fd, const char *text,
+			 size_t n)
+{
+	union {
+		char buf[CMSG_SPACE(STC_MAX_INPUTS * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	uint8_t hdr[ST_FRAME_HDR];
+	struct iovec iov = { .iov_base = hdr, .iov_len = sizeof(hdr) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = CMSG_SPACE((size_t)ctx->ninputs *
+							  sizeof(int)) };
+	struct cmsghdr *cm;
+	ssize_t w;
+
+	memset(u.buf, 0, sizeof(u.buf));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN((size_t)ctx->ninputs * sizeof(int));
+	memcpy(CMSG_DATA(cm), ctx->input_fds,
+	       (size_t)ctx->ninputs * sizeof(int));
+	st_frame_put_hdr(hdr, ST_FRAME_REQUEST, (uint32_t)n);
+	/* the header alone carries them; the rest goes as usual */
+	do
+		w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	if (w < 0)
+		return errno == EPIPE ? -ECONNRESET : -errno;
+	for (size_t done = (size_t)w; done < sizeof(hdr); done += (size_t)w) {
+		w = send(fd, hdr + done, sizeof(hdr) - done, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR) {
+			w = 0;
+			continue;
+		}
+		if (w < 0)
+			return errno == EPIPE ? -ECONNRESET : -errno;
+	}
+	for (size_t done = 0; done < n; done += (size_t)w) {
+		w = send(fd, text + done, n - done, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR) {
+			w = 0;
+			continue;
+		}
+		if (w < 0)
+			return errno == EPIPE ? -ECONNRESET : -errno;
+	}
+	return 0;
+}
+
+/* Over TCP: "inputs" names each input's size and mode (regular files
+ * only: their bytes are sent, not a descriptor). */
+static int inputs_json(stc_ctx_t *ctx, json_t *req)
+{
+	json_t *a = json_array();
+
+	if (!a)
+		return -ENOMEM;
+	for (int k = 0; k < ctx->ninputs; k++) {
+		struct stat st;
+
+		if (fstat(ctx->input_fds[k], &st) < 0 ||
+		    !S_ISREG(st.st_mode)) {
+			snprintf(ctx->note, sizeof(ctx->note), "input %d (the "
+				 "%s) is not a regular file: over TCP only "
+				 "regular files are sent", k,
+				 k ? "a --file" : "program");
+			json_decref(a);
+			return -EINVAL;
+		}
+		json_array_append_new(a, json_pack("{s:I, s:i}", "size",
+						   (json_int_t)st.st_size,
+						   "mode",
+						   (int)(st.st_mode & 0777)));
+	}
+	json_object_set_new(req, "inputs", a);
+	return 0;
+}
+
+/* Over TCP, after the request: the inputs' bytes in INPUT frames, as
+ * many as "inputs" announced (a file that shrank meanwhile is an error,
+ * bytes it grew by are not sent). */
+static int send_inputs(stc_ctx_t *ctx, int fd, json_t *req)
+{
+	enum { CHUNK = 1u << 20 };
+	json_t *a = json_object_get(req, "inputs");
+	uint8_t *buf = malloc(CHUNK);
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (int k = 0; k < ctx->ninputs && !rc; k++) {
+		uint64_t size = (uint64_t)json_integer_value(json_object_get(
+			json_array_get(a, (size_t)k), "size"));
+		uint64_t off = 0;
+
+		while (off < size && !rc) {
+			size_t want = size - off < CHUNK ? (size_t)(size - off)
+							 : CHUNK;
+			ssize_t r = pread(ctx->input_fds[k], buf, want,
+					  (off_t)off);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				snprintf(ctx->note, sizeof(ctx->note), "input "
+					 "%d: %s", k, r < 0 ? strerror(errno) :
+					 "it shrank while being sent");
+				rc = r < 0 ? -errno : -EIO;
+				break;
+			}
+			rc = st_frame_send(fd, ST_FRAME_INPUT, buf,
+					   (uint32_t)r);
+			off += (uint64_t)r;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+/* The manager checked the announced inputs (sizes against its cap)
+ * and says {"ok": true, "inputs": "send"}: send them.  A refusal
+ * instead is kept for stc_recv_reply(). */
+static int go_ahead(stc_ctx_t *ctx, int fd, json_t *req)
+{
+	uint8_t *p = NULL;
+	uint32_t len;
+	int type, rc = st_frame_recv(fd, ctx->timeout_ms, &type, &p, &len);
+	json_t *v;
+
+	if (rc < 0)
+		return rc;
+	v = type == ST_FRAME_REPLY ? json_loadb((const char *)p, len, 0,
+						 NULL) : NULL;
+	if (v && json_is_true(json_object_get(v, "ok")) &&
+	    !strcmp(json_string_value(json_object_get(v, "inputs")) ?
+		    json_string_value(json_object_get(v, "inputs")) : "",
+		    "send")) {
+		json_decref(v);
+		free(p);
+		return send_inputs(ctx, fd, req);
+	}
+	json_decref(v);
+	if (type != ST_FRAME_REPLY) {
+		free(p);
+		return -STORM_EPROTO;
+	}
+	free(ctx->early);
+	ctx->early = p; /* the answer: a refusal, or what it is */
+	ctx->early_len = len;
+	return 0;
+}
+
 int stc_send_request(stc_ctx_t *ctx, int fd, json_t *req)
 {
+	const char *op;
 	char *text;
 	size_t n;
-	int rc;
+	int rc, inputs;
 
 	/* a retry keeps its number: that is what makes it exactly-once */
 	if (!json_object_get(req, "seq")) {
@@ -499,13 +656,39 @@ int stc_send_request(stc_ctx_t *ctx, int fd, json_t *req)
 				    json_string(ctx->client_id));
 		json_object_set_new(req, "seq", json_integer(++ctx->seq));
 	}
+	json_object_del(req, "fds");
+	json_object_del(req, "inputs");
+	free(ctx->early);
+	ctx->early = NULL;
+	if (ctx->ninputs > STC_MAX_INPUTS)
+		return -E2BIG;
+	op = json_string_value(json_object_get(req, "op"));
+	inputs = ctx->ninputs > 0 && op &&
+		 (!strcmp(op, "run") || !strcmp(op, "submit"));
+	if (inputs) {
+		if (strncmp(ctx->endpoint, "address ", 8))
+			json_object_set_new(req, "fds",
+					    json_integer(ctx->ninputs));
+		else if ((rc = inputs_json(ctx, req)))
+			return rc;
+	}
 	text = json_dumps(req, JSON_COMPACT);
 	if (!text)
 		return -ENOMEM;
 	n = strlen(text);
 	if (n > ST_FRAME_MAX)
 		rc = -EMSGSIZE;
-	else if (strncmp(ctx->endpoint, "address ", 8))
+	else if (inputs && strncmp(ctx->endpoint, "address ", 8))
+		/* the unix socket: the descriptors ride on the request */
+		rc = send_with_fds(ctx, fd, text, n);
+	else if (inputs) {
+		/* TCP: an authenticated connection first (INPUT frames may
+		 * be large), then the request and its bytes */
+		if (!(rc = auth_first(ctx, fd, req)) &&
+		    !(rc = st_frame_send(fd, ST_FRAME_REQUEST, text,
+					 (uint32_t)n)))
+			rc = go_ahead(ctx, fd, req);
+	} else if (strncmp(ctx->endpoint, "address ", 8))
 		/* the unix socket: the kernel names the peer */
 		rc = st_frame_send(fd, ST_FRAME_REQUEST, text, (uint32_t)n);
 	else if (n <= AUTH_FIRST_OVER)
@@ -527,7 +710,15 @@ int stc_recv_reply(stc_ctx_t *ctx, int fd, int timeout_ms, json_t **reply,
 	json_t *v, *ok;
 	int type, rc;
 
-	rc = st_frame_recv(fd, timeout_ms, &type, &p, &len);
+	if (ctx->early) {
+		p = ctx->early;
+		len = ctx->early_len;
+		type = ST_FRAME_REPLY;
+		ctx->early = NULL;
+		rc = 0;
+	} else {
+		rc = st_frame_recv(fd, timeout_ms, &type, &p, &len);
+	}
 	if (rc < 0)
 		return stc_frame_error(ctx, rc, err, errlen);
 	if (type != ST_FRAME_REPLY) {

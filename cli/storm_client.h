@@ -36,6 +36,8 @@ enum stc_code {
 };
 
 #define STC_MAX_EPS 64
+/* inputs of one job at most (one sendmsg of descriptors) */
+#define STC_MAX_INPUTS 253
 struct stc_ep {
 	int is_unix;
 	char addr[1200];
@@ -59,6 +61,17 @@ typedef struct stc_ctx {
 	char endpoint[4200];     /* "socket PATH" / "address H:P", for errors */
 	char note[1024];         /* a message for the user the last call left
 				  * besides its err (e.g. MUNGE), or "" */
+	/* a run/submit's inputs, opened by the caller with its own rights:
+	 * the program, then each --file (NULL/0: none).  On the unix
+	 * socket they pass as descriptors (SCM_RIGHTS, "fds"); over TCP
+	 * their bytes follow the request in INPUT frames ("inputs").
+	 * The caller keeps and closes them. */
+	const int *input_fds;
+	int ninputs;
+	/* internal: a reply read early (a refusal before the inputs were
+	 * sent), handed out by the next stc_recv_reply() */
+	uint8_t *early;
+	uint32_t early_len;
 } stc_ctx_t;
 
 /** Set ctx's client id (once, before any request). */

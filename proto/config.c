@@ -208,6 +208,7 @@ static const struct u32_key {
 	  offsetof(st_config_t, max_pending_jobs) },
 	{ "max_pending_per_user", 1, 100000000,
 	  offsetof(st_config_t, max_pending_per_user) },
+	{ "max_input_mib", 1, 1048576, offsetof(st_config_t, max_input_mib) },
 	/* below a third of 8 GiB: a snapshot being replaced and the log
 	 * beside it must fit next to the state in LMDB's map (16 GiB, the
 	 * history's records beside them) */
@@ -422,6 +423,7 @@ static void defaults(st_config_t *c)
 	c->client_frame_ms = 10000;
 	c->max_pending_jobs = 100000;
 	c->max_pending_per_user = 50000;
+	c->max_input_mib = 1024;
 	strcpy(c->ramdisk, "/dev/shm/storm");
 	strcpy(c->cgroup, "auto");
 	strcpy(c->cpu_bind, "auto");

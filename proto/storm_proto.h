@@ -93,6 +93,7 @@ typedef struct st_config {
 	uint32_t max_pending_per_user; /* ... of one uid */
 	char auth_key[1024];      /* the cluster key's file ("": the fabric
 				   * is not authenticated) */
+	uint32_t max_input_mib;   /* a job's program and files, at most */
 	char cgroup[16];          /* auto | none: jobs in per-job cgroups */
 	char cpu_bind[16];        /* auto | none: ranks bound to their cpus */
 	uint32_t kill_grace_ms;   /* SIGTERM to a job's processes, then this
@@ -193,6 +194,9 @@ enum st_frame_type {
 	ST_FRAME_SEALED = 5,  /* client -> manager over TCP: a MUNGE
 			       * credential and the request body it binds
 			       * (st_seal_*) */
+	ST_FRAME_INPUT = 6,   /* client -> manager over TCP, after a
+			       * request with "inputs": the next bytes of
+			       * the job's program and files, raw */
 };
 
 /** Parse a frame header (ST_FRAME_HDR bytes).  @return 0 and type and

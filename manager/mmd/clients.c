@@ -37,6 +37,58 @@ int mmd_client_idle(const struct mmd_client *c)
 	       !c->out_len;
 }
 
+static void close_fds(struct mmd_client *c)
+{
+	for (uint32_t i = 0; i < c->nfds; i++)
+		close(c->fds[i]);
+	c->nfds = 0;
+	c->fds_over = 0;
+}
+
+/* read() of the socket; on the unix socket, the descriptors that come
+ * with the bytes are kept (MMD_CLIENT_FDS at most; the rest closed). */
+static ssize_t rd(struct mmd_client *c, void *p, size_t n)
+{
+	union {
+		char buf[CMSG_SPACE(MMD_CLIENT_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = p, .iov_len = n };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	ssize_t r;
+
+	if (c->tcp)
+		return read(c->fd, p, n);
+	r = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC);
+	if (r < 0)
+		return r;
+	if (mh.msg_flags & MSG_CTRUNC)
+		c->fds_over = 1;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm;
+	     cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t k;
+		int fd;
+
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
+			       sizeof(int));
+			if (c->nfds < MMD_CLIENT_FDS) {
+				c->fds[c->nfds++] = fd;
+			} else {
+				close(fd);
+				c->fds_over = 1;
+			}
+		}
+	}
+	return r;
+}
+
 static void client_drop(struct mmd_clients *set, struct mmd_client *c)
 {
 	for (struct mmd_client **pp = &set->list; *pp; pp = &(*pp)->next)
@@ -48,6 +100,7 @@ static void client_drop(struct mmd_clients *set, struct mmd_client *c)
 	set->n--;
 	qb_loop_poll_del(set->loop, c->fd);
 	close(c->fd);
+	close_fds(c);
 	free(c->buf);
 	free(c->out);
 	free(c);
@@ -178,6 +231,7 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 	struct mmd_clients *set = c->set;
 	ssize_t n;
 
+	(void)fd; /* c->fd */
 	if (revents & POLLOUT) {
 		client_flush(c);
 		if (!(revents & POLLIN))
@@ -186,7 +240,7 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 	if (c->closing && !c->watch_job)
 		goto gone; /* refused or done: nothing more is read */
 	if (c->got < ST_FRAME_HDR) {
-		n = read(fd, c->hdr + c->got, ST_FRAME_HDR - c->got);
+		n = rd(c, c->hdr + c->got, ST_FRAME_HDR - c->got);
 		if (n <= 0)
 			goto gone;
 		if (!c->got)
@@ -198,13 +252,28 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 
 			if (st_frame_parse_hdr(c->hdr, &type, &len) ||
 			    (type != ST_FRAME_REQUEST &&
-			     type != ST_FRAME_SEALED)) {
+			     type != ST_FRAME_SEALED &&
+			     type != ST_FRAME_INPUT)) {
 				mmd_client_reply_err(c, EPROTO, "not a Storm "
 						     "request frame (protocol "
 						     "%d)", ST_FRAME_VERSION);
 				goto gone;
 			}
-			if (c->inflight) {
+			if ((type == ST_FRAME_INPUT) !=
+			    (c->input_left > 0) ||
+			    (type == ST_FRAME_INPUT &&
+			     (!len || len > c->input_left))) {
+				mmd_client_reply_err(c, EPROTO, "%s", c->
+					input_left ? "INPUT frames of "
+					"1 byte or more, no more than the "
+					"request announced, were due "
+					"(docs/protocol.md 2.7)" :
+					"an INPUT frame without a request "
+					"that announced inputs "
+					"(docs/protocol.md 2.7)");
+				goto gone;
+			}
+			if (c->inflight && type != ST_FRAME_INPUT) {
 				mmd_client_reply_err(c, EBUSY, "one request at "
 						     "a time on a connection: "
 						     "wait for the reply");
@@ -234,7 +303,7 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 			goto gone;
 		if (want > c->buf_cap - 1 - at)
 			want = c->buf_cap - 1 - at;
-		n = read(fd, c->buf + at, want);
+		n = rd(c, c->buf + at, want);
 		if (n <= 0)
 			goto gone;
 		c->got += (uint32_t)n;
@@ -249,10 +318,16 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 		c->buf[len] = '\0';
 		c->got = c->need = 0;
 		c->frame_ms = 0;
-		c->inflight = 1;
 		c->last_ms = now_ms();
-		set->hooks.request(set->hooks.ctx, c, c->type,
-				   (const char *)c->buf, len);
+		if (c->type == ST_FRAME_INPUT) {
+			c->input_left -= len;
+			set->hooks.input(set->hooks.ctx, c, c->buf, len);
+		} else {
+			c->inflight = 1;
+			set->hooks.request(set->hooks.ctx, c, c->type,
+					   (const char *)c->buf, len);
+			close_fds(c); /* those the request did not take */
+		}
 	}
 	if (mmd_client_idle(c))
 		client_drop(set, c);

@@ -20,6 +20,9 @@
 #define MMD_OUT_MAX (16u << 20) /* a client this far behind is dropped */
 /* A TCP connection's frames before its credential checked out. */
 #define MMD_UNAUTH_FRAME_MAX (16u << 10)
+/* Descriptors a unix client may pass with one request (SCM_RIGHTS, one
+ * sendmsg: the kernel's SCM_MAX_FD). */
+#define MMD_CLIENT_FDS 253u
 
 struct mmd_clients;
 
@@ -55,6 +58,12 @@ struct mmd_client {
 	int wait_down;       /* wait_up counts nodes DOWN instead */
 	uint64_t wait_until_ms;
 	int closing;
+	/* descriptors that came with the request being read (unix); a
+	 * request takes them, the rest are closed once it is handled */
+	int fds[MMD_CLIENT_FDS];
+	uint32_t nfds;
+	int fds_over;        /* more came than MMD_CLIENT_FDS */
+	uint64_t input_left; /* TCP: INPUT frame bytes still expected */
 };
 
 struct mmd_clients_hooks {
@@ -62,6 +71,10 @@ struct mmd_clients_hooks {
 	 * ST_FRAME_SEALED: text is NUL-terminated, len bytes */
 	void (*request)(void *ctx, struct mmd_client *c, int type,
 			const char *text, uint32_t len);
+	/* a whole INPUT frame (TCP, while c->input_left was set): len
+	 * bytes, already taken off c->input_left */
+	void (*input)(void *ctx, struct mmd_client *c, const uint8_t *p,
+		      uint32_t len);
 	/* c goes away: nothing may refer to it after this */
 	void (*gone)(void *ctx, struct mmd_client *c);
 	void *ctx;

@@ -22,6 +22,7 @@
 #include <qb/qblog.h>
 
 #include "backfill.h"
+#include "fetch.h"
 #include "clients.h"
 #include "clock.h"
 #include "jobrec.h"
@@ -45,6 +46,7 @@ struct mmd {
 	struct mmd_clients clients;
 	struct mmd_requests rq;
 	struct mmd_backfill backfill;
+	struct mmd_fetch fetch;    /* a job's inputs from the peer that took them */
 	struct mmd_join join;
 	sp_world_t *w;
 	int nfd, world_polled;
@@ -53,6 +55,7 @@ struct mmd {
 	int was_synced;
 	int first_start;          /* nothing applied yet: manager 0 founds */
 	uint64_t join_since_ms;   /* trying to join the machine since */
+	uint64_t swept_ms;        /* the inputs spool last swept */
 };
 
 static int on_signal(int32_t sig, void *data)
@@ -156,6 +159,12 @@ static int applied(void *ctx, const mm_op_t *op, const mm_result_t *res)
 	return 0;
 }
 
+static void settled(void *ctx, uint64_t conn, int kind,
+		    const mm_result_t *res)
+{
+	mmd_requests_settled(&((struct mmd *)ctx)->rq, conn, kind, res);
+}
+
 static void answer(void *ctx, struct mmd_client *c, int kind, uint32_t job,
 		   const mm_result_t *res)
 {
@@ -202,6 +211,28 @@ static void client_request(void *ctx, struct mmd_client *c, int type,
 			   const char *text, uint32_t len)
 {
 	mmd_requests_handle(&((struct mmd *)ctx)->rq, c, type, text, len);
+}
+
+static void client_input(void *ctx, struct mmd_client *c, const uint8_t *p,
+			 uint32_t len)
+{
+	mmd_requests_input(&((struct mmd *)ctx)->rq, c, p, len);
+}
+
+static int on_inputs(int32_t fd, int32_t revents, void *data)
+{
+	(void)fd;
+	(void)revents;
+	mmd_requests_inputs_done(&((struct mmd *)data)->rq);
+	return 0;
+}
+
+static int on_fetched(int32_t fd, int32_t revents, void *data)
+{
+	(void)fd;
+	(void)revents;
+	mmd_fetch_drain(&((struct mmd *)data)->fetch);
+	return 0;
 }
 
 static int on_auth(int32_t fd, int32_t revents, void *data)
@@ -394,6 +425,11 @@ static int on_timer(int32_t fd, int32_t revents, void *data)
 	mmd_requests_waits(&mm->rq);
 	mmd_clients_reap(&mm->clients);
 	backfill_next(mm);
+	if (mmd_strobe_now_ms(&mm->sb) - mm->swept_ms >= 5000) {
+		/* inputs of jobs staged, ended or gone */
+		mm->swept_ms = mmd_strobe_now_ms(&mm->sb);
+		mmd_inputs_sweep(&mm->rq.inputs, mm->st);
+	}
 	return 0;
 }
 
@@ -548,12 +584,30 @@ int main(int argc, char **argv)
 				       .st = &mm.st, .repl = &mm.repl,
 				       .sb = &mm.sb, .jobs = &mm.jobs,
 				       .clients = &mm.clients };
+	/* the jobs' inputs: a private spool beside the state */
+	{
+		char idir[1300];
+
+		snprintf(idir, sizeof(idir), "%s/%s/inputs",
+			 mm.cfg.state_dir, mm.host->name);
+		if ((rc = mmd_inputs_start(&mm.rq.inputs, idir,
+					   mm.cfg.max_input_mib, err,
+					   sizeof(err)))) {
+			qb_log(LOG_ERR, "%s", err);
+			fprintf(stderr, "storm-mm: %s\n", err);
+			rc = 2;
+			goto out;
+		}
+		mm.sb.stage.inputs = &mm.rq.inputs;
+		mm.sb.stage.fetch = &mm.fetch;
+	}
 	/* the durable state first (its log is replayed into the modules
 	 * above, wired before it): a replica that cannot use its file
 	 * (another cluster's, another version's) stops before anything */
 	{
 		const struct mmd_repl_hooks rh = {
 			.applied = applied, .answer = answer,
+			.settled = settled,
 			.box = box_agreed, .status = repl_status,
 			.restored = restored, .ctx = &mm };
 
@@ -576,7 +630,8 @@ int main(int argc, char **argv)
 	mm.loop = qb_loop_create();
 	{
 		const struct mmd_clients_hooks ch = {
-			.request = client_request, .gone = client_gone,
+			.request = client_request, .input = client_input,
+			.gone = client_gone,
 			.ctx = &mm };
 
 		if ((rc = mmd_clients_listen(&mm.clients, mm.loop, &mm.cfg,
@@ -588,7 +643,13 @@ int main(int argc, char **argv)
 		}
 	}
 	/* the worker threads: each hands its results over by an eventfd */
-	if (watch_worker(&mm, mmd_auth_start(&mm.rq.auth,
+	if (watch_worker(&mm, 0, "inputs", &mm.rq.inputs.efd, QB_LOOP_MED,
+			 on_inputs) ||
+	    watch_worker(&mm, mmd_fetch_init(&mm.fetch, &mm.cfg, mm.host,
+					     &mm.rq.inputs),
+			 "inputs fetch", &mm.fetch.efd, QB_LOOP_LOW,
+			 on_fetched) ||
+	    watch_worker(&mm, mmd_auth_start(&mm.rq.auth,
 					   mm.host->munge_socket[0] ?
 					   mm.host->munge_socket :
 					   mm.cfg.munge_socket),
@@ -632,10 +693,13 @@ int main(int argc, char **argv)
 out:
 	mmd_join_fini(&mm.join);
 	mmd_backfill_fini(&mm.backfill);
+	mmd_fetch_fini(&mm.fetch);
 	mmd_repl_close(&mm.repl);
 	mmd_clients_close(&mm.clients);
 	mmd_auth_stop(&mm.rq.auth);
 	mmd_requests_fini(&mm.rq);
+	if (mm.rq.inputs.dir[0])
+		mmd_inputs_stop(&mm.rq.inputs);
 	if (mm.loop)
 		qb_loop_destroy(mm.loop);
 	if (mm.timer_fd >= 0)

@@ -8,6 +8,7 @@
 
 #include <qb/qblog.h>
 
+#include "clients.h"
 #include "repl.h"
 
 /* ---- replies: rc i32 | job u32 | error text (little endian) -------------- */
@@ -257,6 +258,8 @@ static void on_done(void *ctx, void *cookie, int rc, const uint8_t *reply,
 	} else {
 		reply_get(reply, len, &res);
 	}
+	if (r->hooks.settled)
+		r->hooks.settled(r->hooks.ctx, q->conn, q->kind, &res);
 	if (q->c)
 		r->hooks.answer(r->hooks.ctx, q->c, q->kind, q->job, &res);
 	free(q);
@@ -358,6 +361,7 @@ int mmd_repl_propose_client(struct mmd_repl *r, struct mmd_client *c,
 	if (!(q = calloc(1, sizeof(*q))))
 		return res->rc = -ENOMEM;
 	q->c = c;
+	q->conn = c ? c->id : 0;
 	q->kind = kind;
 	q->job = op->job;
 	rc = rp_propose(r->rp, client_key, seq, uid, gid, r->opbuf,

@@ -37,6 +37,10 @@ struct mmd_repl_hooks {
 	/* a write proposed for client c (never NULL) is done (res) */
 	void (*answer)(void *ctx, struct mmd_client *c, int kind,
 		       uint32_t job, const mm_result_t *res);
+	/* a write proposed for connection conn is done (res), whether the
+	 * client is still there or not (may be NULL) */
+	void (*settled)(void *ctx, uint64_t conn, int kind,
+			const mm_result_t *res);
 	/* the group delivered a box the strobe master took from node */
 	void (*box)(void *ctx, uint32_t node, const uint8_t *box, size_t len);
 	/* membership, quorum, sync or the strobe master changed */
@@ -50,6 +54,7 @@ struct mmd_repl_hooks {
 struct mmd_req {
 	struct mmd_req *next;
 	struct mmd_client *c; /* NULL once the client went away */
+	uint64_t conn;        /* its connection's number */
 	int kind;
 	uint32_t job;
 };

@@ -7,10 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <qb/qblog.h>
 
 #include "clock.h"
+#include "fetch.h"
 #include "requests.h"
 
 #define ST(rq) (*(rq)->st)
@@ -166,8 +169,259 @@ static const char **strs(json_t *a, uint32_t *n)
 	return v;
 }
 
-static void op_submit(struct mmd_requests *rq, struct mmd_client *c, json_t *req,
-		      int run)
+/* ---- a job's inputs (inputs.h) ------------------------------------------- */
+
+static void set_link(struct mmd_requests *rq, struct mmd_input_set *s)
+{
+	s->next = rq->sets;
+	rq->sets = s;
+}
+
+/* The set of connection conn that is (proposed) or is not yet, unlinked;
+ * NULL if none. */
+static struct mmd_input_set *set_take(struct mmd_requests *rq, uint64_t conn,
+				      int proposed)
+{
+	struct mmd_input_set **pp = &rq->sets, *s;
+
+	while (*pp && ((*pp)->conn != conn || (*pp)->proposed != proposed))
+		pp = &(*pp)->next;
+	if ((s = *pp)) {
+		*pp = s->next;
+		s->next = NULL;
+	}
+	return s;
+}
+
+static void inputs_refused(struct mmd_client *c, int rc, const char *why)
+{
+	qb_log(LOG_NOTICE, "uid %u refused: %s", c->uid, why);
+	mmd_client_reply_err(c, rc, "%s", why);
+}
+
+static void op_submit(struct mmd_requests *rq, struct mmd_client *c,
+		      json_t *req, int run, struct mmd_input_set *set);
+
+/* The request announces its inputs: descriptors that came with it (unix,
+ * "fds": N) or bytes that follow it (TCP, "inputs": [{"size", "mode"},
+ * ...]).  Begin taking them: 1 (the request goes on when they are in),
+ * 0 (none announced: the stager opens the paths with the user's rights,
+ * as an older client's), -1 (refused and answered). */
+static int inputs_begin(struct mmd_requests *rq, struct mmd_client *c,
+			json_t *req, int run, const mm_job_spec_t *spec)
+{
+	json_t *fdsj = json_object_get(req, "fds");
+	json_t *ins = json_object_get(req, "inputs");
+	uint32_t n = 1 + spec->nfiles;
+	const char **names;
+	struct mmd_input_set *s;
+	char why[600];
+	int rc;
+
+	if (!fdsj && !ins) {
+		if (c->nfds) {
+			inputs_refused(c, EINVAL, "request: descriptors "
+				       "came without \"fds\" naming them "
+				       "(docs/protocol.md 5.1)");
+			return -1;
+		}
+		return 0;
+	}
+	if (fdsj && c->tcp) {
+		inputs_refused(c, EINVAL, "request: \"fds\" over TCP: "
+			       "descriptors pass only on the unix socket; "
+			       "send the bytes (\"inputs\", INPUT frames)");
+		return -1;
+	}
+	if (ins && !c->tcp) {
+		inputs_refused(c, EINVAL, "request: \"inputs\" on the unix "
+			       "socket: pass the open files as descriptors "
+			       "(\"fds\", SCM_RIGHTS)");
+		return -1;
+	}
+	if (n > MMD_INPUTS_MAX) {
+		snprintf(why, sizeof(why), "request: %u inputs (the program "
+			 "and %u files): at most %u; put the files in an "
+			 "archive", n, spec->nfiles, MMD_INPUTS_MAX);
+		inputs_refused(c, E2BIG, why);
+		return -1;
+	}
+	if (fdsj && (!json_is_integer(fdsj) ||
+		     json_integer_value(fdsj) != (json_int_t)n ||
+		     c->nfds != n || c->fds_over)) {
+		snprintf(why, sizeof(why), "request: \"fds\" must be the "
+			 "number of inputs, %u (the program, then each "
+			 "file), and that many descriptors must come with "
+			 "it (%u%s came)", n, c->nfds,
+			 c->fds_over ? " or more" : "");
+		inputs_refused(c, EINVAL, why);
+		return -1;
+	}
+	if (ins && (!json_is_array(ins) || json_array_size(ins) != n)) {
+		snprintf(why, sizeof(why), "request: \"inputs\" must be an "
+			 "array of %u objects (the program, then each file)",
+			 n);
+		inputs_refused(c, EINVAL, why);
+		return -1;
+	}
+	if (!(names = calloc(n, sizeof(char *)))) {
+		mmd_client_reply_err(c, ENOMEM, "out of memory");
+		return -1;
+	}
+	names[0] = spec->argv[0];
+	for (uint32_t k = 1; k < n; k++)
+		names[k] = spec->files[k - 1];
+	if (fdsj) {
+		int *fds = malloc(n * sizeof(int));
+
+		if (fds) {
+			memcpy(fds, c->fds, n * sizeof(int));
+			c->nfds = 0; /* the set's now */
+		}
+		s = fds ? mmd_inputs_new(&rq->inputs, c->id, n, fds, names)
+			: NULL;
+	} else {
+		s = mmd_inputs_new(&rq->inputs, c->id, n, NULL, names);
+	}
+	free(names);
+	if (!s) {
+		mmd_client_reply_err(c, ENOMEM, "out of memory");
+		return -1;
+	}
+	s->req = json_incref(req);
+	s->run = run;
+	if (fdsj) {
+		if ((rc = mmd_inputs_read(&rq->inputs, s))) {
+			if (rc == -EAGAIN)
+				mmd_client_reply_err(c, EAGAIN, "manager %s: "
+					"%u jobs' inputs wait to be read: "
+					"try again", rq->host->name,
+					MMD_INPUTS_QUEUE);
+			else
+				mmd_client_reply_err(c, rc, "%s", s->err);
+			mmd_inputs_free(&rq->inputs, s);
+			return -1;
+		}
+		return 1;
+	}
+	/* TCP: sizes checked against the cap before a byte is kept */
+	s->sizes = calloc(n, sizeof(uint64_t));
+	s->modes = calloc(n, sizeof(uint32_t));
+	if (!s->sizes || !s->modes) {
+		mmd_client_reply_err(c, ENOMEM, "out of memory");
+		mmd_inputs_free(&rq->inputs, s);
+		return -1;
+	}
+	{
+		uint64_t sum = 0;
+
+		for (uint32_t k = 0; k < n; k++) {
+			json_t *o = json_array_get(ins, k);
+			json_t *sz = json_object_get(o, "size");
+			json_t *md = json_object_get(o, "mode");
+
+			if (!json_is_integer(sz) || !json_is_integer(md) ||
+			    json_integer_value(sz) < 0 ||
+			    json_integer_value(md) < 0 ||
+			    json_integer_value(md) > 0777) {
+				snprintf(why, sizeof(why), "request: input %u "
+					 "(%s) needs \"size\" (bytes, not "
+					 "negative) and \"mode\" (0 to 0777)",
+					 k, s->names[k]);
+				inputs_refused(c, EINVAL, why);
+				mmd_inputs_free(&rq->inputs, s);
+				return -1;
+			}
+			s->sizes[k] = (uint64_t)json_integer_value(sz);
+			s->modes[k] = (uint32_t)json_integer_value(md);
+			if (s->sizes[k] > rq->inputs.cap ||
+			    (sum += s->sizes[k]) > rq->inputs.cap) {
+				snprintf(why, sizeof(why), "the job's inputs "
+					 "pass the cap of %u MiB per job "
+					 "(max_input_mib in the manager's "
+					 "configuration) at %s: stage less (or "
+					 "larger files another way), or ask "
+					 "the administrator to raise "
+					 "max_input_mib", rq->inputs.cap_mib,
+					 s->names[k]);
+				inputs_refused(c, EFBIG, why);
+				mmd_inputs_free(&rq->inputs, s);
+				return -1;
+			}
+		}
+	}
+	if (mmd_inputs_recv_begin(&rq->inputs, s)) {
+		mmd_client_reply_err(c, s->rc, "%s", s->err);
+		mmd_inputs_free(&rq->inputs, s);
+		return -1;
+	}
+	if (!s->left) { /* every input empty */
+		op_submit(rq, c, s->req, run, s);
+		return 1;
+	}
+	c->input_left = s->left;
+	set_link(rq, s);
+	/* checked: the client may send them (docs/protocol.md 2.7) */
+	mmd_client_send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:s}", "ok",
+							  1, "inputs",
+							  "send"));
+	c->inflight = 1; /* the request's own answer is still due */
+	return 1;
+}
+
+void mmd_requests_input(struct mmd_requests *rq, struct mmd_client *c,
+			const uint8_t *p, uint32_t len)
+{
+	struct mmd_input_set *s = set_take(rq, c->id, 0);
+
+	if (!s) { /* clients.c lets no INPUT frame through without one */
+		c->closing = 1;
+		return;
+	}
+	if (!mmd_inputs_recv(&rq->inputs, s, p, len)) {
+		set_link(rq, s);
+		return;
+	}
+	if (s->rc) {
+		inputs_refused(c, s->rc, s->err);
+		mmd_inputs_free(&rq->inputs, s);
+		return;
+	}
+	op_submit(rq, c, s->req, s->run, s);
+}
+
+void mmd_requests_inputs_done(struct mmd_requests *rq)
+{
+	struct mmd_input_set *s;
+
+	while (mmd_inputs_next(&rq->inputs, &s)) {
+		struct mmd_client *c = mmd_clients_find(rq->clients, s->conn);
+
+		if (!c) {
+			mmd_inputs_free(&rq->inputs, s); /* gone meanwhile */
+		} else if (s->rc) {
+			inputs_refused(c, s->rc, s->err);
+			mmd_inputs_free(&rq->inputs, s);
+		} else {
+			op_submit(rq, c, s->req, s->run, s);
+		}
+	}
+}
+
+void mmd_requests_settled(struct mmd_requests *rq, uint64_t conn, int kind,
+			  const mm_result_t *res)
+{
+	struct mmd_input_set *s;
+
+	if (kind != MMD_REQ_SUBMIT && kind != MMD_REQ_RUN)
+		return;
+	if ((s = set_take(rq, conn, 1)))
+		mmd_inputs_settle(&rq->inputs, s, res->rc ? 0 : res->job);
+}
+
+/* set: the request's inputs, in (NULL: not taken yet). */
+static void op_submit(struct mmd_requests *rq, struct mmd_client *c,
+		      json_t *req, int run, struct mmd_input_set *set)
 {
 	json_t *job = json_object_get(req, "job");
 	mm_job_spec_t spec = { 0 };
@@ -184,7 +438,7 @@ static void op_submit(struct mmd_requests *rq, struct mmd_client *c, json_t *req
 
 	if (!json_is_object(job)) {
 		mmd_client_reply_err(c, EINVAL, "request: \"job\" must be an object");
-		return;
+		goto out;
 	}
 	spec.name = json_string_value(json_object_get(job, "name"));
 	spec.nodelist = json_string_value(json_object_get(job, "nodes"));
@@ -227,11 +481,24 @@ static void op_submit(struct mmd_requests *rq, struct mmd_client *c, json_t *req
 	spec.time_limit_ms = (uint64_t)limit;
 	spec.uid = c->uid;
 	spec.gid = c->gid;
+	if (!set && spec.argc &&
+	    inputs_begin(rq, c, req, run, &spec) != 0)
+		goto out; /* taking them, or refused */
 	if (mmd_repl_propose_client(rq->repl, c, c->client_key, c->seq, c->uid,
 				    c->gid, run ? MMD_REQ_RUN : MMD_REQ_SUBMIT,
-				    &op, &res))
+				    &op, &res)) {
 		mmd_client_reply_err(c, res.rc, "%s", res.err);
+		goto out;
+	}
+	if (set) {
+		/* the stager waits for it to settle (stage.c) */
+		mmd_inputs_proposed(&rq->inputs, set, c->uid);
+		set_link(rq, set);
+		set = NULL;
+	}
 out:
+	if (set)
+		mmd_inputs_free(&rq->inputs, set);
 	free(argv);
 	free(env);
 	free(files);
@@ -535,6 +802,84 @@ static void op_history_page(struct mmd_requests *rq, struct mmd_client *c,
 		"{s:b, s:s, s:o, s:I, s:b}", "ok", 1, "cluster",
 		rq->cfg->cluster, "records", recs, "last", (json_int_t)last,
 		"more", more));
+}
+
+/* "inputs_fetch": for replicas only (root) — a piece of a job's input
+ * from this replica's spool, for a strobe master that must stage a job
+ * whose inputs were handed to this one (fetch.h).  The reply, then the
+ * piece as one INPUT frame.  The spool file is this daemon's own, on
+ * its local disk: a piece of MMD_FETCH_PIECE bytes at most is read in
+ * the loop. */
+static void op_inputs_fetch(struct mmd_requests *rq, struct mmd_client *c,
+			    json_t *req)
+{
+	const char *cluster = json_string_value(json_object_get(req,
+								"cluster"));
+	uint64_t job = 0, k = 0, off = 0;
+	struct stat st;
+	uint8_t *buf = NULL;
+	ssize_t r = 0;
+	int fd;
+
+	if (c->uid != 0) {
+		mmd_client_reply_err(c, EPERM, "inputs_fetch: for replicas "
+				     "only (root)");
+		return;
+	}
+	if (!cluster || strcmp(cluster, rq->cfg->cluster)) {
+		mmd_client_reply_err(c, EINVAL, "inputs_fetch: asked for by "
+				     "cluster \"%.64s\", this is \"%s\"",
+				     cluster ? cluster : "", rq->cfg->cluster);
+		return;
+	}
+	if (u64_arg(req, "job", &job) || u64_arg(req, "input", &k) ||
+	    u64_arg(req, "offset", &off) || !job || job > UINT32_MAX ||
+	    k >= MMD_INPUTS_MAX) {
+		mmd_client_reply_err(c, EINVAL, "inputs_fetch: job (1 or "
+				     "more), input (0 to %u) and offset must "
+				     "be whole numbers", MMD_INPUTS_MAX - 1);
+		return;
+	}
+	fd = mmd_inputs_open(&rq->inputs, (uint32_t)job, (uint32_t)k);
+	if (fd < 0) {
+		mmd_client_reply_err(c, ENOENT, "inputs_fetch: manager %s has "
+				     "no input %llu of job %llu",
+				     rq->host->name, (unsigned long long)k,
+				     (unsigned long long)job);
+		return;
+	}
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < off ||
+	    !(buf = malloc(MMD_FETCH_PIECE))) {
+		close(fd);
+		mmd_client_reply_err(c, EINVAL, "inputs_fetch: offset %llu "
+				     "past input %llu of job %llu",
+				     (unsigned long long)off,
+				     (unsigned long long)k,
+				     (unsigned long long)job);
+		return;
+	}
+	if ((uint64_t)st.st_size > off) {
+		size_t want = (uint64_t)st.st_size - off < MMD_FETCH_PIECE ?
+			      (size_t)((uint64_t)st.st_size - off) :
+			      MMD_FETCH_PIECE;
+
+		do
+			r = pread(fd, buf, want, (off_t)off);
+		while (r < 0 && errno == EINTR);
+	}
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		mmd_client_reply_err(c, EIO, "inputs_fetch: %s",
+				     strerror(errno));
+		return;
+	}
+	if (!mmd_client_send_json(c, ST_FRAME_REPLY, json_pack(
+		    "{s:b, s:I, s:i, s:I}", "ok", 1, "size",
+		    (json_int_t)st.st_size, "mode", (int)(st.st_mode & 0777),
+		    "len", (json_int_t)r)) && r > 0)
+		mmd_client_send(c, ST_FRAME_INPUT, buf, (uint32_t)r);
+	free(buf);
 }
 
 static void op_show(struct mmd_requests *rq, struct mmd_client *c, json_t *req)
@@ -1166,9 +1511,13 @@ static void credential_agreed(struct mmd_requests *rq, struct mmd_client *c,
 void mmd_requests_client_gone(struct mmd_requests *rq, struct mmd_client *c)
 {
 	struct mmd_pending_auth *p;
+	struct mmd_input_set *s;
 
 	while ((p = pending_take(rq, c->id, 1)))
 		pending_free(p);
+	/* inputs still coming go; proposed ones settle by their answer */
+	while ((s = set_take(rq, c->id, 0)))
+		mmd_inputs_free(&rq->inputs, s);
 	/* one still decoding is dropped when its result comes */
 }
 
@@ -1188,13 +1537,13 @@ static void op_auth(struct mmd_requests *rq, struct mmd_client *c,
 
 static void h_run(struct mmd_requests *rq, struct mmd_client *c, json_t *req)
 {
-	op_submit(rq, c, req, 1);
+	op_submit(rq, c, req, 1, NULL);
 }
 
 static void h_submit(struct mmd_requests *rq, struct mmd_client *c,
 		     json_t *req)
 {
-	op_submit(rq, c, req, 0);
+	op_submit(rq, c, req, 0, NULL);
 }
 
 static void h_nodes(struct mmd_requests *rq, struct mmd_client *c,
@@ -1242,6 +1591,7 @@ static const struct mmd_request_type {
 	{ "auth",     op_auth,     1, READ_MAX },
 	{ "history",  op_history,  1, READ_MAX },
 	{ "history_page", op_history_page, 1, READ_MAX },
+	{ "inputs_fetch", op_inputs_fetch, 1, READ_MAX },
 };
 
 static const struct mmd_request_type *request_type(const char *name)
@@ -1326,6 +1676,12 @@ void mmd_requests_handle(struct mmd_requests *rq, struct mmd_client *c,
 	} else if (blen > t->max_bytes) {
 		mmd_client_reply_err(c, E2BIG, "request: %s of %zu bytes, at "
 				     "most %u", op, blen, t->max_bytes);
+	} else if (cred && json_object_get(req, "inputs")) {
+		mmd_client_reply_err(c, EPROTO, "request: %s with \"inputs\" "
+				     "in a SEALED frame: authenticate the "
+				     "connection first (op auth), then send "
+				     "the request and its INPUT frames "
+				     "(docs/protocol.md 2.7)", op);
 	} else if (t->auth && !c->authed) {
 		if (!cred)
 			unsealed(c, req);
@@ -1339,6 +1695,12 @@ void mmd_requests_handle(struct mmd_requests *rq, struct mmd_client *c,
 
 void mmd_requests_fini(struct mmd_requests *rq)
 {
+	while (rq->sets) {
+		struct mmd_input_set *s = rq->sets;
+
+		rq->sets = s->next;
+		mmd_inputs_free(&rq->inputs, s);
+	}
 	while (rq->pending) {
 		struct mmd_pending_auth *p = rq->pending;
 

@@ -123,7 +123,7 @@ static int build_stream(struct mmd_stage *s, const mm_state_t *st,
 	uint8_t *mf = NULL;
 	size_t mflen = 0, total;
 	uint32_t chunks = 0;
-	int rc = 0;
+	int rc = 0, spooled;
 
 	m.file_names = calloc(nf, sizeof(char *));
 	m.file_sizes = calloc(nf, sizeof(uint64_t));
@@ -135,12 +135,30 @@ static int build_stream(struct mmd_stage *s, const mm_state_t *st,
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
+	/* the bytes the client handed over (inputs.h); a job whose inputs
+	 * another replica took, or an older client's, is read from its
+	 * paths on this host with the owner's rights */
+	spooled = s->inputs && mmd_inputs_have(s->inputs, j->id);
+	if (!spooled && s->inputs && mmd_inputs_awaited(s->inputs, j)) {
+		/* this replica's own submission may be the job's: its inputs
+		 * move to the spool once its answer comes */
+		rc = -EAGAIN;
+		goto out;
+	}
+	if (!spooled && s->fetch) {
+		/* another replica took them: ask the peers (fetch.h) */
+		if ((rc = mmd_fetch_step(s->fetch, j->id, nf)) < 0)
+			goto out;
+		rc = 0;
+		spooled = mmd_inputs_have(s->inputs, j->id);
+	}
 	for (uint32_t i = 0; i < nf; i++) {
 		const char *path = i ? j->files[i - 1] : j->argv[0];
 		struct stat st;
 
 		/* with the job owner's rights, not the daemon's */
-		fds[i] = mmd_fsid_open(path, j->uid, j->gid);
+		fds[i] = spooled ? mmd_inputs_open(s->inputs, j->id, i) :
+				   mmd_fsid_open(path, j->uid, j->gid);
 		if (fds[i] < 0 || fstat(fds[i], &st) < 0) {
 			rc = fds[i] < 0 ? fds[i] : -errno;
 			fds[i] = -1;
@@ -274,7 +292,12 @@ void mmd_stage_step(struct mmd_stage *s, sp_world_t *w, const mm_state_t *st,
 			return;
 		r->t_stage = mmd_mono_ns();
 		r->t_staged = r->t_end = 0;
-		if (build_stream(s, st, &j, why, sizeof(why))) {
+		switch (build_stream(s, st, &j, why, sizeof(why))) {
+		case 0:
+			break;
+		case -EAGAIN:
+			return; /* its inputs settle: next slice */
+		default:
 			stage_fail(s, j.id, why);
 			return;
 		}

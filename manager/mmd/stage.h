@@ -17,6 +17,8 @@
 #include <storm_proto.h>
 
 #include "caw.h"
+#include "fetch.h"
+#include "inputs.h"
 #include "jobrec.h"
 
 #define MMD_SLOT_EV 8 /* events 8..15: one per ring slot in flight */
@@ -29,6 +31,8 @@ struct mmd_stage {
 	struct mmd_jobs *jobs;
 	void (*propose)(void *ctx, const mm_op_t *op);
 	void *ctx;
+	struct mmd_inputs *inputs; /* jobs' inputs this replica received */
+	struct mmd_fetch *fetch;   /* ... or asks its peers for */
 	/* the job being staged */
 	uint32_t job;         /* 0: none */
 	uint8_t *stream;      /* manifest + every file, as chunk images */

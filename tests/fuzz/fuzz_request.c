@@ -1,6 +1,11 @@
 /* fuzz_request.c — a client's request frame as storm-mm's request table
  * takes it (manager/mmd/requests.c): any bytes, after the frame layer, as
- * the JSON of any request type, from root or a user.  The harness is the
+ * the JSON of any request type, from root or a user, on the unix socket
+ * or an authenticated TCP connection.  A job's inputs too (inputs.c):
+ * the bytes after the JSON's first NUL are, over TCP, the INPUT frames
+ * that follow it, and on the unix socket the content of a regular file
+ * passed as two descriptors with it (a FIFO's, when the bytes are
+ * none).  The harness is the
  * daemon's own modules around a real state (a one-replica SOLO group in
  * LMDB, a machine of two nodes with jobs in every state, a history), with
  * the client's connection a socketpair whose other end is drained: every
@@ -9,6 +14,7 @@
  * every RESET_EVERY inputs so that accepted writes cannot pile up. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +59,13 @@ static void h_answer(void *ctx, struct mmd_client *c, int kind, uint32_t job,
 {
 	mmd_requests_answer(&H.rq, c, kind, job, res);
 	(void)ctx;
+}
+
+static void h_settled(void *ctx, uint64_t conn, int kind,
+		      const mm_result_t *res)
+{
+	(void)ctx;
+	mmd_requests_settled(&H.rq, conn, kind, res);
 }
 
 static void h_box(void *ctx, uint32_t node, const uint8_t *b, size_t len)
@@ -129,6 +142,7 @@ static void teardown(void)
 	char cmd[128];
 
 	mmd_requests_fini(&H.rq);
+	mmd_inputs_stop(&H.rq.inputs);
 	mmd_repl_close(&H.repl);
 	mmd_strobe_fini(&H.sb);
 	mmd_mailbox_fini(&H.mbox);
@@ -183,7 +197,7 @@ static void setup(void)
 			.propose = h_propose, .sched_conf = h_sched };
 		const struct mmd_repl_hooks rh = {
 			.applied = h_applied, .answer = h_answer,
-			.box = h_box, .status = h_status,
+			.settled = h_settled, .box = h_box, .status = h_status,
 			.restored = h_restored };
 
 		FUZZ_CHECK(mmd_mailbox_init(&H.mbox, &H.lay, 3, 1, &H.jobs,
@@ -205,16 +219,45 @@ static void setup(void)
 				      .st = &H.st, .repl = &H.repl,
 				      .sb = &H.sb, .jobs = &H.jobs,
 				      .clients = &H.clients };
+	snprintf(path, sizeof(path), "%s/inputs", H.dir);
+	FUZZ_CHECK(mmd_inputs_start(&H.rq.inputs, path, 1, err,
+				    sizeof(err)) == 0);
 	populate();
 	H.up = 1;
 	if (!registered++)
 		atexit(at_exit);
 }
 
+/* Two descriptors of a regular file holding p (a FIFO's when n is 0),
+ * as if they came with the request (SCM_RIGHTS). */
+static void pass_fds(struct mmd_client *c, const uint8_t *p, size_t n)
+{
+	char path[128];
+	int fd;
+
+	if (!n) {
+		int pp[2];
+
+		FUZZ_CHECK(pipe(pp) == 0);
+		c->fds[c->nfds++] = pp[0];
+		c->fds[c->nfds++] = pp[1];
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/input", H.dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	FUZZ_CHECK(fd >= 0);
+	FUZZ_CHECK(write(fd, p, n) == (ssize_t)n);
+	c->fds[c->nfds++] = fd;
+	c->fds[c->nfds++] = dup(fd);
+	unlink(path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mmd_client *c;
 	char *text, sink[65536];
+	const uint8_t *rest;
+	size_t nrest;
 	int sv[2];
 	char why[256];
 
@@ -236,21 +279,59 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c->next = H.clients.list;
 	H.clients.list = c;
 	H.clients.n++;
-	text = malloc(size);
-	FUZZ_CHECK(text != NULL);
-	memcpy(text, data + 1, size - 1);
-	text[size - 1] = '\0';
-	/* the first byte's top bit: a sealed frame, which an authenticated
-	 * connection may not send (refused before it is read) */
-	mmd_requests_handle(&H.rq, c, data[0] & 0x80 ? ST_FRAME_SEALED :
-				      ST_FRAME_REQUEST, text,
-			    (uint32_t)(size - 1));
-	free(text);
+	/* bit 0x40: a TCP connection (authenticated); bit 0x20: on the
+	 * unix socket, two descriptors of a file with the bytes after the
+	 * JSON come with it */
+	c->tcp = !!(data[0] & 0x40);
+	{
+		const uint8_t *nul = memchr(data + 1, 0, size - 1);
+		size_t tlen = nul ? (size_t)(nul - data - 1) : size - 1;
+
+		rest = nul ? nul + 1 : data + size;
+		nrest = (size_t)(data + size - rest);
+		text = malloc(tlen + 1);
+		FUZZ_CHECK(text != NULL);
+		memcpy(text, data + 1, tlen);
+		text[tlen] = '\0';
+		if (!c->tcp && (data[0] & 0x20))
+			pass_fds(c, rest, nrest);
+		/* the first byte's top bit: a sealed frame, which an
+		 * authenticated connection may not send (refused before it
+		 * is read) */
+		mmd_requests_handle(&H.rq, c, data[0] & 0x80 ?
+				    ST_FRAME_SEALED : ST_FRAME_REQUEST, text,
+				    (uint32_t)tlen);
+		free(text);
+	}
+	/* what clients.c does after a request: descriptors not taken go */
+	for (uint32_t i = 0; i < c->nfds; i++)
+		close(c->fds[i]);
+	c->nfds = 0;
+	/* TCP: the rest as INPUT frames, as clients.c lets them through */
+	while (c->input_left && nrest) {
+		uint32_t len = nrest < c->input_left ? (uint32_t)nrest :
+						       (uint32_t)c->input_left;
+
+		len = len > 7 ? len / 2 + 1 : len; /* two frames or more */
+		c->input_left -= len;
+		mmd_requests_input(&H.rq, c, rest, len);
+		rest += len;
+		nrest -= len;
+	}
+	/* the workers' sets: wait for each (bounded) */
+	for (int spin = 0; spin < 5000 && H.rq.inputs.queued; spin++) {
+		struct pollfd p = { .fd = H.rq.inputs.efd, .events = POLLIN };
+
+		poll(&p, 1, 1);
+		mmd_requests_inputs_done(&H.rq);
+	}
+	FUZZ_CHECK(H.rq.inputs.queued == 0);
 	FUZZ_CHECK(mmd_repl_dispatch(&H.repl) == 0);
 	while (read(sv[1], sink, sizeof(sink)) > 0)
 		;
 	/* the client goes: nothing may refer to it afterwards */
 	mmd_repl_client_gone(&H.repl, c);
+	mmd_requests_client_gone(&H.rq, c);
 	H.clients.list = c->next;
 	H.clients.n--;
 	close(sv[0]);

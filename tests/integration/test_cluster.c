@@ -254,11 +254,14 @@ static void test_time_limit_ends_the_job_and_its_ranks(void **state)
 	assert_int_equal(sf_await_gone(rank, RUN_MS), 0);
 }
 
+/* stormctl opens a job's inputs itself (docs/security.md 2): a program
+ * it cannot open is a bad operand, exit 2, before the manager hears of
+ * it */
 static void test_missing_program_fails_cleanly(void **state)
 {
 	const char *const a[] = { "run", "-n", "1", "--",
 				  "/nonexistent/program", NULL };
-	char *out = ctl(*state, 1, a);
+	char *out = ctl(*state, 2, a);
 
 	assert_non_null(strstr(out, "/nonexistent/program"));
 	free(out);

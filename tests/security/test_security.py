@@ -14,9 +14,21 @@ Usage: test_security.py BUILD_DIR TEST
                  reason naming it, and the node manager runs on;
   cancel_other   one user's cancel of another's job refused, logged with
                  the uid;
-  root_only_input  a root-only program or --file, a FIFO: refused with the
-                 reason for nobody (the manager opens inputs with the
-                 submitter's rights), root's own still runs;
+  root_only_input  a root-only program or --file: stormctl, which opens
+                 inputs with the user's rights, refuses them for nobody;
+                 a FIFO passed as a descriptor is refused by the manager
+                 (fstat, before any read); root's own still runs;
+  slow_input     while the manager's worker reads a job's inputs (held up
+                 by a test-only delay), the applied index keeps moving;
+  input_cap      inputs over max_input_mib refused with the cap named, on
+                 the unix socket and over TCP;
+  tcp_large_input  over TCP a --file larger than one frame arrives whole
+                 (its SHA-256 in the job);
+  unlinked_input  over the unix socket the manager reads the descriptor: a
+                 file removed before the request was sent still arrives;
+  fetched_input  two replicas: such a job handed to the one that is not
+                 the strobe master is staged with the bytes the master
+                 fetched from the other's spool;
   planted_dirs   a daemon's directory owned by another user, writable by
                  others, or a planted symbolic link: the daemon refuses to
                  start (exit 2) saying which and what to do;
@@ -51,8 +63,11 @@ Exit: 0 pass, 1 fail, 77 skipped (not root).
 
 import json
 import os
+import hashlib
 import pwd
 import grp
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -254,9 +269,10 @@ def test_planted_dirs(lab):
 
 
 def test_root_only_input(lab):
-    """A program or --file only root may read, and a FIFO: the manager
-    opens inputs with the submitter's rights and only regular files, so
-    nobody's jobs are refused with the reason, and the strobe goes on."""
+    """A program or --file only root may read, and a FIFO: stormctl opens
+    a job's inputs with the user's own rights and hands the manager the
+    descriptors, and the manager takes only regular files, so nobody's
+    jobs are refused with the reason, and the strobe goes on."""
     priv = os.path.join(lab.dir, "priv")
     os.mkdir(priv, 0o755)
     secret = os.path.join(priv, "secret")
@@ -270,22 +286,27 @@ def test_root_only_input(lab):
     os.mkfifo(fifo, 0o666)
     said = []
     r = as_user(lab, 65534, 65534, ["run", "-n", "1", prog, "/etc/hostname"])
-    check(r.returncode != 0 and "cannot read %s on the manager as uid "
-          "65534: Permission denied" % prog in r.stderr,
+    check(r.returncode == 2 and "cannot read the program %s: Permission "
+          "denied" % prog in r.stderr,
           "nobody ran a root-only program: %r %r" % (r.stdout, r.stderr))
     said.append(r.stderr.strip())
     r = as_user(lab, 65534, 65534, ["run", "-n", "1", "--file", secret,
                                     "/bin/cat", "secret"])
-    check(r.returncode != 0 and "root's secret" not in r.stdout and
-          "Permission denied" in r.stderr,
+    check(r.returncode == 2 and "root's secret" not in r.stdout and
+          "cannot read --file %s: Permission denied" % secret in r.stderr,
           "nobody staged a root-only file: %r %r" % (r.stdout, r.stderr))
     said.append(r.stderr.strip())
     before = stormlab.call(lab.sock(0), {"op": "managers"})["applied"]
+    # stormctl opens the FIFO without waiting for a writer and passes it;
+    # the manager's fstat refuses it before any read
     r = as_user(lab, 65534, 65534, ["run", "-n", "1", "--file", fifo,
                                     "/bin/true"], timeout=30)
-    check(r.returncode != 0 and "not a regular file" in r.stderr,
+    check(r.returncode == 1 and "%s is a FIFO, not a regular file" % fifo
+          in r.stderr,
           "a FIFO as input: %r %r" % (r.stdout, r.stderr))
     said.append(r.stderr.strip())
+    check("uid 65534 refused: input %s is a FIFO" % fifo in storm_log(lab),
+          "the FIFO's refusal is not logged with the uid")
     # root still may, and the strobe moved on meanwhile
     r = as_user(lab, 0, 0, ["run", "-n", "1", "--file", secret,
                             "/bin/sh", "-c", 'cat "$STORM_JOB_DIR/secret"'],
@@ -295,6 +316,184 @@ def test_root_only_input(lab):
     after = stormlab.call(lab.sock(0), {"op": "managers"})["applied"]
     check(after > before, "the applied index did not move (%d)" % after)
     print("root_only_input: refused with: " + " | ".join(said))
+
+
+def test_slow_input(lab):
+    """The manager reads a job's inputs off its main loop: while one is
+    being read (held up by the test-only delay the daemons run with,
+    STORM_TEST_INPUT_DELAY_MS, for the first set they read), another
+    user's job is submitted, applied, run and ended, and the strobe goes
+    on; then the slow one runs with its file."""
+    data = os.path.join(lab.dir, "slow.txt")
+    with open(data, "w") as f:
+        f.write("arrived late\n")
+    os.chmod(data, 0o644)
+    m0 = stormlab.call(lab.sock(0), {"op": "managers"})
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+         os.path.join(lab.build, "cli/stormctl"), "--config", lab.conf,
+         "run", "-n", "1", "--file", data, "/bin/sh", "-c",
+         'cat "$STORM_JOB_DIR/slow.txt"'],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # the slow set is with a worker once the manager holds a
+        # connection for it
+        stormlab.wait_for(lambda: stormlab.call(lab.sock(0), {
+            "op": "managers"})["connections"] >= 2, 10,
+            "stormctl's connection")
+        r = as_user(lab, 0, 0, ["run", "-n", "1", "/bin/echo", "meanwhile"],
+                    init_groups=True)
+        m1 = stormlab.call(lab.sock(0), {"op": "managers"})
+        still = proc.poll() is None
+        check(r.returncode == 0 and "meanwhile" in r.stdout,
+              "root's job while an input is read: %r" % r.stderr)
+        check(still, "the slow input was read before root's job ended "
+              "(the test proves nothing): %r" % (proc.poll(),))
+        check(m1["applied"] > m0["applied"] and
+              m1["strobe"]["slices"] > m0["strobe"]["slices"],
+              "the applied index or the strobe did not move: %s -> %s" %
+              (m0["applied"], m1["applied"]))
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    check(proc.returncode == 0 and "arrived late" in out,
+          "the slow input's job: %r %r" % (out, err))
+    print("slow_input: applied %d -> %d, %d slices while the input was "
+          "read; its job done in %.1f s" % (
+              m0["applied"], m1["applied"],
+              m1["strobe"]["slices"] - m0["strobe"]["slices"],
+              time.monotonic() - t0))
+
+
+def big_file(lab, name, mib):
+    path = os.path.join(lab.dir, name)
+    with open(path, "wb") as f:
+        f.write(os.urandom(mib << 20))
+    os.chmod(path, 0o644)
+    with open(path, "rb") as f:
+        return path, hashlib.sha256(f.read()).hexdigest()
+
+
+def tcp_user(lab, uid, args, timeout=120):
+    """stormctl ARGS as uid over TCP to replica 0 (sealed with the
+    lab's munged)."""
+    env = dict(os.environ, STORM_MUNGE_SOCKET=lab.munge_sockets[0])
+    return subprocess.run(
+        ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid,
+         "--clear-groups", os.path.join(lab.build, "cli/stormctl"),
+         "--manager", lab.listen[0]] + args,
+        capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_input_cap(lab):
+    """A job's inputs over max_input_mib (24 in this lab) are refused
+    with the cap named, on the unix socket (counted while read) and over
+    TCP (the announced sizes, before a byte is kept); nothing applied."""
+    path, _ = big_file(lab, "over.bin", 30)
+    said = []
+    r = as_user(lab, 65534, 65534, ["submit", "--file", path, "/bin/true"])
+    check(r.returncode == 1 and "max_input_mib" in r.stderr and
+          "cap of 24 MiB per job" in r.stderr,
+          "unix: inputs over the cap: %r" % r.stderr)
+    said.append(r.stderr.strip())
+    r = tcp_user(lab, 65534, ["submit", "--file", path, "/bin/true"])
+    check(r.returncode == 1 and "max_input_mib" in r.stderr and
+          "cap of 24 MiB per job" in r.stderr,
+          "TCP: inputs over the cap: %r" % r.stderr)
+    said.append(r.stderr.strip())
+    check(not lab.queue(0), "a job over the cap was queued: %s" %
+          lab.queue(0))
+    check("uid 65534 refused: the job's inputs pass the cap" in
+          storm_log(lab), "the refusal is not logged with the uid")
+    print("input_cap: " + " | ".join(said))
+
+
+def test_tcp_large_input(lab):
+    """Over TCP stormctl sends the inputs' bytes itself, in INPUT frames:
+    a file larger than one frame (20 MiB > 16 MiB) arrives whole (its
+    SHA-256 in the job is the file's)."""
+    path, digest = big_file(lab, "big.bin", 20)
+    r = tcp_user(lab, 65534, ["run", "-n", "1", "--file", path,
+                              "/bin/sh", "-c",
+                              'sha256sum "$STORM_JOB_DIR/big.bin"'])
+    check(r.returncode == 0 and r.stdout.split()[:1] == [digest],
+          "the job's checksum of the 20 MiB input: %r %r (want %s)" %
+          (r.stdout, r.stderr, digest))
+    print("tcp_large_input: 20 MiB over TCP, sha256 %s in the job" %
+          digest[:16])
+
+
+def run_unlinked(lab, i, name):
+    """A run through replica i's unix socket of `cat` of a file opened,
+    then removed before the request is even sent (raw frames, the
+    descriptors by SCM_RIGHTS): the END frame and the job's output."""
+    path = os.path.join(lab.dir, name)
+    with open(path, "w") as f:
+        f.write("read through the descriptor\n")
+    prog = open("/bin/sh", "rb")
+    data = open(path, "rb")
+    os.unlink(path)  # no path left for anyone to open
+    req = {"op": "run", "client": "sec-%s:1:0" % name, "seq": 1, "fds": 2,
+           "job": {"name": name, "argv": [
+               "/bin/sh", "-c", 'cat "$STORM_JOB_DIR/%s"' % name],
+               "ranks": 1, "env": [], "cwd": "/", "files": [path]}}
+    body = json.dumps(req).encode()
+    frame = b"STRM" + bytes([1, 1, 0, 0]) + struct.pack(">I", len(body))
+    s = socket.socket(socket.AF_UNIX)
+    out, end = b"", None
+    try:
+        s.settimeout(30)
+        s.connect(lab.sock(i))
+        socket.send_fds(s, [frame], [prog.fileno(), data.fileno()])
+        s.sendall(body)
+        while end is None:
+            hdr = stormlab.recv_exact(s, 12)
+            n = struct.unpack(">I", hdr[8:12])[0]
+            payload = stormlab.recv_exact(s, n)
+            if hdr[5] == 2:
+                rep = json.loads(payload)
+                check(rep.get("ok"), "the run request: %s" % rep)
+            elif hdr[5] == 3:
+                out += payload[9:]
+            elif hdr[5] == 4:
+                end = json.loads(payload)
+    finally:
+        s.close()
+        prog.close()
+        data.close()
+    return end, out
+
+
+def test_unlinked_input(lab):
+    """Over the unix socket the manager reads the client's descriptors,
+    never its paths: a file opened, then removed before the request is
+    even sent, still arrives whole."""
+    end, out = run_unlinked(lab, 0, "gone.txt")
+    check(end["state"] == "COMPLETED" and
+          out == b"read through the descriptor\n",
+          "the job of the removed file: %s %r" % (end, out))
+    print("unlinked_input: the removed file's bytes arrived: %r" % out)
+
+
+def test_fetched_input(lab):
+    """Two replicas: a job handed to the one that is not the strobe
+    master (its file removed before the request was sent) is staged by
+    the master with the bytes it fetched from that replica's spool
+    (inputs_fetch), not from the path."""
+    master = lab.master()
+    check(master in (0, 1), "no strobe master: %s" % master)
+    other = 1 - master
+    end, out = run_unlinked(lab, other, "elsewhere.txt")
+    check(end["state"] == "COMPLETED" and
+          out == b"read through the descriptor\n",
+          "the job handed to replica %d: %s %r" % (other, end, out))
+    check("inputs fetched from a peer" in storm_log(lab),
+          "the master did not log the fetch")
+    print("fetched_input: handed to mm%d, staged by mm%d from the bytes "
+          "it fetched: %r" % (other, master, out))
 
 
 def wait_job(lab, job, timeout_ms=30000):
@@ -674,6 +873,11 @@ TESTS = {
     "replayed_credential": test_replayed_credential,
     "altered_body": test_altered_body,
     "root_only_input": test_root_only_input,
+    "slow_input": test_slow_input,
+    "input_cap": test_input_cap,
+    "tcp_large_input": test_tcp_large_input,
+    "unlinked_input": test_unlinked_input,
+    "fetched_input": test_fetched_input,
     "planted_dirs": test_planted_dirs,
     "cancel_other": test_cancel_other,
     "id_as_owner": test_id_as_owner,
@@ -702,7 +906,24 @@ def main():
                        "/proc/self/mounts); do mount -o remount,ro,bind "
                        "$m $m; done", shell=True, check=True)
 
+    if name == "slow_input":
+        # test only: the inputs worker waits this long before each read
+        os.environ["STORM_TEST_INPUT_DELAY_MS"] = "3000"
+
     def make_lab():
+        if name in ("input_cap", "tcp_large_input"):
+            # one head with a munged of the test's own (stormctl over TCP)
+            procs = stormlab.Procs()
+            sock = stormlab.start_munged(procs, d)
+            lab = stormlab.Lab(build, d, managers=1, nodes=1,
+                               extra=["max_input_mib = 24",
+                                      "munge_socket = %s" % sock])
+            lab.p.procs.update(procs.procs)
+            lab.p.pids += procs.pids
+            lab.munge_sockets = [sock]
+            return lab
+        if name == "fetched_input":
+            return stormlab.Lab(build, d, managers=2, nodes=1)
         if name not in ("replayed_credential", "altered_body"):
             return stormlab.Lab(build, d, managers=1, nodes=2,
                                 extra=["kill_grace_ms = 1000"])
