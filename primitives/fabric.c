@@ -1197,7 +1197,10 @@ int sp_fabric_open(sp_world_t *w, const sp_config_t *cfg,
 	}
 	/* With RMA if the provider has it (staging read by children), else
 	 * messages only. */
-	for (int rma = cfg->auth ? 2 : 1; rma >= 0; rma--) {
+	/* (on shm the node is the trust boundary and only root may read a
+	 * region: the provider's keys; its own mode is also the faster,
+	 * ~15 % on 1 MiB at N = 8) */
+	for (int rma = cfg->auth && !f->shm ? 2 : 1; rma >= 0; rma--) {
 		fi_freeinfo(hints);
 		rc = -ENOMEM;
 		if (!(hints = make_hints(prov, rma)))
