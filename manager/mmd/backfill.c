@@ -19,59 +19,16 @@
 #include <qb/qblog.h>
 
 #include "backfill.h"
+#include "peer.h"
 
 #define REPLY_TIMEOUT_MS 30000
 #define RETRY_MS 1000
-
-static int dial_unix(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	return fd;
-}
-
-static int dial_tcp(const char *addr)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
-	char host[256], *port;
-	int fd = -ECONNREFUSED;
-
-	snprintf(host, sizeof(host), "%s", addr);
-	if (!(port = strrchr(host, ':')))
-		return -EINVAL;
-	*port++ = '\0';
-	if (getaddrinfo(host, port, &hints, &res))
-		return -EHOSTUNREACH;
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			continue;
-		if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
-			break;
-		close(fd);
-		fd = -ECONNREFUSED;
-	}
-	freeaddrinfo(res);
-	return fd;
-}
 
 /* One page from peer m, or -errno with b->note saying why. */
 static int fetch(struct mmd_backfill *b, const st_host_t *m, uint64_t below,
 		 uint32_t after, struct mmd_backfill_page *p)
 {
-	char sock[1100], id[160], *text = NULL;
+	char id[160], *text = NULL;
 	const char *why, *cluster;
 	json_t *req, *rep = NULL, *recs;
 	uint8_t *payload = NULL;
@@ -79,17 +36,9 @@ static int fetch(struct mmd_backfill *b, const st_host_t *m, uint64_t below,
 	int fd, type, rc, tcp = 0;
 	static long long seq;
 
-	st_manager_socket(b->cfg, m, sock, sizeof(sock));
-	fd = dial_unix(sock);
-	if (fd < 0 && m->listen[0]) {
-		fd = dial_tcp(m->listen);
-		tcp = 1;
-	}
-	if (fd < 0) {
-		snprintf(b->note, sizeof(b->note), "manager %s: cannot "
-			 "connect: %s", m->name, strerror(-fd));
+	fd = mmd_peer_dial(b->cfg, m, &tcp, b->note, sizeof(b->note));
+	if (fd < 0)
 		return fd;
-	}
 	snprintf(id, sizeof(id), "storm-mm-%s-backfill-%ld", b->self->name,
 		 (long)getpid());
 	req = json_pack("{s:s, s:I, s:I, s:s, s:I, s:s}", "op",
@@ -105,32 +54,7 @@ static int fetch(struct mmd_backfill *b, const st_host_t *m, uint64_t below,
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (tcp) {
-		/* sealed: a credential bound to these bytes (protocol §2.6) */
-		char pl[ST_SEAL_PAYLOAD_LEN + 1], *cred = NULL;
-		uint8_t nonce[ST_SEAL_NONCE_BYTES], *sealed = NULL;
-		uint32_t slen;
-
-		if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce) ||
-		    st_seal_payload(text, strlen(text), nonce, pl) ||
-		    munge_encode(&cred, NULL, pl, (int)strlen(pl)) !=
-		    EMUNGE_SUCCESS) {
-			snprintf(b->note, sizeof(b->note), "manager %s: no "
-				 "MUNGE credential (is munged running?)",
-				 m->name);
-			free(cred);
-			rc = -EACCES;
-			goto out;
-		}
-		rc = st_seal_encode(cred, text, strlen(text), &sealed, &slen);
-		free(cred);
-		if (!rc)
-			rc = st_frame_send(fd, ST_FRAME_SEALED, sealed, slen);
-		free(sealed);
-	} else {
-		rc = st_frame_send(fd, ST_FRAME_REQUEST, text,
-				   (uint32_t)strlen(text));
-	}
+	rc = mmd_peer_send(fd, tcp, text, b->note, sizeof(b->note));
 	if (!rc)
 		rc = st_frame_recv(fd, REPLY_TIMEOUT_MS, &type, &payload, &len);
 	if (rc < 0) {

@@ -24,52 +24,10 @@
 #include <qb/qblog.h>
 
 #include "fetch.h"
+#include "inputs.h"
+#include "peer.h"
 
 #define REPLY_TIMEOUT_MS 10000
-
-static int dial_unix(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	return fd;
-}
-
-static int dial_tcp(const char *addr)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
-	char host[256], *port;
-	int fd = -ECONNREFUSED;
-
-	snprintf(host, sizeof(host), "%s", addr);
-	if (!(port = strrchr(host, ':')))
-		return -EINVAL;
-	*port++ = '\0';
-	if (getaddrinfo(host, port, &hints, &res))
-		return -EHOSTUNREACH;
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			continue;
-		if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
-			break;
-		close(fd);
-		fd = -ECONNREFUSED;
-	}
-	freeaddrinfo(res);
-	return fd;
-}
 
 /* One request on fd; over TCP the first is sealed with root's MUNGE
  * credential (it authenticates the connection), later ones plain. */
@@ -80,47 +38,9 @@ static int ask(struct mmd_fetch *f, int fd, int seal, json_t *req)
 
 	if (!text)
 		return -ENOMEM;
-	if (seal) {
-		char pl[ST_SEAL_PAYLOAD_LEN + 1], *cred = NULL;
-		uint8_t nonce[ST_SEAL_NONCE_BYTES], *sealed = NULL;
-		uint32_t slen;
-
-		if (getrandom(nonce, sizeof(nonce), 0) !=
-		    (ssize_t)sizeof(nonce) ||
-		    st_seal_payload(text, strlen(text), nonce, pl) ||
-		    munge_encode(&cred, NULL, pl, (int)strlen(pl)) !=
-		    EMUNGE_SUCCESS) {
-			snprintf(f->note, sizeof(f->note), "no MUNGE "
-				 "credential (is munged running?)");
-			free(cred);
-			free(text);
-			return -EACCES;
-		}
-		rc = st_seal_encode(cred, text, strlen(text), &sealed, &slen);
-		free(cred);
-		if (!rc)
-			rc = st_frame_send(fd, ST_FRAME_SEALED, sealed, slen);
-		free(sealed);
-	} else {
-		rc = st_frame_send(fd, ST_FRAME_REQUEST, text,
-				   (uint32_t)strlen(text));
-	}
+	rc = mmd_peer_send(fd, seal, text, f->note, sizeof(f->note));
 	free(text);
 	return rc;
-}
-
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (d) {
-		while ((e = readdir(d)))
-			if (e->d_name[0] != '.')
-				unlinkat(dirfd(d), e->d_name, 0);
-		closedir(d);
-	}
-	rmdir(dir);
 }
 
 int mmd_fetch_reply(const uint8_t *p, size_t len, uint64_t off, int first,
@@ -264,24 +184,16 @@ static int fetch_input(struct mmd_fetch *f, int fd, int *seal,
 /* Every input of f->job from peer m into the spool: 0, or -errno. */
 static int fetch_from(struct mmd_fetch *f, const st_host_t *m)
 {
-	char sock[1100], dir[1300], to[1300], path[1400];
+	char dir[1300], to[1300], path[1400];
 	uint64_t total = 0;
 	int fd, seal = 0, rc = 0;
 
-	st_manager_socket(f->cfg, m, sock, sizeof(sock));
-	fd = dial_unix(sock);
-	if (fd < 0 && m->listen[0]) {
-		fd = dial_tcp(m->listen);
-		seal = 1;
-	}
-	if (fd < 0) {
-		snprintf(f->note, sizeof(f->note), "manager %s: cannot "
-			 "connect: %s", m->name, strerror(-fd));
+	fd = mmd_peer_dial(f->cfg, m, &seal, f->note, sizeof(f->note));
+	if (fd < 0)
 		return fd;
-	}
 	snprintf(dir, sizeof(dir), "%s/fetch-%u", f->in->dir, f->job);
 	snprintf(to, sizeof(to), "%s/job-%u", f->in->dir, f->job);
-	remove_dir(dir);
+	mmd_spool_remove(dir);
 	if (mkdir(dir, 0700) < 0) {
 		rc = -errno;
 		snprintf(f->note, sizeof(f->note), "spool: %.300s: %s", dir,
@@ -306,7 +218,7 @@ static int fetch_from(struct mmd_fetch *f, const st_host_t *m)
 	if (!rc && rename(dir, to) < 0)
 		rc = -errno;
 	if (rc)
-		remove_dir(dir);
+		mmd_spool_remove(dir);
 	return rc;
 }
 

@@ -35,8 +35,7 @@ static void job_dir(const struct mmd_inputs *in, uint32_t job, char *out,
 	snprintf(out, n, "%s/job-%u", in->dir, job);
 }
 
-/* Remove dir and the files in it (the spool has no deeper levels). */
-static void remove_dir(const char *dir)
+void mmd_spool_remove(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -230,7 +229,7 @@ int mmd_inputs_start(struct mmd_inputs *in, const char *dir,
 			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
 			if (!strncmp(e->d_name, "tmp-", 4) ||
 			    !strncmp(e->d_name, "fetch-", 6))
-				remove_dir(p);
+				mmd_spool_remove(p);
 		}
 		closedir(d);
 	}
@@ -295,7 +294,7 @@ void mmd_inputs_free(struct mmd_inputs *in, struct mmd_input_set *s)
 		return;
 	unprop(in, s);
 	set_dir(in, s->id, dir, sizeof(dir));
-	remove_dir(dir);
+	mmd_spool_remove(dir);
 	free_set(s);
 }
 
@@ -575,7 +574,7 @@ void mmd_inputs_sweep(struct mmd_inputs *in, const mm_state_t *st)
 		    (j.state == MM_JOB_PENDING || j.state == MM_JOB_STAGING))
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", in->dir, e->d_name);
-		remove_dir(p);
+		mmd_spool_remove(p);
 	}
 	closedir(d);
 }

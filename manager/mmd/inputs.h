@@ -137,4 +137,8 @@ int mmd_inputs_have(const struct mmd_inputs *in, uint32_t job);
  * st (staged, ended, gone). */
 void mmd_inputs_sweep(struct mmd_inputs *in, const mm_state_t *st);
 
+/* Remove a spool directory and the files in it (the spool has no
+ * deeper levels). */
+void mmd_spool_remove(const char *dir);
+
 #endif
