@@ -50,6 +50,37 @@ def run_in_private_netns():
                            "private", "--", sys.executable] + sys.argv, env)
 
 
+def remove_node_cgroups(cluster, d, nodes):
+    """The cgroup directories of this lab's node managers (a node
+    manager stopped by a signal removes its own; one SIGKILLed leaves
+    them): storm-CLUSTER-NODE-HASH, HASH from its RAM-disk directory as
+    node/cgroup.c makes it.  Best effort: an empty directory goes."""
+    mounts, own = [], {}
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            x = line.split()
+            if x[2] == "cgroup2":
+                mounts.append((x[1], ""))
+            elif x[2] == "cgroup" and "memory" in x[3].split(","):
+                mounts.append((x[1], "memory"))
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            _, ctls, path = line.rstrip("\n").split(":", 2)
+            for c in (ctls.split(",") if ctls else [""]):
+                own[c] = "" if path == "/" else path
+    for j in range(1, nodes + 1):
+        place = "%s/ramdisk/%s-nm%d" % (d, cluster, j)
+        h = hashlib.blake2b(place.encode(), digest_size=16).hexdigest()[:8]
+        for mnt, ctl in mounts:
+            top = os.path.join(mnt + own.get(ctl, ""),
+                               "storm-%s-nm%d-%s" % (cluster, j, h))
+            for sub in glob.glob(os.path.join(top, "job-*")) + [top]:
+                try:
+                    os.rmdir(sub)
+                except OSError:
+                    pass
+
+
 def write_key(d, name="storm.key"):
     """A cluster key in d (like storm-keygen: 32 random bytes, 0400);
     its path.  Kept if there already (a lab restarted in d)."""
@@ -396,6 +427,7 @@ class Lab:
 
     def stop(self):
         self.p.stop_all()
+        remove_node_cgroups("lab", self.dir, self.n)
 
 
 def corosync_authkey(path):
@@ -596,6 +628,7 @@ class MultiHost(Lab):
     def stop(self):
         try:
             self.p.stop_all()
+            remove_node_cgroups("mh", self.dir, self.n)
         finally:
             subprocess.run([self.headnet, "down", "--dir", self.net],
                            capture_output=True)
