@@ -1,0 +1,378 @@
+/*
+ * requests_submit.c — "run" and "submit": the job specification from the
+ * request, the job's inputs as the client hands them over (inputs.h),
+ * and the proposal once they are read.  Apart from requests.c, which
+ * dispatches every request, because the inputs' life (descriptors, INPUT
+ * frames, the workers' results, settling) is a subject of its own.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <qb/qblog.h>
+
+#include "requests.h"
+#include "requests_int.h"
+
+/* Strings of a JSON array, or NULL if it is not one of strings. */
+static const char **strs(json_t *a, uint32_t *n)
+{
+	const char **v;
+	size_t i;
+	json_t *x;
+
+	*n = 0;
+	if (!a)
+		return calloc(1, sizeof(char *));
+	if (!json_is_array(a) || json_array_size(a) > 65536)
+		return NULL;
+	v = calloc(json_array_size(a) + 1, sizeof(char *));
+	if (!v)
+		return NULL;
+	json_array_foreach(a, i, x) {
+		if (!json_is_string(x)) {
+			free(v);
+			return NULL;
+		}
+		v[i] = json_string_value(x);
+	}
+	*n = (uint32_t)json_array_size(a);
+	return v;
+}
+
+/* ---- a job's inputs (inputs.h) ------------------------------------------- */
+
+static void set_link(struct mmd_requests *rq, struct mmd_input_set *s)
+{
+	s->next = rq->sets;
+	rq->sets = s;
+}
+
+/* The set of connection conn that is (proposed) or is not yet, unlinked;
+ * NULL if none. */
+struct mmd_input_set *mmd_requests_set_take(struct mmd_requests *rq,
+					     uint64_t conn, int proposed)
+{
+	struct mmd_input_set **pp = &rq->sets, *s;
+
+	while (*pp && ((*pp)->conn != conn || (*pp)->proposed != proposed))
+		pp = &(*pp)->next;
+	if ((s = *pp)) {
+		*pp = s->next;
+		s->next = NULL;
+	}
+	return s;
+}
+
+static void inputs_refused(struct mmd_client *c, int rc, const char *why)
+{
+	qb_log(LOG_NOTICE, "uid %u refused: %s", c->uid, why);
+	mmd_client_reply_err(c, rc, "%s", why);
+}
+
+/* The request announces its inputs: descriptors that came with it (unix,
+ * "fds": N) or bytes that follow it (TCP, "inputs": [{"size", "mode"},
+ * ...]).  Begin taking them: 1 (the request goes on when they are in),
+ * 0 (none announced: the stager opens the paths with the user's rights,
+ * as an older client's), -1 (refused and answered). */
+static int inputs_begin(struct mmd_requests *rq, struct mmd_client *c,
+			json_t *req, int run, const mm_job_spec_t *spec)
+{
+	json_t *fdsj = json_object_get(req, "fds");
+	json_t *ins = json_object_get(req, "inputs");
+	uint32_t n = 1 + spec->nfiles;
+	const char **names;
+	struct mmd_input_set *s;
+	char why[600];
+	int rc;
+
+	if (!fdsj && !ins) {
+		if (c->nfds) {
+			inputs_refused(c, EINVAL, "request: descriptors "
+				       "came without \"fds\" naming them "
+				       "(docs/protocol.md 5.1)");
+			return -1;
+		}
+		return 0;
+	}
+	if (fdsj && c->tcp) {
+		inputs_refused(c, EINVAL, "request: \"fds\" over TCP: "
+			       "descriptors pass only on the unix socket; "
+			       "send the bytes (\"inputs\", INPUT frames)");
+		return -1;
+	}
+	if (ins && !c->tcp) {
+		inputs_refused(c, EINVAL, "request: \"inputs\" on the unix "
+			       "socket: pass the open files as descriptors "
+			       "(\"fds\", SCM_RIGHTS)");
+		return -1;
+	}
+	if (n > MMD_INPUTS_MAX) {
+		snprintf(why, sizeof(why), "request: %u inputs (the program "
+			 "and %u files): at most %u; put the files in an "
+			 "archive", n, spec->nfiles, MMD_INPUTS_MAX);
+		inputs_refused(c, E2BIG, why);
+		return -1;
+	}
+	if (fdsj && (!json_is_integer(fdsj) ||
+		     json_integer_value(fdsj) != (json_int_t)n ||
+		     c->nfds != n || c->fds_over)) {
+		snprintf(why, sizeof(why), "request: \"fds\" must be the "
+			 "number of inputs, %u (the program, then each "
+			 "file), and that many descriptors must come with "
+			 "it (%u%s came)", n, c->nfds,
+			 c->fds_over ? " or more" : "");
+		inputs_refused(c, EINVAL, why);
+		return -1;
+	}
+	if (ins && (!json_is_array(ins) || json_array_size(ins) != n)) {
+		snprintf(why, sizeof(why), "request: \"inputs\" must be an "
+			 "array of %u objects (the program, then each file)",
+			 n);
+		inputs_refused(c, EINVAL, why);
+		return -1;
+	}
+	if (!(names = calloc(n, sizeof(char *)))) {
+		mmd_client_reply_err(c, ENOMEM, "out of memory");
+		return -1;
+	}
+	names[0] = spec->argv[0];
+	for (uint32_t k = 1; k < n; k++)
+		names[k] = spec->files[k - 1];
+	if (fdsj) {
+		int *fds = malloc(n * sizeof(int));
+
+		if (fds) {
+			memcpy(fds, c->fds, n * sizeof(int));
+			c->nfds = 0; /* the set's now */
+		}
+		s = fds ? mmd_inputs_new(&rq->inputs, c->id, n, fds, names)
+			: NULL;
+	} else {
+		s = mmd_inputs_new(&rq->inputs, c->id, n, NULL, names);
+	}
+	free(names);
+	if (!s) {
+		mmd_client_reply_err(c, ENOMEM, "out of memory");
+		return -1;
+	}
+	s->req = json_incref(req);
+	s->run = run;
+	if (fdsj) {
+		if ((rc = mmd_inputs_read(&rq->inputs, s))) {
+			if (rc == -EAGAIN)
+				mmd_client_reply_err(c, EAGAIN, "manager %s: "
+					"%u jobs' inputs wait to be read: "
+					"try again", rq->host->name,
+					MMD_INPUTS_QUEUE);
+			else
+				mmd_client_reply_err(c, rc, "%s", s->err);
+			mmd_inputs_free(&rq->inputs, s);
+			return -1;
+		}
+		return 1;
+	}
+	/* TCP: sizes checked against the cap before a byte is kept */
+	s->sizes = calloc(n, sizeof(uint64_t));
+	s->modes = calloc(n, sizeof(uint32_t));
+	if (!s->sizes || !s->modes) {
+		mmd_client_reply_err(c, ENOMEM, "out of memory");
+		mmd_inputs_free(&rq->inputs, s);
+		return -1;
+	}
+	{
+		uint64_t sum = 0;
+
+		for (uint32_t k = 0; k < n; k++) {
+			json_t *o = json_array_get(ins, k);
+			json_t *sz = json_object_get(o, "size");
+			json_t *md = json_object_get(o, "mode");
+
+			if (!json_is_integer(sz) || !json_is_integer(md) ||
+			    json_integer_value(sz) < 0 ||
+			    json_integer_value(md) < 0 ||
+			    json_integer_value(md) > 0777) {
+				snprintf(why, sizeof(why), "request: input %u "
+					 "(%s) needs \"size\" (bytes, not "
+					 "negative) and \"mode\" (0 to 0777)",
+					 k, s->names[k]);
+				inputs_refused(c, EINVAL, why);
+				mmd_inputs_free(&rq->inputs, s);
+				return -1;
+			}
+			s->sizes[k] = (uint64_t)json_integer_value(sz);
+			s->modes[k] = (uint32_t)json_integer_value(md);
+			if (s->sizes[k] > rq->inputs.cap ||
+			    (sum += s->sizes[k]) > rq->inputs.cap) {
+				snprintf(why, sizeof(why), "the job's inputs "
+					 "pass the cap of %u MiB per job "
+					 "(max_input_mib in the manager's "
+					 "configuration) at %s: stage less (or "
+					 "larger files another way), or ask "
+					 "the administrator to raise "
+					 "max_input_mib", rq->inputs.cap_mib,
+					 s->names[k]);
+				inputs_refused(c, EFBIG, why);
+				mmd_inputs_free(&rq->inputs, s);
+				return -1;
+			}
+		}
+	}
+	if (mmd_inputs_recv_begin(&rq->inputs, s)) {
+		mmd_client_reply_err(c, s->rc, "%s", s->err);
+		mmd_inputs_free(&rq->inputs, s);
+		return -1;
+	}
+	if (!s->left) { /* every input empty */
+		mmd_requests_submit(rq, c, s->req, run, s);
+		return 1;
+	}
+	c->input_left = s->left;
+	set_link(rq, s);
+	/* checked: the client may send them (docs/protocol.md 2.7) */
+	mmd_client_send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:s}", "ok",
+							  1, "inputs",
+							  "send"));
+	c->inflight = 1; /* the request's own answer is still due */
+	return 1;
+}
+
+void mmd_requests_input(struct mmd_requests *rq, struct mmd_client *c,
+			const uint8_t *p, uint32_t len)
+{
+	struct mmd_input_set *s = mmd_requests_set_take(rq, c->id, 0);
+
+	if (!s) { /* clients.c lets no INPUT frame through without one */
+		c->closing = 1;
+		return;
+	}
+	if (!mmd_inputs_recv(&rq->inputs, s, p, len)) {
+		set_link(rq, s);
+		return;
+	}
+	if (s->rc) {
+		inputs_refused(c, s->rc, s->err);
+		mmd_inputs_free(&rq->inputs, s);
+		return;
+	}
+	mmd_requests_submit(rq, c, s->req, s->run, s);
+}
+
+void mmd_requests_inputs_done(struct mmd_requests *rq)
+{
+	struct mmd_input_set *s;
+
+	while (mmd_inputs_next(&rq->inputs, &s)) {
+		struct mmd_client *c = mmd_clients_find(rq->clients, s->conn);
+
+		if (!c) {
+			mmd_inputs_free(&rq->inputs, s); /* gone meanwhile */
+		} else if (s->rc) {
+			inputs_refused(c, s->rc, s->err);
+			mmd_inputs_free(&rq->inputs, s);
+		} else {
+			mmd_requests_submit(rq, c, s->req, s->run, s);
+		}
+	}
+}
+
+void mmd_requests_settled(struct mmd_requests *rq, uint64_t conn, int kind,
+			  const mm_result_t *res)
+{
+	struct mmd_input_set *s;
+
+	if (kind != MMD_REQ_SUBMIT && kind != MMD_REQ_RUN)
+		return;
+	if ((s = mmd_requests_set_take(rq, conn, 1)))
+		mmd_inputs_settle(&rq->inputs, s, res->rc ? 0 : res->job);
+}
+
+/* set: the request's inputs, in (NULL: not taken yet). */
+void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
+			 json_t *req, int run, struct mmd_input_set *set)
+{
+	json_t *job = json_object_get(req, "job");
+	mm_job_spec_t spec = { 0 };
+	/* the caps of this replica's configuration travel in the op: every
+	 * replica admits or refuses alike */
+	mm_op_t op = { .code = MM_OP_SUBMIT_CAPPED, .spec = &spec,
+		       .max_pending = rq->cfg->max_pending_jobs,
+		       .max_pending_user = rq->cfg->max_pending_per_user,
+		       .max_state_bytes = (uint64_t)rq->cfg->state_budget_mib
+					  << 20 };
+	mm_result_t res;
+	const char **argv = NULL, **env = NULL, **files = NULL;
+	json_int_t ranks = 1, limit = 0, mem = 0;
+
+	if (!json_is_object(job)) {
+		mmd_client_reply_err(c, EINVAL, "request: \"job\" must be an object");
+		goto out;
+	}
+	spec.name = json_string_value(json_object_get(job, "name"));
+	spec.nodelist = json_string_value(json_object_get(job, "nodes"));
+	spec.cwd = json_string_value(json_object_get(job, "cwd"));
+	spec.out_path = json_string_value(json_object_get(job, "stdout"));
+	spec.err_path = json_string_value(json_object_get(job, "stderr"));
+	if (json_object_get(job, "ranks"))
+		ranks = json_integer_value(json_object_get(job, "ranks"));
+	if (json_object_get(job, "time_limit_ms"))
+		limit = json_integer_value(json_object_get(job,
+							   "time_limit_ms"));
+	if (json_object_get(job, "mem_bytes"))
+		mem = json_integer_value(json_object_get(job, "mem_bytes"));
+	argv = strs(json_object_get(job, "argv"), &spec.argc);
+	env = strs(json_object_get(job, "env"), &spec.envc);
+	files = strs(json_object_get(job, "files"), &spec.nfiles);
+	if (!argv || !env || !files) {
+		mmd_client_reply_err(c, EINVAL, "request: argv, env and files must be "
+			  "arrays of strings");
+		goto out;
+	}
+	if (ranks < 1 || ranks > 1000000 || limit < 0 || mem < 0) {
+		mmd_client_reply_err(c, EINVAL, "request: ranks must be 1 to 1000000, "
+			  "time_limit_ms and mem_bytes not negative");
+		goto out;
+	}
+	/* a limit goes in SUBMIT_LIMITS; without one, SUBMIT_CAPPED, which
+	 * an older replica reads too */
+	if (mem > 0) {
+		op.code = MM_OP_SUBMIT_LIMITS;
+		spec.mem_bytes = (uint64_t)mem;
+	}
+	spec.name = spec.name ? spec.name : "";
+	spec.cwd = spec.cwd ? spec.cwd : "/";
+	spec.ranks = (uint32_t)ranks;
+	spec.argv = argv;
+	spec.env = env;
+	spec.files = files;
+	spec.batch = !run;
+	spec.time_limit_ms = (uint64_t)limit;
+	spec.uid = c->uid;
+	spec.gid = c->gid;
+	if (!set && spec.argc &&
+	    inputs_begin(rq, c, req, run, &spec) != 0)
+		goto out; /* taking them, or refused */
+	if (mmd_repl_propose_client(rq->repl, c, c->client_key, c->seq, c->uid,
+				    c->gid, run ? MMD_REQ_RUN : MMD_REQ_SUBMIT,
+				    &op, &res)) {
+		mmd_client_reply_err(c, res.rc, "%s", res.err);
+		goto out;
+	}
+	if (set) {
+		/* the stager waits for it to settle (stage.c) */
+		mmd_inputs_proposed(&rq->inputs, set, c->uid);
+		set_link(rq, set);
+		set = NULL;
+	}
+out:
+	if (set)
+		mmd_inputs_free(&rq->inputs, set);
+	free(argv);
+	free(env);
+	free(files);
+}
