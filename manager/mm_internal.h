@@ -31,6 +31,7 @@ struct mm_jobrec {
 	sp_nodeset_t *want;    /* the nodelist, or NULL: any node */
 	const char *nodelist;  /* its text as submitted (in blk), or NULL */
 	void *blk;             /* argv/env/files arrays and every string */
+	mm_input_t *inputs;    /* v.ninputs of them, or NULL */
 	uint32_t behind;       /* PENDING: the head it was last queued behind
 				* (its reason says so; not state: a restore
 				* rewrites the same text) */
@@ -252,5 +253,9 @@ const char *const *mmi_get_strv(struct mmi_rd *r, uint32_t *count);
  * in the arena and is only decoded, not checked: mm_apply() does that. */
 void mmi_put_spec(struct mmi_wr *w, const mm_job_spec_t *sp);
 const mm_job_spec_t *mmi_get_spec(struct mmi_rd *r);
+/* A job's inputs (SUBMIT_INPUTS, snapshot v7): u32 n, n x (u8[32]
+ * sha256, u64 size, u32 mode); read back in the arena (NULL when 0). */
+void mmi_put_inputs(struct mmi_wr *w, uint32_t n, const mm_input_t *in);
+const mm_input_t *mmi_get_inputs(struct mmi_rd *r, uint32_t *n);
 
 #endif /* MM_INTERNAL_H */

@@ -27,6 +27,8 @@
  *               u32 history_jobs, u64 history_ms
  *   CRED        u8[16] id, u64 expire_ms, u32 uid
  *   SUBMIT_LIMITS  as SUBMIT_CAPPED, then u64 mem_bytes
+ *   SUBMIT_INPUTS  as SUBMIT_LIMITS, then u32 n, n x (u8[32] sha256,
+ *               u64 size, u32 mode)
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -363,6 +365,63 @@ static void dec_submit_limits(struct mmi_rd *r, mm_op_t *op)
 		((mm_job_spec_t *)op->spec)->mem_bytes = mmi_get_u64(r);
 }
 
+void mmi_put_inputs(struct mmi_wr *w, uint32_t n, const mm_input_t *in)
+{
+	mmi_put_u32(w, n);
+	for (uint32_t k = 0; k < n; k++) {
+		mmi_put_bytes(w, in[k].sha256, MM_INPUT_SHA256_BYTES);
+		mmi_put_u64(w, in[k].size);
+		mmi_put_u32(w, in[k].mode);
+	}
+}
+
+const mm_input_t *mmi_get_inputs(struct mmi_rd *r, uint32_t *n)
+{
+	uint32_t cnt = mmi_get_u32(r);
+	mm_input_t *in;
+
+	*n = 0;
+	/* each takes 44 bytes of input: the count is checked against what
+	 * is left before the arena is asked for room */
+	if (r->bad || !cnt)
+		return NULL;
+	if (cnt > MM_ARGS_MAX + 1 || (size_t)cnt * 44 > r->len - r->pos) {
+		mmi_rd_fail(r, "more inputs than the bytes left hold");
+		return NULL;
+	}
+	in = mmi_arena_alloc(r, (size_t)cnt * sizeof(*in), alignof(mm_input_t));
+	if (!in)
+		return NULL;
+	for (uint32_t k = 0; k < cnt; k++) {
+		const uint8_t *d = mmi_get_bytes(r, MM_INPUT_SHA256_BYTES);
+
+		if (!d)
+			return NULL;
+		memcpy(in[k].sha256, d, MM_INPUT_SHA256_BYTES);
+		in[k].size = mmi_get_u64(r);
+		in[k].mode = mmi_get_u32(r);
+	}
+	*n = cnt;
+	return in;
+}
+
+static void enc_submit_inputs(struct mmi_wr *w, const mm_op_t *op)
+{
+	enc_submit_limits(w, op);
+	if (op->spec)
+		mmi_put_inputs(w, op->spec->ninputs, op->spec->inputs);
+}
+
+static void dec_submit_inputs(struct mmi_rd *r, mm_op_t *op)
+{
+	dec_submit_limits(r, op);
+	if (op->spec) {
+		mm_job_spec_t *sp = (mm_job_spec_t *)op->spec;
+
+		sp->inputs = mmi_get_inputs(r, &sp->ninputs);
+	}
+}
+
 static void enc_cancel(struct mmi_wr *w, const mm_op_t *op)
 {
 	mmi_put_u32(w, op->job);
@@ -593,6 +652,7 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_TICK_RETAIN] = { enc_tick_retain, dec_tick_retain },
 	[MM_OP_CRED] = { enc_cred, dec_cred },
 	[MM_OP_SUBMIT_LIMITS] = { enc_submit_limits, dec_submit_limits },
+	[MM_OP_SUBMIT_INPUTS] = { enc_submit_inputs, dec_submit_inputs },
 };
 
 /* Every version a replica can read; encode writes OP_VERSION. */

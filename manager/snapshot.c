@@ -9,7 +9,7 @@
  *
  * Format (little-endian; str, strv and the spec as in opcodec.c):
  *
- *   u8[4] magic "SMMS" | u16 version (6) | the body of that version
+ *   u8[4] magic "SMMS" | u16 version (7) | the body of that version
  *
  *   body v1:
  *     u32 nworld | u64 slice | u64 now_ms
@@ -42,6 +42,9 @@
  *     ascending, ncreds <= MM_CREDS_MAX (before v5: an empty cache)
  *   body v6 (limits), v5 with:
  *     each job, after its usage: u64 mem_bytes (0: no limit)
+ *   body v7 (replicated inputs), v6 with:
+ *     each job, after mem_bytes: u32 ninputs | ninputs x (u8[32] sha256
+ *     | u64 size | u32 mode), ninputs 0 or 1 + nfiles
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
  *   snapshot (before the matrix) loads only if no job holds PEs: there is
@@ -77,7 +80,7 @@
 #include "mm_internal.h"
 
 static const uint8_t snap_magic[4] = { 'S', 'M', 'M', 'S' };
-#define SNAP_VERSION 6
+#define SNAP_VERSION 7
 #define HEADER_BYTES 6
 
 /* The fewest bytes a node takes (empty name and reason), and a floor
@@ -151,6 +154,7 @@ static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
 		mmi_put_u64(w, j->rank_usage[r].maxrss_kib);
 	}
 	mmi_put_u64(w, v->mem_bytes);
+	mmi_put_inputs(w, v->ninputs, v->inputs);
 }
 
 /* The spec's encoded bytes (counted, not written) plus 128 and 12 per
@@ -170,6 +174,7 @@ uint64_t mmi_job_bytes(const struct mm_jobrec *j)
 	struct mmi_wr w = { .cap = SIZE_MAX };
 
 	mmi_put_spec(&w, &sp);
+	mmi_put_inputs(&w, v->ninputs, v->inputs);
 	return (uint64_t)w.n + 128u + 12u * (uint64_t)v->ranks;
 }
 
@@ -595,6 +600,34 @@ static int dec_block(struct sd *d, mm_state_t *s, struct mm_jobrec *j)
 	return 0;
 }
 
+/* Its inputs (v7): none, or one per input, as SUBMIT checks them. */
+static int dec_inputs(struct sd *d, struct mm_jobrec *j)
+{
+	size_t at = d->r.pos;
+	const mm_input_t *in;
+	uint32_t n;
+
+	d->r.aused = 0; /* the spec's strings are copied already */
+	in = mmi_get_inputs(&d->r, &n);
+	if (sd_check(d))
+		return d->failed;
+	if (n && n != j->v.nfiles + 1)
+		return sd_fail(d, at, "%u inputs for a job of %u files", n,
+			       j->v.nfiles);
+	for (uint32_t k = 0; k < n; k++)
+		if (in[k].mode > 0777)
+			return sd_fail(d, at, "input %u has mode %o", k,
+				       in[k].mode);
+	if (!n)
+		return 0;
+	if (!(j->inputs = malloc(n * sizeof(*j->inputs))))
+		return sd_nomem(d, "out of memory for %u inputs", n);
+	memcpy(j->inputs, in, n * sizeof(*j->inputs));
+	j->v.ninputs = n;
+	j->v.inputs = j->inputs;
+	return 0;
+}
+
 /* Its usage (v3): only a job with statuses may have it. */
 static int dec_usage(struct sd *d, struct mm_jobrec *j)
 {
@@ -686,6 +719,8 @@ static int dec_job(struct sd *d, mm_state_t *s, uint32_t id)
 		if (sd_check(d))
 			return d->failed;
 	}
+	if (d->version >= 7 && dec_inputs(d, j))
+		return d->failed;
 	return 0;
 }
 
@@ -825,6 +860,7 @@ static int (*const decoders[])(struct sd *, mm_state_t **) = {
 	[4] = dec_v1,
 	[5] = dec_v1,
 	[6] = dec_v1,
+	[7] = dec_v1,
 };
 
 int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,

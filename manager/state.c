@@ -180,6 +180,7 @@ void mmi_job_free(struct mm_jobrec *j)
 	sp_nodeset_destroy(j->nodes);
 	sp_nodeset_destroy(j->want);
 	free(j->rank_node);
+	free(j->inputs);
 	free(j->rank_status);
 	free(j->rank_usage);
 	free(j->blk);
@@ -617,6 +618,7 @@ static const op_fn op_table[] = {
 	[MM_OP_SCHED] = mmi_op_sched,
 	[MM_OP_SUBMIT_CAPPED] = mmi_op_submit,
 	[MM_OP_SUBMIT_LIMITS] = mmi_op_submit,
+	[MM_OP_SUBMIT_INPUTS] = mmi_op_submit,
 	[MM_OP_JOB_EXITED_USAGE] = op_job_exited,
 	[MM_OP_TICK_RETAIN] = mmi_op_tick,
 	[MM_OP_CRED] = mmi_op_cred,

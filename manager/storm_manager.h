@@ -79,6 +79,16 @@ typedef enum mm_node_state {
 	MM_NODE_DOWN,
 } mm_node_state_t;
 
+/** One input of a job (its program, then each --file) as the replicas
+ * hold it: content-addressed, so any replica holding bytes of that
+ * digest can stage the job (docs/security.md §2). */
+#define MM_INPUT_SHA256_BYTES 32u
+typedef struct mm_input {
+	uint8_t sha256[MM_INPUT_SHA256_BYTES]; /* of its bytes */
+	uint64_t size;                         /* bytes */
+	uint32_t mode;                         /* permission bits, <= 0777 */
+} mm_input_t;
+
 /** A job request as submitted.  Strings are copied by mm_apply(). */
 typedef struct mm_job_spec {
 	const char *name;      /* for humans; "" allowed */
@@ -99,7 +109,10 @@ typedef struct mm_job_spec {
 	const char *err_path;
 	uint64_t time_limit_ms; /* 0: none */
 	uint64_t mem_bytes;    /* memory of its processes per node, 0: no
-				* limit (SUBMIT_LIMITS only) */
+				* limit (SUBMIT_LIMITS, SUBMIT_INPUTS) */
+	uint32_t ninputs;      /* 0, or 1 + nfiles: the program, then each
+				* file (SUBMIT_INPUTS only) */
+	const mm_input_t *inputs;
 } mm_job_spec_t;
 
 /** Operation codes: append-only, never renumbered (replicated). */
@@ -134,6 +147,9 @@ typedef enum mm_opcode {
 			       * limits (mem_bytes); a job without limits
 			       * goes as SUBMIT_CAPPED, readable by a
 			       * replica that predates this */
+	MM_OP_SUBMIT_INPUTS = 15, /* SUBMIT_LIMITS with the digests, sizes
+			       * and modes of the job's inputs, which the
+			       * replicas hold before it is proposed */
 } mm_opcode_t;
 
 /** The replay cache of client credentials (MM_OP_CRED): an id is the
@@ -203,6 +219,9 @@ typedef struct mm_job {
 	const char *out_path, *err_path;
 	uint64_t time_limit_ms;
 	uint64_t mem_bytes;         /* per node, 0: no limit */
+	uint32_t ninputs;           /* 0 (submitted before inputs were
+				     * replicated), or 1 + nfiles */
+	const mm_input_t *inputs;
 	uint64_t submit_slice, start_slice, end_slice;
 	uint64_t submit_ms, start_ms, end_ms;
 	int32_t exit_code;          /* job's: first non-zero rank's, else 0;

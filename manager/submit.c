@@ -131,6 +131,16 @@ static int check_spec(mm_state_t *s, const mm_job_spec_t *sp,
 		rc = check_str("nodelist", sp->nodelist, res);
 	if (rc)
 		return rc;
+	if (sp->ninputs && (sp->ninputs != sp->nfiles + 1 || !sp->inputs))
+		return mmi_refuse(res, -EINVAL, "submit: %u inputs for a job "
+				  "of %u files; the program and each file "
+				  "have one", sp->ninputs, sp->nfiles);
+	for (uint32_t k = 0; k < sp->ninputs; k++)
+		if (sp->inputs[k].mode > 0777)
+			return mmi_refuse(res, -EINVAL, "submit: input %u has "
+					  "mode %o; only permission bits "
+					  "(0 to 0777) are kept", k,
+					  sp->inputs[k].mode);
 	if (sp->ranks > MM_RANKS_MAX)
 		return mmi_refuse(res, -EINVAL, "submit: %u ranks, more than "
 				  "the %u a job may have; ask for fewer",
@@ -203,8 +213,13 @@ static int job_build(mm_state_t *s, const mm_job_spec_t *sp,
 		return -ENOMEM;
 	j->blk = malloc(sz ? sz : 1);
 	j->rank_node = calloc(sp->ranks, sizeof(*j->rank_node));
-	if (!j->blk || !j->rank_node)
+	if (sp->ninputs &&
+	    (j->inputs = malloc(sp->ninputs * sizeof(*j->inputs))))
+		memcpy(j->inputs, sp->inputs, sp->ninputs * sizeof(*j->inputs));
+	if (!j->blk || !j->rank_node || (sp->ninputs && !j->inputs))
 		goto fail;
+	j->v.ninputs = sp->ninputs;
+	j->v.inputs = j->inputs;
 	rc = sp_nodeset_create(s->nworld, &j->nodes);
 	if (rc)
 		goto fail;
@@ -274,7 +289,8 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 {
 	struct mm_jobrec *j = NULL;
 	int capped = op->code == MM_OP_SUBMIT_CAPPED ||
-		     op->code == MM_OP_SUBMIT_LIMITS;
+		     op->code == MM_OP_SUBMIT_LIMITS ||
+		     op->code == MM_OP_SUBMIT_INPUTS;
 	uint64_t bytes;
 	int rc;
 
@@ -298,9 +314,16 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	rc = mmi_job_new(s, op->spec, &j, res);
 	if (rc)
 		return rc;
-	/* limits travel only in SUBMIT_LIMITS (what the log holds) */
-	if (op->code != MM_OP_SUBMIT_LIMITS)
+	/* limits travel only in SUBMIT_LIMITS and SUBMIT_INPUTS, inputs
+	 * only in the latter (what the log holds) */
+	if (op->code != MM_OP_SUBMIT_LIMITS && op->code != MM_OP_SUBMIT_INPUTS)
 		j->v.mem_bytes = 0;
+	if (op->code != MM_OP_SUBMIT_INPUTS) {
+		free(j->inputs);
+		j->inputs = NULL;
+		j->v.ninputs = 0;
+		j->v.inputs = NULL;
+	}
 	bytes = mmi_job_bytes(j);
 	if (capped && op->max_state_bytes &&
 	    s->state_bytes + bytes > op->max_state_bytes) {

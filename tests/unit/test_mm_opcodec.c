@@ -57,6 +57,17 @@ static const mm_job_spec_t limits_spec = {
 	.argv = argv_, .cwd = "/", .mem_bytes = UINT64_C(3) << 30,
 };
 
+/* SUBMIT_INPUTS carries the inputs' digests, sizes and modes */
+static const mm_input_t inputs_[2] = {
+	{ .sha256 = { 1, 2, 3, [31] = 0xff }, .size = 123456, .mode = 0755 },
+	{ .sha256 = { [0] = 0xaa, [16] = 0x55 }, .size = 0, .mode = 0600 },
+};
+static const mm_job_spec_t inputs_spec = {
+	.name = "in", .uid = 1000, .gid = 100, .ranks = 1, .argc = 3,
+	.argv = argv_, .cwd = "/", .nfiles = 1, .files = files_,
+	.mem_bytes = 1u << 20, .ninputs = 2, .inputs = inputs_,
+};
+
 static const mm_usage_t usages[5] = {
 	{ 1, 2, 3 }, { UINT64_MAX, 0, 1u << 20 }, { 0, 0, 0 },
 	{ 123456789, 987654321, 4096 }, { 5, 6, 7 },
@@ -81,6 +92,8 @@ static const mm_op_t sample_ops[] = {
 	  .max_state_bytes = UINT64_C(2147483648) },
 	{ .code = MM_OP_SUBMIT_LIMITS, .spec = &limits_spec,
 	  .max_pending = 10, .max_pending_user = 5, .max_state_bytes = 1 },
+	{ .code = MM_OP_SUBMIT_INPUTS, .spec = &inputs_spec,
+	  .max_pending = 10, .max_pending_user = 5, .max_state_bytes = 0 },
 };
 #define NSAMPLES (sizeof(sample_ops) / sizeof(sample_ops[0]))
 
@@ -135,6 +148,16 @@ static void assert_op_same(const mm_op_t *a, const mm_op_t *b)
 	}
 	assert_str_same(a->spec->name, b->spec->name);
 	assert_true(a->spec->mem_bytes == b->spec->mem_bytes);
+	assert_int_equal(a->spec->ninputs, b->spec->ninputs);
+	for (uint32_t k = 0; k < a->spec->ninputs; k++) {
+		assert_memory_equal(a->spec->inputs[k].sha256,
+				    b->spec->inputs[k].sha256,
+				    MM_INPUT_SHA256_BYTES);
+		assert_true(a->spec->inputs[k].size ==
+			    b->spec->inputs[k].size);
+		assert_int_equal(a->spec->inputs[k].mode,
+				 b->spec->inputs[k].mode);
+	}
 	assert_int_equal(a->spec->uid, b->spec->uid);
 	assert_int_equal(a->spec->gid, b->spec->gid);
 	assert_int_equal(a->spec->ranks, b->spec->ranks);
@@ -477,7 +500,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 	uint8_t a[BUFSZ], b[BUFSZ];
 
 	(void)state;
-	assert_int_equal(encode(&sample_ops[NSAMPLES - 3], a),
+	assert_int_equal(encode(&sample_ops[NSAMPLES - 4], a),
 			 (int)sizeof(want));
 	assert_memory_equal(a, want, sizeof(want));
 	for (size_t i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
@@ -497,7 +520,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 		mm_op_t op;
 		void *arena = NULL;
 
-		encode(&sample_ops[NSAMPLES - 3], a);
+		encode(&sample_ops[NSAMPLES - 4], a);
 		a[4] = (uint8_t)v;
 		a[13] = (uint8_t)(255 - v);
 		assert_int_equal(mm_op_decode(a, 14, &op, &arena), 0);

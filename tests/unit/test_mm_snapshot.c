@@ -54,6 +54,9 @@ static const uint32_t node_cpus[NNODES] = { 8, 2, 4, 1, 4 };
 #define OFF_CPUS 10  /* in a node: after its id and name */
 #define OFF_STATE 14
 #define BLOCK_BYTES 12
+/* a job's last bytes, without usage: has_usage (0), mem_bytes (v6),
+ * ninputs (v7, 0) */
+#define JOB_TAIL 13
 #define CREDS_EMPTY 4 /* v5: the credential cache's count, last; 0 */
 
 static mm_state_t *mkmachine(int up)
@@ -165,12 +168,12 @@ static uint8_t *to_v1(const uint8_t *buf, size_t n, size_t *len)
 	in += 4; /* next_id (v4) */
 	njobs = get32(buf + in);
 	assert_true(njobs <= 1);
-	assert_true(!njobs || buf[n - 9] == 0); /* no usage */
+	assert_true(!njobs || buf[n - JOB_TAIL] == 0); /* no usage */
 	memcpy(v1 + out, buf + in, 4);
 	out += 4;
 	in += 4 + (njobs ? 4 : 0); /* the job's id (v4) */
-	memcpy(v1 + out, buf + in, n - in - (njobs ? BLOCK_BYTES + 9 : 0));
-	out += n - in - (njobs ? BLOCK_BYTES + 9 : 0);
+	memcpy(v1 + out, buf + in, n - in - (njobs ? BLOCK_BYTES + JOB_TAIL : 0));
+	out += n - in - (njobs ? BLOCK_BYTES + JOB_TAIL : 0);
 	*len = out;
 	return v1;
 }
@@ -214,6 +217,13 @@ static void same_strv(uint32_t n, const char *const *a,
 		same_str(a[i], b[i]);
 }
 
+static void same_input(const mm_input_t *a, const mm_input_t *b)
+{
+	assert_memory_equal(a->sha256, b->sha256, MM_INPUT_SHA256_BYTES);
+	assert_true(a->size == b->size);
+	assert_int_equal(a->mode, b->mode);
+}
+
 static void same_job(const mm_job_t *a, const mm_job_t *b)
 {
 	assert_int_equal(a->id, b->id);
@@ -223,6 +233,9 @@ static void same_job(const mm_job_t *a, const mm_job_t *b)
 	assert_int_equal(a->state, b->state);
 	assert_string_equal(a->reason, b->reason);
 	assert_int_equal(a->ranks, b->ranks);
+	assert_int_equal(a->ninputs, b->ninputs);
+	for (uint32_t k = 0; k < a->ninputs; k++)
+		same_input(&a->inputs[k], &b->inputs[k]);
 	assert_int_equal(sp_nodeset_count(a->nodes),
 			 sp_nodeset_count(b->nodes));
 	for (uint32_t id = 0; id < 8; id++)
@@ -594,7 +607,7 @@ static void test_empty_state_round_trips(void **state)
 
 	(void)state;
 	assert_memory_equal(buf, "SMMS", 4);
-	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 6);
+	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 7);
 	assert_int_equal(buf[OFF_NWORLD], 8);
 	/* a new state's settings: fcfs, mpl 1, quantum 1, buddy */
 	assert_int_equal(buf[OFF_POLICY], MM_POLICY_FCFS);
@@ -716,6 +729,44 @@ static void test_every_job_state_round_trips(void **state)
 	mm_state_destroy(s);
 }
 
+/* A job's inputs (digests, sizes, modes) are state: they round trip, and
+ * only SUBMIT_INPUTS carries them. */
+static void test_job_inputs_round_trip(void **state)
+{
+	static const char *const argv[] = { "/bin/prog" };
+	static const char *const files[] = { "/tmp/data" };
+	const mm_input_t in[2] = {
+		{ .sha256 = { 9, 8, 7, [31] = 1 }, .size = 4096, .mode = 0755 },
+		{ .sha256 = { [5] = 0x42 }, .size = 3, .mode = 0640 },
+	};
+	mm_job_spec_t sp = { .name = "in", .uid = 1000, .gid = 100,
+			     .ranks = 1, .argc = 1, .argv = argv, .cwd = "/",
+			     .nfiles = 1, .files = files, .ninputs = 2,
+			     .inputs = in };
+	mm_state_t *s = mkmachine(1), *c;
+	mm_op_t op = { .code = MM_OP_SUBMIT_INPUTS, .spec = &sp };
+	mm_result_t res;
+	mm_job_t j;
+
+	(void)state;
+	assert_int_equal(mm_apply(s, &op, &res), 0);
+	op.code = MM_OP_SUBMIT_LIMITS; /* inputs dropped: not what it carries */
+	assert_int_equal(mm_apply(s, &op, &res), 0);
+	op.code = MM_OP_SUBMIT_INPUTS;
+	sp.ninputs = 1; /* not one per input: refused */
+	assert_int_equal(mm_apply(s, &op, &res), -EINVAL);
+	assert_non_null(strstr(res.err, "inputs"));
+	c = round_trip(s);
+	assert_int_equal(mm_job_get(c, 1, &j), 0);
+	assert_int_equal(j.ninputs, 2);
+	same_input(&j.inputs[0], &in[0]);
+	same_input(&j.inputs[1], &in[1]);
+	assert_int_equal(mm_job_get(c, 2, &j), 0);
+	assert_int_equal(j.ninputs, 0);
+	mm_state_destroy(c);
+	mm_state_destroy(s);
+}
+
 /* A job placed only on node 0 has rank_node all 0, like one never placed:
  * the snapshot tells them apart. */
 static void test_job_placed_on_node_0_keeps_its_nodes(void **state)
@@ -801,7 +852,7 @@ static void test_version_1_loads_only_without_jobs_holding_pes(void **state)
 	submit(s, 2, NULL); /* PENDING */
 	v2 = encode(s, &n);
 	v1 = to_v1(v2, n, &n1);
-	assert_int_equal(n1, n - 10 - 16 * NNODES - 8 - BLOCK_BYTES - 1 - 8 -
+	assert_int_equal(n1, n - 10 - 16 * NNODES - 8 - BLOCK_BYTES - JOB_TAIL -
 			 CREDS_EMPTY);
 	c = decode(v1, n1);
 	/* it is the same state: written as v2, the same bytes */
@@ -854,7 +905,7 @@ static void test_impossible_blocks_are_refused_where_they_are(void **state)
 	t = malloc(n);
 	assert_non_null(t);
 	at = block_at(buf, n, 1, 16, 8); /* job 2's */
-	pend = n - CREDS_EMPTY - BLOCK_BYTES - 9; /* job 3's: PENDING */
+	pend = n - CREDS_EMPTY - BLOCK_BYTES - JOB_TAIL; /* job 3's: PENDING */
 	assert_int_equal(get32(buf + pend + 8), 0);
 
 	memcpy(t, buf, n);
@@ -971,11 +1022,11 @@ static void test_foreign_version_is_refused(void **state)
 	const char *err;
 
 	(void)state;
-	buf[OFF_VERSION] = 7;
+	buf[OFF_VERSION] = 8;
 	err = refused(buf, n);
-	assert_non_null(strstr(err, "version 7"));
+	assert_non_null(strstr(err, "version 8"));
 	assert_non_null(strstr(err, "offset 4"));
-	assert_non_null(strstr(err, "reads version 6 and older"));
+	assert_non_null(strstr(err, "reads version 7 and older"));
 	buf[OFF_VERSION] = 0;
 	assert_non_null(strstr(refused(buf, n), "version 0"));
 	buf[OFF_VERSION] = 3;
@@ -1109,7 +1160,7 @@ static int decode_checked(const uint8_t *t, size_t len)
 		return 0;
 	}
 	back = encode(s, &m);
-	if (t[OFF_VERSION] < 5 && t[OFF_VERSION + 1] == 0) {
+	if (t[OFF_VERSION] < 7 && t[OFF_VERSION + 1] == 0) {
 		uint8_t *back2;
 		size_t m2;
 
@@ -1265,6 +1316,7 @@ int main(void)
 		cmocka_unit_test(
 			test_decoded_state_continues_like_the_original),
 		cmocka_unit_test(test_every_job_state_round_trips),
+		cmocka_unit_test(test_job_inputs_round_trip),
 		cmocka_unit_test(test_job_placed_on_node_0_keeps_its_nodes),
 		cmocka_unit_test(test_gang_state_with_two_rows_round_trips),
 		cmocka_unit_test(
