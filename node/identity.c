@@ -17,6 +17,7 @@ int nm_identity_resolve(uid_t uid, gid_t gid, struct nm_identity *id,
 {
 	struct passwd pw, *res = NULL;
 	char buf[16384];
+	long sys = sysconf(_SC_NGROUPS_MAX); /* setgroups()'s limit */
 	int n = NM_ID_GROUPS_MAX, rc;
 
 	memset(id, 0, sizeof(*id));
@@ -33,18 +34,27 @@ int nm_identity_resolve(uid_t uid, gid_t gid, struct nm_identity *id,
 	snprintf(id->name, sizeof(id->name), "%s", pw.pw_name);
 	snprintf(id->home, sizeof(id->home), "%s", pw.pw_dir);
 	snprintf(id->shell, sizeof(id->shell), "%s", pw.pw_shell);
-	if (getgrouplist(pw.pw_name, gid, id->groups, &n) < 0) {
-		snprintf(err, errlen, "user %s (uid %u) is in %d groups on "
-			 "this node, more than the %d a job may carry: "
-			 "remove some from the node's NSS (group)",
-			 pw.pw_name, (unsigned)uid, n, NM_ID_GROUPS_MAX);
-		return -E2BIG;
+	/* -1: more groups than the buffer holds, n then says how many (more
+	 * than NM_ID_GROUPS_MAX); a -1 that leaves n within it is a failed
+	 * lookup (glibc: out of memory) */
+	errno = 0;
+	if (getgrouplist(pw.pw_name, gid, id->groups, &n) < 0 &&
+	    n <= NM_ID_GROUPS_MAX) {
+		rc = errno ? errno : ENOMEM;
+		snprintf(err, errlen, "cannot list the groups of user %s "
+			 "(uid %u) on this node: %s", pw.pw_name,
+			 (unsigned)uid, strerror(rc));
+		return -rc;
 	}
-	if (n > sysconf(_SC_NGROUPS_MAX)) {
+	/* the tighter of the two limits is the one named */
+	if (n > NM_ID_GROUPS_MAX || (sys > 0 && n > sys)) {
+		int by_sys = sys > 0 && sys < NM_ID_GROUPS_MAX;
+
 		snprintf(err, errlen, "user %s (uid %u) is in %d groups on "
-			 "this node, more than its NGROUPS_MAX (%ld)",
-			 pw.pw_name, (unsigned)uid, n,
-			 sysconf(_SC_NGROUPS_MAX));
+			 "this node, more than %s (%ld): remove some from the "
+			 "node's NSS (group)", pw.pw_name, (unsigned)uid, n,
+			 by_sys ? "its NGROUPS_MAX" : "the most a job may carry",
+			 by_sys ? sys : (long)NM_ID_GROUPS_MAX);
 		return -E2BIG;
 	}
 	id->ngroups = n;

@@ -281,10 +281,14 @@ class Lab:
     def __init__(self, build, d, managers=3, nodes=2, cpus=1, slice_us=10000,
                  log_level=os.environ.get("STORMLAB_LOG_LEVEL", "info"),
                  extra=(), provider="tcp", manager_extra=None,
-                 corosync_crypto=True):
+                 corosync_crypto=True, node_wrap=()):
         # manager_extra: i -> lines for [manager mmI] (a head's own
-        # munge_socket)
+        # munge_socket); node_wrap: argv words put before each storm-nm's
+        # command line, a command that execs the rest in place (its PID
+        # is the node manager's: `unshare --mount ... sh -c '...; exec
+        # "$@"'` for a view of /proc of its own)
         self.build, self.dir = build, d
+        self.node_wrap = list(node_wrap)
         self.m, self.n = managers, nodes
         # corosync authenticates and encrypts its traffic (aes256 +
         # sha256, a generated authkey) unless a benchmark measures it off
@@ -358,8 +362,9 @@ class Lab:
                      os.path.join(self.dir, "mm%d.out" % i))
 
     def start_nm(self, j):
-        self.p.start("nm%d" % j, [os.path.join(self.build, "node/storm-nm"),
-                                  "--config", self.conf, "--name", "nm%d" % j],
+        self.p.start("nm%d" % j, self.node_wrap + [
+            os.path.join(self.build, "node/storm-nm"),
+            "--config", self.conf, "--name", "nm%d" % j],
                      os.path.join(self.dir, "nm%d.out" % j))
 
     def up(self):

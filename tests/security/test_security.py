@@ -12,6 +12,11 @@ Usage: test_security.py BUILD_DIR TEST
                  daemon's; its RAM-disk directory is the user's, 0700;
   unknown_uid    a uid the node's NSS does not know: the job fails with a
                  reason naming it, and the node manager runs on;
+  ngroups        storm-nm's NGROUPS_MAX lowered to 2 (a file bind-mounted
+                 over /proc/sys/kernel/ngroups_max in its own mount
+                 namespace): a user in 4 groups fails its job with a
+                 reason naming them and the limit; the node manager runs
+                 on and nobody's job on that node completes;
   cancel_other   one user's cancel of another's job refused, logged with
                  the uid;
   root_only_input  a root-only program or --file: stormctl, which opens
@@ -94,22 +99,34 @@ def as_user(lab, uid, gid, args, init_groups=None, timeout=60):
 
 
 class TestUser:
-    """A user and an extra group of the test's own, removed at the end."""
+    """A user and extra groups of the test's own (groups of them, one by
+    default), removed at the end; what was made is removed also when
+    making the rest failed."""
 
-    def __init__(self):
+    def __init__(self, groups=1):
         tag = "st%d" % (os.getpid() % 100000)
-        self.name, self.group = tag + "u", tag + "g"
-        subprocess.run(["groupadd", self.group], check=True)
-        subprocess.run(["useradd", "--no-create-home", "--shell",
-                        "/bin/sh", "-G", self.group, self.name],
-                       check=True)
+        self.name = tag + "u"
+        self.groups = []
+        try:
+            for k in range(groups):
+                g = tag + "g" + (str(k) if k else "")
+                subprocess.run(["groupadd", g], check=True)
+                self.groups.append(g)
+            subprocess.run(["useradd", "--no-create-home", "--shell",
+                            "/bin/sh", "-G", ",".join(self.groups),
+                            self.name], check=True)
+        except BaseException:
+            self.remove()
+            raise
+        self.group = self.groups[0]
         pw = pwd.getpwnam(self.name)
         self.uid, self.gid = pw.pw_uid, pw.pw_gid
         self.extra = grp.getgrnam(self.group).gr_gid
 
     def remove(self):
         subprocess.run(["userdel", self.name], capture_output=True)
-        subprocess.run(["groupdel", self.group], capture_output=True)
+        for g in self.groups:
+            subprocess.run(["groupdel", g], capture_output=True)
 
 
 def test_id_as_owner(lab):
@@ -679,6 +696,56 @@ def test_cgroup_readonly(lab):
     print("cgroup_readonly: " + r.stderr.strip())
 
 
+NGROUPS_LIMIT = 2  # storm-nm's NGROUPS_MAX in test_ngroups (main())
+
+
+def test_ngroups(lab):
+    """storm-nm's NGROUPS_MAX lowered (its own mount namespace, main()):
+    a user in more groups fails its job with the cause named; the daemon
+    runs on and another user's job on the node completes."""
+    nm = lab.p.procs["nm1"]
+    with open("/proc/%d/root/proc/sys/kernel/ngroups_max" % nm.pid) as f:
+        seen = f.read().strip()
+    check(seen == str(NGROUPS_LIMIT), "storm-nm (pid %d) sees ngroups_max "
+          "%r, want %d" % (nm.pid, seen, NGROUPS_LIMIT))
+    with open("/proc/sys/kernel/ngroups_max") as f:
+        check(int(f.read()) > NGROUPS_LIMIT + 2,
+              "the limit was lowered outside storm-nm too")
+    u = TestUser(groups=NGROUPS_LIMIT + 1)
+    try:
+        n = len(os.getgrouplist(u.name, u.gid))
+        check(n == NGROUPS_LIMIT + 2, "%s is in %d groups, want %d" % (
+            u.name, n, NGROUPS_LIMIT + 2))
+        job = submit_as(lab, u.uid, u.gid, ["-o", "/dev/null", "-e",
+                                            "/dev/null", "/usr/bin/id"])
+        j = wait_job(lab, job)
+        want = ("user %s (uid %d) is in %d groups on this node, more than "
+                "its NGROUPS_MAX (%d)" % (u.name, u.uid, n, NGROUPS_LIMIT))
+        check(j["state"] == "FAILED" and want in j.get("reason", ""),
+              "%s's job in %d groups: %s (want FAILED, %r)" % (
+                  u.name, n, j, want))
+        why = j["reason"]
+        # what its owner is shown, and what the node manager logged
+        r = as_user(lab, u.uid, u.gid, ["show", str(job)])
+        check(r.returncode == 0 and want in r.stdout,
+              "stormctl show %d as %s: %r %r" % (job, u.name, r.stdout,
+                                                  r.stderr))
+        check("job %d: node nm1: cannot start job %d: %s" % (job, job, want)
+              in storm_log(lab), "the node manager did not log the cause")
+    finally:
+        u.remove()
+    check(nm.poll() is None, "nm1 stopped (exit %s)" % nm.returncode)
+    # the same node (the lab's only one) runs the next user's job
+    r = as_user(lab, 65534, 65534, ["run", "-n", "1", "/usr/bin/id"])
+    check(r.returncode == 0 and r.stdout.strip() ==
+          "uid=65534(nobody) gid=65534(nogroup) groups=65534(nogroup)",
+          "nobody's job after it: %d %r %r" % (r.returncode, r.stdout,
+                                               r.stderr))
+    check(nm.poll() is None, "nm1 stopped after nobody's job")
+    print("ngroups: storm-nm's NGROUPS_MAX %d, a user in %d groups: %s; "
+          "nobody's job then ran on nm1" % (NGROUPS_LIMIT, n, why))
+
+
 def nobody_request(lab, munge_sock, req):
     """The bytes stormctl run as nobody would send for req over TCP: the
     body and a credential of nobody's from the munged at munge_sock,
@@ -883,6 +950,7 @@ TESTS = {
     "id_as_owner": test_id_as_owner,
     "job_env": test_job_env,
     "unknown_uid": test_unknown_uid,
+    "ngroups": test_ngroups,
 }
 
 
@@ -911,6 +979,17 @@ def main():
         os.environ["STORM_TEST_INPUT_DELAY_MS"] = "3000"
 
     def make_lab():
+        if name == "ngroups":
+            # glibc's sysconf(_SC_NGROUPS_MAX) reads this file: the node
+            # manager alone, in a mount namespace of its own, sees a
+            # small number bound over it (exec: its PID is storm-nm's)
+            limit = os.path.join(d, "ngroups_max")
+            with open(limit, "w") as f:
+                f.write("%d\n" % NGROUPS_LIMIT)
+            return stormlab.Lab(build, d, managers=1, nodes=1, node_wrap=[
+                "unshare", "--mount", "--propagation", "private", "--",
+                "sh", "-c", 'mount --bind "$0" /proc/sys/kernel/ngroups_max'
+                ' && exec "$@"', limit])
         if name in ("input_cap", "tcp_large_input"):
             # one head with a munged of the test's own (stormctl over TCP)
             procs = stormlab.Procs()
