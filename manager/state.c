@@ -674,6 +674,13 @@ int mm_job_next(const mm_state_t *s, uint32_t from, mm_job_t *out)
 	return 0;
 }
 
+uint32_t mm_live_from(const mm_state_t *s)
+{
+	if (!s)
+		return 0;
+	return s->live_lo < s->njobs ? s->jobs[s->live_lo]->v.id : s->next_id;
+}
+
 uint32_t mm_node_count(const mm_state_t *s)
 {
 	return s ? s->nnodes : 0;

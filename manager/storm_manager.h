@@ -270,6 +270,9 @@ MM_API int mm_job_get(const mm_state_t *s, uint32_t id, mm_job_t *out);
  * -ENOENT when there are no more.  Ids have gaps where retention
  * removed ended jobs. */
 MM_API int mm_job_next(const mm_state_t *s, uint32_t from, mm_job_t *out);
+/** An id below which every job has ended: iterating from it with
+ * mm_job_next() meets every job not ended (and some that have). */
+MM_API uint32_t mm_live_from(const mm_state_t *s);
 /** Jobs in the state now, and the id the next SUBMIT will get. */
 MM_API uint32_t mm_job_count(const mm_state_t *s);
 MM_API uint32_t mm_next_id(const mm_state_t *s);

@@ -1,9 +1,10 @@
 /*
- * fetch.c — a job's inputs from the peer that took them (fetch.h).  Key
- * invariant: what a peer sends is untrusted until checked — every piece
- * is the length its reply announced, a file never passes the size its
- * first reply gave, the job never passes the cap (max_input_mib) — and
- * the job's spool directory appears whole (rename) or not at all.
+ * fetch.c — a job's input blobs from the peers that hold them (fetch.h).
+ * Key invariant: what a peer sends is untrusted until checked — every
+ * piece is the length its reply announced, a blob never passes the size
+ * its first reply gave nor the size the job record says, the job never
+ * passes the cap (max_input_mib), and a blob enters the store (rename)
+ * only if its bytes hash to its name.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,8 +49,8 @@ int mmd_fetch_reply(const uint8_t *p, size_t len, uint64_t off, int first,
 		    struct mmd_fetch_piece *pc, char *why, size_t whylen)
 {
 	json_t *rep = json_loadb((const char *)p, len, 0, NULL);
-	json_t *js, *jm, *jl;
-	json_int_t sz, md, ln;
+	json_t *js, *jl;
+	json_int_t sz, ln;
 
 	if (!json_is_object(rep) ||
 	    !json_is_boolean(json_object_get(rep, "ok"))) {
@@ -68,46 +69,47 @@ int mmd_fetch_reply(const uint8_t *p, size_t len, uint64_t off, int first,
 		return no == ENOENT ? -ENOENT : -EPROTO;
 	}
 	js = json_object_get(rep, "size");
-	jm = json_object_get(rep, "mode");
 	jl = json_object_get(rep, "len");
 	sz = json_is_integer(js) ? json_integer_value(js) : -1;
-	md = json_is_integer(jm) ? json_integer_value(jm) : -1;
 	ln = json_is_integer(jl) ? json_integer_value(jl) : -1;
-	json_decref(rep); /* js, jm and jl with it */
+	json_decref(rep); /* js and jl with it */
 	/* the peer's answer, checked before a byte is kept */
-	if (sz < 0 || md < 0 || md > 0777 ||
-	    ln < 0 || ln > MMD_FETCH_PIECE || (!first &&
+	if (sz < 0 || ln < 0 || ln > MMD_FETCH_PIECE || (!first &&
 					      (uint64_t)sz != size) ||
 	    off > (uint64_t)sz || (uint64_t)ln > (uint64_t)sz - off ||
 	    (!ln && off < (uint64_t)sz) || total > cap ||
 	    (uint64_t)ln > cap - total) {
 		snprintf(why, whylen, "an inputs_fetch reply out of bounds "
-			 "(size %lld, mode %lld, len %lld at offset %llu; "
+			 "(size %lld, len %lld at offset %llu; "
 			 "%llu of the cap %llu kept)", (long long)sz,
-			 (long long)md, (long long)ln,
+			 (long long)ln,
 			 (unsigned long long)off, (unsigned long long)total,
 			 (unsigned long long)cap);
 		return -EPROTO;
 	}
 	pc->size = (uint64_t)sz;
-	pc->mode = (uint32_t)md;
 	pc->len = (uint32_t)ln;
 	return 0;
 }
 
-/* Input k of the job from the peer on fd into out.  0, -ENOENT (the
- * peer has no such inputs), or another -errno with f->note. */
-static int fetch_input(struct mmd_fetch *f, int fd, int *seal,
-		       const char *peer, uint32_t k, int out,
-		       uint64_t *total)
+/* Blob want from the peer on fd into out, hashed as it comes.  0 (the
+ * bytes hash to want's digest), -ENOENT (the peer has no such blob), or
+ * another -errno with f->note. */
+static int fetch_blob(struct mmd_fetch *f, int fd, int *seal,
+		      const char *peer, const mm_input_t *want, int out,
+		      uint64_t *total)
 {
 	static long long seq;
+	crypto_hash_sha256_state hs;
+	uint8_t got[MM_INPUT_SHA256_BYTES];
 	uint64_t off = 0, size = 0;
 	int first = 1;
-	char id[160];
+	char id[160], hex[MMD_BLOB_HEX];
 
+	mmd_blob_hex(want->sha256, hex);
 	snprintf(id, sizeof(id), "storm-mm-%s-fetch-%ld", f->self->name,
 		 (long)getpid());
+	crypto_hash_sha256_init(&hs);
 	do {
 		struct mmd_fetch_piece pc;
 		json_t *req;
@@ -116,10 +118,9 @@ static int fetch_input(struct mmd_fetch *f, int fd, int *seal,
 		int type, rc;
 		char why[400];
 
-		req = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:I}", "op",
+		req = json_pack("{s:s, s:s, s:s, s:I, s:s, s:I}", "op",
 				"inputs_fetch", "cluster", f->cfg->cluster,
-				"job", (json_int_t)f->job, "input",
-				(json_int_t)k, "offset", (json_int_t)off,
+				"sha256", hex, "offset", (json_int_t)off,
 				"client", id, "seq", (json_int_t)++seq);
 		if (!req)
 			return -ENOMEM;
@@ -139,14 +140,19 @@ static int fetch_input(struct mmd_fetch *f, int fd, int *seal,
 				     f->in->cap, &pc, why, sizeof(why)) :
 		     -EPROTO;
 		free(p);
+		if (!rc && pc.size != want->size) {
+			rc = -EPROTO;
+			snprintf(why, sizeof(why), "blob %.16s has %llu bytes "
+				 "there, the job says %llu", hex,
+				 (unsigned long long)pc.size,
+				 (unsigned long long)want->size);
+		}
 		if (rc) {
 			snprintf(f->note, sizeof(f->note), "manager %s: %s",
 				 peer, type == ST_FRAME_REPLY ? why :
 				 "not a reply");
 			return rc;
 		}
-		if (first && fchmod(out, (mode_t)pc.mode) < 0)
-			return -errno;
 		size = pc.size;
 		first = 0;
 		if (!pc.len)
@@ -155,11 +161,12 @@ static int fetch_input(struct mmd_fetch *f, int fd, int *seal,
 		if (rc < 0 || type != ST_FRAME_INPUT || len != pc.len) {
 			free(p);
 			snprintf(f->note, sizeof(f->note), "manager %s: the "
-				 "piece of input %u at %llu: %s", peer, k,
+				 "piece of blob %.16s at %llu: %s", peer, hex,
 				 (unsigned long long)off, rc < 0 ?
 				 storm_strerror(rc) : "not as announced");
 			return rc < 0 ? rc : -EPROTO;
 		}
+		crypto_hash_sha256_update(&hs, p, len);
 		for (uint32_t done = 0; done < len;) {
 			ssize_t w = write(out, p + done, len - done);
 
@@ -168,7 +175,7 @@ static int fetch_input(struct mmd_fetch *f, int fd, int *seal,
 			if (w <= 0) {
 				rc = w < 0 ? -errno : -EIO;
 				free(p);
-				snprintf(f->note, sizeof(f->note), "spool: %s",
+				snprintf(f->note, sizeof(f->note), "store: %s",
 					 strerror(-rc));
 				return rc;
 			}
@@ -178,47 +185,53 @@ static int fetch_input(struct mmd_fetch *f, int fd, int *seal,
 		off += len;
 		*total += len;
 	} while (off < size);
+	crypto_hash_sha256_final(&hs, got);
+	if (sodium_memcmp(got, want->sha256, MM_INPUT_SHA256_BYTES)) {
+		snprintf(f->note, sizeof(f->note), "manager %s: blob %.16s: "
+			 "the bytes it sent do not hash to the name", peer,
+			 hex);
+		return -EBADMSG;
+	}
 	return 0;
 }
 
-/* Every input of f->job from peer m into the spool: 0, or -errno. */
+/* Every blob of f->want not here yet, from peer m into the store: 0, or
+ * -errno (f->note says why). */
 static int fetch_from(struct mmd_fetch *f, const st_host_t *m)
 {
-	char dir[1300], to[1300], path[1400];
+	char path[1400];
 	uint64_t total = 0;
 	int fd, seal = 0, rc = 0;
 
 	fd = mmd_peer_dial(f->cfg, m, &seal, f->note, sizeof(f->note));
 	if (fd < 0)
 		return fd;
-	snprintf(dir, sizeof(dir), "%s/fetch-%u", f->in->dir, f->job);
-	snprintf(to, sizeof(to), "%s/job-%u", f->in->dir, f->job);
-	mmd_spool_remove(dir);
-	if (mkdir(dir, 0700) < 0) {
-		rc = -errno;
-		snprintf(f->note, sizeof(f->note), "spool: %.300s: %s", dir,
-			 strerror(errno));
-		close(fd);
-		return rc;
-	}
 	for (uint32_t k = 0; k < f->n && !rc; k++) {
+		const mm_input_t *w = &f->want[k];
+		char hex[MMD_BLOB_HEX];
 		int out;
 
-		snprintf(path, sizeof(path), "%s/%u", dir, k);
+		if (mmd_blob_have(f->in, w->sha256, w->size))
+			continue;
+		mmd_blob_hex(w->sha256, hex);
+		snprintf(path, sizeof(path), "%s/fetch-%s", f->in->dir, hex);
+		unlink(path);
 		out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 			   O_NOFOLLOW, 0600);
 		if (out < 0) {
 			rc = -errno;
+			snprintf(f->note, sizeof(f->note), "store: %.300s: %s",
+				 path, strerror(errno));
 			break;
 		}
-		rc = fetch_input(f, fd, &seal, m->name, k, out, &total);
+		rc = fetch_blob(f, fd, &seal, m->name, w, out, &total);
 		close(out);
+		if (!rc)
+			rc = mmd_blob_adopt(f->in, path, w->sha256);
+		else
+			unlink(path);
 	}
 	close(fd);
-	if (!rc && rename(dir, to) < 0)
-		rc = -errno;
-	if (rc)
-		mmd_spool_remove(dir);
 	return rc;
 }
 
@@ -244,6 +257,9 @@ static void *worker(void *arg)
 				continue;
 			found = fetch_from(f, m) == 0;
 		}
+		if (!found && !f->note[0])
+			snprintf(f->note, sizeof(f->note), "no other manager "
+				 "replica is configured");
 		pthread_mutex_lock(&f->mu);
 		f->found = found;
 		f->state = MMD_FETCH_DONE;
@@ -291,19 +307,25 @@ void mmd_fetch_fini(struct mmd_fetch *f)
 	f->started = 0;
 }
 
-int mmd_fetch_step(struct mmd_fetch *f, uint32_t job, uint32_t n)
+int mmd_fetch_step(struct mmd_fetch *f, uint32_t job, uint32_t n,
+		   const mm_input_t *inputs, char *why, size_t whylen)
 {
 	int rc = -EAGAIN;
 
-	if (!f->started || f->cfg->nmanagers < 2)
-		return 0; /* no peer to ask */
+	if (!f->started || f->cfg->nmanagers < 2 || n > MMD_INPUTS_MAX) {
+		snprintf(why, whylen, "no other manager replica to ask");
+		return 0;
+	}
 	pthread_mutex_lock(&f->mu);
 	if (f->state == MMD_FETCH_DONE && f->job == job) {
 		rc = f->found;
+		if (!rc)
+			snprintf(why, whylen, "%s", f->note);
 		f->state = MMD_FETCH_IDLE;
 	} else if (f->state != MMD_FETCH_BUSY) {
 		f->job = job;
 		f->n = n;
+		memcpy(f->want, inputs, n * sizeof(*inputs));
 		f->state = MMD_FETCH_BUSY;
 		pthread_cond_signal(&f->cv);
 	}
@@ -319,10 +341,10 @@ void mmd_fetch_drain(struct mmd_fetch *f)
 	(void)r; /* the stager takes the answer at its next slice */
 	pthread_mutex_lock(&f->mu);
 	if (f->state == MMD_FETCH_DONE && f->found)
-		qb_log(LOG_INFO, "job %u: inputs fetched from a peer", f->job);
+		qb_log(LOG_INFO, "job %u: input blobs fetched from a peer",
+		       f->job);
 	else if (f->state == MMD_FETCH_DONE)
-		qb_log(LOG_NOTICE, "job %u: no peer has its inputs (%s): "
-		       "reading its paths on this host", f->job,
-		       f->note[0] ? f->note : "no peer");
+		qb_log(LOG_WARNING, "job %u: no peer has its input blobs: %s",
+		       f->job, f->note);
 	pthread_mutex_unlock(&f->mu);
 }

@@ -1,8 +1,9 @@
 /*
- * inputs.c — a job's inputs as the client handed them over, spooled
- * (inputs.h).  Key invariant: no path a client names is ever opened
- * here; the bytes come from the client's own descriptors or its own
- * frames, and never more than the cap is kept.
+ * inputs.c — a job's inputs as the client handed them over, stored by
+ * content (inputs.h).  Key invariants: no path a client names is ever
+ * opened here; the bytes come from the client's own descriptors or its
+ * own frames, never more than the cap is kept, and a blob's name is the
+ * digest of the bytes in it (computed here, never taken on trust).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,10 +30,82 @@ static void set_dir(const struct mmd_inputs *in, uint64_t id, char *out,
 	snprintf(out, n, "%s/tmp-%" PRIu64, in->dir, id);
 }
 
-static void job_dir(const struct mmd_inputs *in, uint32_t job, char *out,
-		    size_t n)
+static void blob_path(const struct mmd_inputs *in,
+		      const uint8_t sha[MM_INPUT_SHA256_BYTES], char *out,
+		      size_t n)
 {
-	snprintf(out, n, "%s/job-%u", in->dir, job);
+	char hex[MMD_BLOB_HEX];
+
+	mmd_blob_hex(sha, hex);
+	snprintf(out, n, "%s/%s", in->dir, hex);
+}
+
+void mmd_blob_hex(const uint8_t sha[MM_INPUT_SHA256_BYTES], char *hex)
+{
+	sodium_bin2hex(hex, MMD_BLOB_HEX, sha, MM_INPUT_SHA256_BYTES);
+}
+
+int mmd_blob_parse(const char *hex, uint8_t sha[MM_INPUT_SHA256_BYTES])
+{
+	size_t n = 0;
+	const char *end;
+
+	if (!hex || strlen(hex) != 2 * MM_INPUT_SHA256_BYTES)
+		return -EINVAL;
+	for (const char *p = hex; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return -EINVAL; /* lower case only: one name each */
+	if (sodium_hex2bin(sha, MM_INPUT_SHA256_BYTES, hex, strlen(hex), NULL,
+			   &n, &end) || n != MM_INPUT_SHA256_BYTES)
+		return -EINVAL;
+	return 0;
+}
+
+int mmd_blob_open(const struct mmd_inputs *in,
+		  const uint8_t sha[MM_INPUT_SHA256_BYTES])
+{
+	char path[1400];
+	int fd;
+
+	blob_path(in, sha, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	return fd < 0 ? -errno : fd;
+}
+
+int mmd_blob_have(const struct mmd_inputs *in,
+		  const uint8_t sha[MM_INPUT_SHA256_BYTES], uint64_t size)
+{
+	char path[1400];
+	struct stat st;
+
+	blob_path(in, sha, path, sizeof(path));
+	if (lstat(path, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != size)
+		return 0;
+	utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW); /* wanted */
+	return 1;
+}
+
+int mmd_blob_adopt(const struct mmd_inputs *in, const char *path,
+		   const uint8_t sha[MM_INPUT_SHA256_BYTES])
+{
+	char to[1400];
+	struct stat st;
+
+	blob_path(in, sha, to, sizeof(to));
+	if (lstat(to, &st) == 0 && S_ISREG(st.st_mode)) {
+		/* the same bytes are here already: keep them, wanted again */
+		utimensat(AT_FDCWD, to, NULL, AT_SYMLINK_NOFOLLOW);
+		unlink(path);
+		return 0;
+	}
+	if (rename(path, to) < 0) {
+		int e = -errno;
+
+		unlink(path);
+		return e;
+	}
+	return 0;
 }
 
 void mmd_spool_remove(const char *dir)
@@ -101,6 +174,7 @@ static void read_one(struct mmd_inputs *in, struct mmd_input_set *s,
 			 "in %.300s: %s", name, dir, strerror(errno));
 		return;
 	}
+	crypto_hash_sha256_init(&s->hs);
 	for (;;) {
 		/* pread: the client's file offset is not ours to move */
 		ssize_t r = pread(s->fds[k], buf, READ_CHUNK, off), w;
@@ -121,6 +195,7 @@ static void read_one(struct mmd_inputs *in, struct mmd_input_set *s,
 		}
 		s->bytes += (uint64_t)r;
 		off += r;
+		crypto_hash_sha256_update(&s->hs, buf, (unsigned long long)r);
 		for (ssize_t done = 0; done < r; done += w) {
 			w = write(out, buf + done, (size_t)(r - done));
 			if (w < 0 && errno == EINTR) {
@@ -138,12 +213,35 @@ static void read_one(struct mmd_inputs *in, struct mmd_input_set *s,
 		if (s->rc)
 			break;
 	}
-	if (!s->rc && fchmod(out, st.st_mode & 0777) < 0) {
-		s->rc = -errno;
-		snprintf(s->err, sizeof(s->err), "input %s: chmod: %s", name,
-			 strerror(errno));
-	}
+	crypto_hash_sha256_final(&s->hs, s->sha[k]);
+	s->sizes[k] = (uint64_t)off;
+	s->modes[k] = st.st_mode & 0777;
 	close(out);
+}
+
+/* Every input of a set received whole becomes its blob. */
+static void store_set(struct mmd_inputs *in, struct mmd_input_set *s)
+{
+	char dir[1300], path[1400];
+	int rc;
+
+	set_dir(in, s->id, dir, sizeof(dir));
+	if (s->put && !s->rc &&
+	    sodium_memcmp(s->sha[0], s->claimed, MM_INPUT_SHA256_BYTES)) {
+		s->rc = -EBADMSG;
+		snprintf(s->err, sizeof(s->err), "the bytes do not hash to "
+			 "the digest announced");
+	}
+	for (uint32_t k = 0; k < s->n && !s->rc; k++) {
+		snprintf(path, sizeof(path), "%s/%u", dir, k);
+		if ((rc = mmd_blob_adopt(in, path, s->sha[k]))) {
+			s->rc = rc;
+			snprintf(s->err, sizeof(s->err), "input %s: cannot "
+				 "store it in %.300s: %s", s->names[k],
+				 in->dir, strerror(-rc));
+		}
+	}
+	s->stored = !s->rc;
 }
 
 static void read_set(struct mmd_inputs *in, struct mmd_input_set *s)
@@ -167,6 +265,8 @@ static void read_set(struct mmd_inputs *in, struct mmd_input_set *s)
 	for (uint32_t k = 0; k < s->n && !s->rc; k++)
 		read_one(in, s, dir, k, buf);
 	free(buf);
+	if (!s->rc)
+		store_set(in, s);
 }
 
 static void *worker(void *arg)
@@ -218,8 +318,8 @@ int mmd_inputs_start(struct mmd_inputs *in, const char *dir,
 	snprintf(in->dir, sizeof(in->dir), "%s", dir);
 	if ((rc = st_dir_ensure(dir, 0700, err, errlen)))
 		return rc;
-	/* an earlier run's sets: its clients are gone, its jobs fall back
-	 * (stage.c) */
+	/* an earlier run's half-received sets: their clients are gone
+	 * (blobs stay: the sweep removes those no job names) */
 	if ((d = opendir(dir))) {
 		while ((e = readdir(d))) {
 			char p[1500];
@@ -268,22 +368,9 @@ static void free_set(struct mmd_input_set *s)
 	free(s->names);
 	free(s->sizes);
 	free(s->modes);
+	free(s->sha);
 	json_decref(s->req);
 	free(s);
-}
-
-/* s leaves the proposed list (if in it). */
-static void unprop(struct mmd_inputs *in, struct mmd_input_set *s)
-{
-	if (!s->proposed)
-		return;
-	for (struct mmd_input_set **pp = &in->props; *pp; pp = &(*pp)->pnext)
-		if (*pp == s) {
-			*pp = s->pnext;
-			in->proposed--;
-			break;
-		}
-	s->proposed = 0;
 }
 
 void mmd_inputs_free(struct mmd_inputs *in, struct mmd_input_set *s)
@@ -292,7 +379,6 @@ void mmd_inputs_free(struct mmd_inputs *in, struct mmd_input_set *s)
 
 	if (!s)
 		return;
-	unprop(in, s);
 	set_dir(in, s->id, dir, sizeof(dir));
 	mmd_spool_remove(dir);
 	free_set(s);
@@ -337,10 +423,18 @@ struct mmd_input_set *mmd_inputs_new(struct mmd_inputs *in, uint64_t conn,
 {
 	struct mmd_input_set *s = calloc(1, sizeof(*s));
 
-	if (!s || !(s->names = calloc(n ? n : 1, sizeof(char *)))) {
+	if (!s || !(s->names = calloc(n ? n : 1, sizeof(char *))) ||
+	    !(s->sizes = calloc(n ? n : 1, sizeof(*s->sizes))) ||
+	    !(s->modes = calloc(n ? n : 1, sizeof(*s->modes))) ||
+	    !(s->sha = calloc(n ? n : 1, sizeof(*s->sha)))) {
 		for (uint32_t k = 0; fds && k < n; k++)
 			close(fds[k]);
 		free(fds);
+		if (s) {
+			free(s->names);
+			free(s->sizes);
+			free(s->modes);
+		}
 		free(s);
 		return NULL;
 	}
@@ -430,7 +524,7 @@ static int recv_next(struct mmd_inputs *in, struct mmd_input_set *s)
 		snprintf(path, sizeof(path), "%s/%u", dir, s->cur);
 		s->out_fd = open(path, O_WRONLY | O_CREAT | O_EXCL |
 				 O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (s->out_fd < 0 || fchmod(s->out_fd, s->modes[s->cur])) {
+		if (s->out_fd < 0) {
 			s->rc = -errno;
 			snprintf(s->err, sizeof(s->err), "input %s: cannot "
 				 "spool it in %.300s: %s", s->names[s->cur], dir,
@@ -438,8 +532,10 @@ static int recv_next(struct mmd_inputs *in, struct mmd_input_set *s)
 			return s->rc;
 		}
 		s->cur_left = s->sizes[s->cur];
+		crypto_hash_sha256_init(&s->hs);
 		if (s->cur_left)
 			return 0;
+		crypto_hash_sha256_final(&s->hs, s->sha[s->cur]);
 		close(s->out_fd);
 		s->out_fd = -1;
 		s->cur++;
@@ -456,7 +552,11 @@ int mmd_inputs_recv_begin(struct mmd_inputs *in, struct mmd_input_set *s)
 		s->left += s->sizes[k];
 	if ((rc = make_set_dir(in, s)))
 		return rc;
-	return recv_next(in, s);
+	if ((rc = recv_next(in, s)))
+		return rc;
+	if (!s->left)
+		store_set(in, s); /* every input empty */
+	return s->rc;
 }
 
 int mmd_inputs_recv(struct mmd_inputs *in, struct mmd_input_set *s,
@@ -479,102 +579,103 @@ int mmd_inputs_recv(struct mmd_inputs *in, struct mmd_input_set *s,
 				 strerror(-s->rc));
 			break;
 		}
+		crypto_hash_sha256_update(&s->hs, p, (unsigned long long)w);
 		p += w;
 		len -= (uint32_t)w;
 		s->cur_left -= (uint64_t)w;
 		if (!s->cur_left) {
+			crypto_hash_sha256_final(&s->hs, s->sha[s->cur]);
 			close(s->out_fd);
 			s->out_fd = -1;
 			s->cur++;
 			recv_next(in, s);
 		}
 	}
-	return s->left == 0;
+	if (s->left)
+		return 0;
+	if (!s->rc)
+		store_set(in, s);
+	return 1;
 }
 
-void mmd_inputs_settle(struct mmd_inputs *in, struct mmd_input_set *s,
-		       uint32_t job)
+static int cmp_sha(const void *a, const void *b)
 {
-	char dir[1300], to[1300];
+	return memcmp(a, b, MM_INPUT_SHA256_BYTES);
+}
 
-	unprop(in, s);
-	if (job) {
-		set_dir(in, s->id, dir, sizeof(dir));
-		job_dir(in, job, to, sizeof(to));
-		/* a retry of a request applied before keeps the first
-		 * bytes: rename() refuses a directory that has files */
-		if (rename(dir, to) == 0) {
-			qb_log(LOG_DEBUG, "job %u: %" PRIu64 " input bytes "
-			       "spooled", job, s->bytes);
-			free_set(s);
-			return;
+/* The digests every PENDING or STAGING job of st names, sorted: *n of
+ * them (NULL and 0 when none, or out of memory: then *failed). */
+static uint8_t *wanted(const mm_state_t *st, size_t *n, int *failed)
+{
+	uint8_t *v = NULL;
+	size_t cap = 0;
+	mm_job_t j;
+
+	*n = 0;
+	*failed = 0;
+	for (uint32_t id = mm_live_from(st); mm_job_next(st, id, &j) == 0;
+	     id = j.id + 1) {
+		if (j.state != MM_JOB_PENDING && j.state != MM_JOB_STAGING)
+			continue;
+		for (uint32_t k = 0; k < j.ninputs; k++) {
+			if (*n == cap) {
+				size_t nc = cap ? 2 * cap : 256;
+				uint8_t *nv = realloc(v, nc *
+						      MM_INPUT_SHA256_BYTES);
+
+				if (!nv) {
+					free(v);
+					*n = 0;
+					*failed = 1;
+					return NULL;
+				}
+				v = nv;
+				cap = nc;
+			}
+			memcpy(v + *n * MM_INPUT_SHA256_BYTES,
+			       j.inputs[k].sha256, MM_INPUT_SHA256_BYTES);
+			(*n)++;
 		}
 	}
-	mmd_inputs_free(in, s);
-}
-
-void mmd_inputs_proposed(struct mmd_inputs *in, struct mmd_input_set *s,
-			 uint32_t uid)
-{
-	s->proposed = 1;
-	s->uid = uid;
-	s->pnext = in->props;
-	in->props = s;
-	in->proposed++;
-}
-
-int mmd_inputs_awaited(const struct mmd_inputs *in, const mm_job_t *j)
-{
-	for (const struct mmd_input_set *s = in->props; s; s = s->pnext)
-		if (s->uid == j->uid && s->n == 1 + j->nfiles && j->argc &&
-		    !strcmp(s->names[0], j->argv[0]))
-			return 1;
-	return 0;
-}
-
-int mmd_inputs_open(const struct mmd_inputs *in, uint32_t job, uint32_t k)
-{
-	char dir[1300], path[1400];
-	int fd;
-
-	job_dir(in, job, dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/%u", dir, k);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	return fd < 0 ? -errno : fd;
-}
-
-int mmd_inputs_have(const struct mmd_inputs *in, uint32_t job)
-{
-	char dir[1300];
-	struct stat st;
-
-	job_dir(in, job, dir, sizeof(dir));
-	return stat(dir, &st) == 0;
+	if (*n)
+		qsort(v, *n, MM_INPUT_SHA256_BYTES, cmp_sha);
+	return v;
 }
 
 void mmd_inputs_sweep(struct mmd_inputs *in, const mm_state_t *st)
 {
 	DIR *d = opendir(in->dir);
 	struct dirent *e;
+	struct timespec now;
+	uint8_t *want = NULL, sha[MM_INPUT_SHA256_BYTES];
+	size_t nwant = 0;
+	int looked = 0, failed = 0;
 
 	if (!d)
 		return;
+	clock_gettime(CLOCK_REALTIME, &now);
 	while ((e = readdir(d))) {
-		char *end;
-		unsigned long id;
-		mm_job_t j;
-		char p[1500];
+		struct stat sb;
+		int64_t age_ms;
 
-		if (strncmp(e->d_name, "job-", 4))
+		if (mmd_blob_parse(e->d_name, sha) ||
+		    fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW))
 			continue;
-		id = strtoul(e->d_name + 4, &end, 10);
-		if (*end || !id || id > UINT32_MAX)
+		age_ms = ((int64_t)now.tv_sec - (int64_t)sb.st_mtim.tv_sec) *
+			 1000 + (now.tv_nsec - sb.st_mtim.tv_nsec) / 1000000;
+		if (age_ms < (int64_t)MMD_BLOB_GRACE_MS)
 			continue;
-		if (!mm_job_get(st, (uint32_t)id, &j) &&
-		    (j.state == MM_JOB_PENDING || j.state == MM_JOB_STAGING))
+		if (!looked) { /* only when some blob is old enough */
+			want = wanted(st, &nwant, &failed);
+			looked = 1;
+		}
+		if (failed)
+			break; /* out of memory: next sweep */
+		if (nwant && bsearch(sha, want, nwant, MM_INPUT_SHA256_BYTES,
+				     cmp_sha))
 			continue;
-		snprintf(p, sizeof(p), "%s/%s", in->dir, e->d_name);
-		mmd_spool_remove(p);
+		unlinkat(dirfd(d), e->d_name, 0);
 	}
 	closedir(d);
+	free(want);
 }

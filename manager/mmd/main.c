@@ -159,12 +159,6 @@ static int applied(void *ctx, const mm_op_t *op, const mm_result_t *res)
 	return 0;
 }
 
-static void settled(void *ctx, uint64_t conn, int kind,
-		    const mm_result_t *res)
-{
-	mmd_requests_settled(&((struct mmd *)ctx)->rq, conn, kind, res);
-}
-
 static void answer(void *ctx, struct mmd_client *c, int kind, uint32_t job,
 		   const mm_result_t *res)
 {
@@ -195,6 +189,7 @@ static void repl_status(void *ctx, const rp_status_t *st)
 	if (mm->was_synced && !st->synced)
 		mm->sb.world_stale = 1;
 	mm->was_synced = st->synced;
+	mmd_push_view(&mm->rq.push, st->nmembers);
 	master = st->synced && st->primary && !mm->sb.world_stale &&
 		 st->master == (int)mm->host->world_id;
 	if (master != mm->sb.clk.master)
@@ -224,6 +219,14 @@ static int on_inputs(int32_t fd, int32_t revents, void *data)
 	(void)fd;
 	(void)revents;
 	mmd_requests_inputs_done(&((struct mmd *)data)->rq);
+	return 0;
+}
+
+static int on_pushed(int32_t fd, int32_t revents, void *data)
+{
+	(void)fd;
+	(void)revents;
+	mmd_requests_pushed(&((struct mmd *)data)->rq);
 	return 0;
 }
 
@@ -607,7 +610,6 @@ int main(int argc, char **argv)
 	{
 		const struct mmd_repl_hooks rh = {
 			.applied = applied, .answer = answer,
-			.settled = settled,
 			.box = box_agreed, .status = repl_status,
 			.restored = restored, .ctx = &mm };
 
@@ -645,6 +647,10 @@ int main(int argc, char **argv)
 	/* the worker threads: each hands its results over by an eventfd */
 	if (watch_worker(&mm, 0, "inputs", &mm.rq.inputs.efd, QB_LOOP_MED,
 			 on_inputs) ||
+	    watch_worker(&mm, mmd_push_init(&mm.rq.push, &mm.cfg, mm.host,
+					    &mm.rq.inputs),
+			 "inputs push", &mm.rq.push.efd, QB_LOOP_MED,
+			 on_pushed) ||
 	    watch_worker(&mm, mmd_fetch_init(&mm.fetch, &mm.cfg, mm.host,
 					     &mm.rq.inputs),
 			 "inputs fetch", &mm.fetch.efd, QB_LOOP_LOW,
@@ -694,6 +700,7 @@ out:
 	mmd_join_fini(&mm.join);
 	mmd_backfill_fini(&mm.backfill);
 	mmd_fetch_fini(&mm.fetch);
+	mmd_push_fini(&mm.rq.push);
 	mmd_repl_close(&mm.repl);
 	mmd_clients_close(&mm.clients);
 	mmd_auth_stop(&mm.rq.auth);

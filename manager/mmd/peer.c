@@ -2,7 +2,9 @@
  * peer.c — asking another manager replica (peer.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,21 +17,54 @@
 
 #include "peer.h"
 
+#define CONNECT_TIMEOUT_MS 3000
+#define SEND_TIMEOUT_S 10
+
+/* connect() within a bound (a dead host's TCP would take minutes), then
+ * blocking with sends bounded by SEND_TIMEOUT_S (a peer that stopped
+ * reading must not hold a worker for ever).  A unix socket connects
+ * blocking, bounded by SO_SNDTIMEO: non-blocking, a full listen backlog
+ * would fail at once (EAGAIN) instead of waiting for room.  0 or
+ * -errno. */
+static int connect_bounded(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	int fl = fcntl(fd, F_GETFL), err = 0;
+	socklen_t elen = sizeof(err);
+	struct timeval tv = { .tv_sec = SEND_TIMEOUT_S };
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	if (sa->sa_family == AF_UNIX)
+		return connect(fd, sa, len) < 0 ? -errno : 0;
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	if (connect(fd, sa, len) < 0) {
+		if (errno != EINPROGRESS && errno != EAGAIN)
+			return -errno;
+		if (poll(&p, 1, CONNECT_TIMEOUT_MS) != 1)
+			return -ETIMEDOUT;
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
+			return -errno;
+		if (err)
+			return -err;
+	}
+	return fcntl(fd, F_SETFL, fl) < 0 ? -errno : 0;
+}
+
 static int dial_unix(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
+	int fd, rc;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int e = -errno;
-
+	if ((rc = connect_bounded(fd, (struct sockaddr *)&sa, sizeof(sa)))) {
 		close(fd);
-		return e;
+		return rc;
 	}
 	return fd;
 }
@@ -50,7 +85,7 @@ static int dial_tcp(const char *addr)
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			continue;
-		if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
+		if (!connect_bounded(fd, ai->ai_addr, ai->ai_addrlen))
 			break;
 		close(fd);
 		fd = -ECONNREFUSED;

@@ -445,18 +445,19 @@ static void op_history_page(struct mmd_requests *rq, struct mmd_client *c,
 		"more", more));
 }
 
-/* "inputs_fetch": for replicas only (root) — a piece of a job's input
- * from this replica's spool, for a strobe master that must stage a job
- * whose inputs were handed to this one (fetch.h).  The reply, then the
- * piece as one INPUT frame.  The spool file is this daemon's own, on
- * its local disk: a piece of MMD_FETCH_PIECE bytes at most is read in
- * the loop. */
+/* "inputs_fetch": for replicas only (root) — a piece of an input blob
+ * from this replica's store, for a strobe master that must stage a job
+ * whose blob it lacks (fetch.h).  The reply, then the piece as one
+ * INPUT frame.  The blob is this daemon's own file, on its local disk:
+ * a piece of MMD_FETCH_PIECE bytes at most is read in the loop. */
 static void op_inputs_fetch(struct mmd_requests *rq, struct mmd_client *c,
 			    json_t *req)
 {
 	const char *cluster = json_string_value(json_object_get(req,
 								"cluster"));
-	uint64_t job = 0, k = 0, off = 0;
+	const char *hex = json_string_value(json_object_get(req, "sha256"));
+	uint8_t sha[MM_INPUT_SHA256_BYTES];
+	uint64_t off = 0;
 	struct stat st;
 	uint8_t *buf = NULL;
 	ssize_t r = 0;
@@ -473,30 +474,24 @@ static void op_inputs_fetch(struct mmd_requests *rq, struct mmd_client *c,
 				     cluster ? cluster : "", rq->cfg->cluster);
 		return;
 	}
-	if (u64_arg(req, "job", &job) || u64_arg(req, "input", &k) ||
-	    u64_arg(req, "offset", &off) || !job || job > UINT32_MAX ||
-	    k >= MMD_INPUTS_MAX) {
-		mmd_client_reply_err(c, EINVAL, "inputs_fetch: job (1 or "
-				     "more), input (0 to %u) and offset must "
-				     "be whole numbers", MMD_INPUTS_MAX - 1);
+	if (mmd_blob_parse(hex, sha) || u64_arg(req, "offset", &off)) {
+		mmd_client_reply_err(c, EINVAL, "inputs_fetch: sha256 (64 "
+				     "lower-case hex digits) and offset (a "
+				     "whole number) are needed");
 		return;
 	}
-	fd = mmd_inputs_open(&rq->inputs, (uint32_t)job, (uint32_t)k);
+	fd = mmd_blob_open(&rq->inputs, sha);
 	if (fd < 0) {
 		mmd_client_reply_err(c, ENOENT, "inputs_fetch: manager %s has "
-				     "no input %llu of job %llu",
-				     rq->host->name, (unsigned long long)k,
-				     (unsigned long long)job);
+				     "no blob %.16s", rq->host->name, hex);
 		return;
 	}
 	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < off ||
 	    !(buf = malloc(MMD_FETCH_PIECE))) {
 		close(fd);
 		mmd_client_reply_err(c, EINVAL, "inputs_fetch: offset %llu "
-				     "past input %llu of job %llu",
-				     (unsigned long long)off,
-				     (unsigned long long)k,
-				     (unsigned long long)job);
+				     "past blob %.16s",
+				     (unsigned long long)off, hex);
 		return;
 	}
 	if ((uint64_t)st.st_size > off) {
@@ -515,10 +510,11 @@ static void op_inputs_fetch(struct mmd_requests *rq, struct mmd_client *c,
 				     strerror(errno));
 		return;
 	}
+	if (!off)
+		mmd_blob_have(&rq->inputs, sha, (uint64_t)st.st_size);
 	if (!mmd_client_send_json(c, ST_FRAME_REPLY, json_pack(
-		    "{s:b, s:I, s:i, s:I}", "ok", 1, "size",
-		    (json_int_t)st.st_size, "mode", (int)(st.st_mode & 0777),
-		    "len", (json_int_t)r)) && r > 0)
+		    "{s:b, s:I, s:I}", "ok", 1, "size",
+		    (json_int_t)st.st_size, "len", (json_int_t)r)) && r > 0)
 		mmd_client_send(c, ST_FRAME_INPUT, buf, (uint32_t)r);
 	free(buf);
 }
@@ -1156,8 +1152,9 @@ void mmd_requests_client_gone(struct mmd_requests *rq, struct mmd_client *c)
 
 	while ((p = pending_take(rq, c->id, 1)))
 		pending_free(p);
-	/* inputs still coming go; proposed ones settle by their answer */
-	while ((s = mmd_requests_set_take(rq, c->id, 0)))
+	/* inputs still coming go; those being read or pushed are dropped
+	 * when done (the client is not found then) */
+	while ((s = mmd_requests_set_take(rq, c->id)))
 		mmd_inputs_free(&rq->inputs, s);
 	/* one still decoding is dropped when its result comes */
 }
@@ -1233,6 +1230,7 @@ static const struct mmd_request_type {
 	{ "history",  op_history,  1, READ_MAX },
 	{ "history_page", op_history_page, 1, READ_MAX },
 	{ "inputs_fetch", op_inputs_fetch, 1, READ_MAX },
+	{ "inputs_put", mmd_requests_inputs_put, 1, READ_MAX },
 };
 
 static const struct mmd_request_type *request_type(const char *name)

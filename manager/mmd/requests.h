@@ -18,6 +18,7 @@
 #include "clients.h"
 #include "inputs.h"
 #include "jobrec.h"
+#include "push.h"
 #include "repl.h"
 #include "strobe.h"
 
@@ -53,9 +54,10 @@ struct mmd_requests {
 	struct mmd_expect expect;
 	struct mmd_auth auth;               /* the MUNGE worker */
 	struct mmd_pending_auth *pending;   /* requests waiting for it */
-	struct mmd_inputs inputs;           /* jobs' inputs: worker, spool */
+	struct mmd_inputs inputs;           /* jobs' inputs: workers, store */
+	struct mmd_push push;               /* ... copied to the replicas */
 	struct mmd_input_set *sets;         /* input sets being received
-					     * (TCP) or proposed */
+					     * (INPUT frames) */
 };
 
 /* The auth worker's eventfd is readable: requests whose credential
@@ -69,11 +71,9 @@ void mmd_requests_inputs_done(struct mmd_requests *rq);
 /* An INPUT frame from c (the clients' hook): len untrusted bytes. */
 void mmd_requests_input(struct mmd_requests *rq, struct mmd_client *c,
 			const uint8_t *p, uint32_t len);
-/* A write proposed for connection conn is done (the replication glue's
- * hook, whether the client is there or not): a submission's inputs
- * become the job's, or are removed. */
-void mmd_requests_settled(struct mmd_requests *rq, uint64_t conn, int kind,
-			  const mm_result_t *res);
+/* The push worker's eventfd is readable: submissions whose inputs a
+ * majority of the replicas hold are proposed, the others refused. */
+void mmd_requests_pushed(struct mmd_requests *rq);
 /* A whole request frame from c (the clients' hook): type
  * ST_FRAME_REQUEST (the JSON) or ST_FRAME_SEALED (a credential and the
  * JSON, docs/protocol.md §2.6), len bytes of untrusted payload. */

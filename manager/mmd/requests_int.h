@@ -17,9 +17,12 @@
  * (NULL: the request has just come). */
 void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 			 json_t *req, int run, struct mmd_input_set *set);
-/* The input set of connection conn that is (proposed) or is not yet,
- * unlinked; NULL if none. */
+/* The input set being received on connection conn, unlinked; NULL if
+ * none. */
 struct mmd_input_set *mmd_requests_set_take(struct mmd_requests *rq,
-					    uint64_t conn, int proposed);
+					    uint64_t conn);
+/* "inputs_put": a peer replica's copy of a blob (push.h). */
+void mmd_requests_inputs_put(struct mmd_requests *rq, struct mmd_client *c,
+			     json_t *req);
 
 #endif

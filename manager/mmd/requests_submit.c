@@ -1,7 +1,8 @@
 /*
  * requests_submit.c — "run" and "submit": the job specification from the
  * request, the job's inputs as the client hands them over (inputs.h),
- * and the proposal once they are read.  Apart from requests.c, which
+ * their copies on the other replicas (push.h), and the proposal once a
+ * majority holds them.  Also a peer's copy arriving here (inputs_put).  Apart from requests.c, which
  * dispatches every request, because the inputs' life (descriptors, INPUT
  * frames, the workers' results, settling) is a subject of its own.
  */
@@ -53,14 +54,13 @@ static void set_link(struct mmd_requests *rq, struct mmd_input_set *s)
 	rq->sets = s;
 }
 
-/* The set of connection conn that is (proposed) or is not yet, unlinked;
- * NULL if none. */
+/* The set being received on connection conn, unlinked; NULL if none. */
 struct mmd_input_set *mmd_requests_set_take(struct mmd_requests *rq,
-					     uint64_t conn, int proposed)
+					     uint64_t conn)
 {
 	struct mmd_input_set **pp = &rq->sets, *s;
 
-	while (*pp && ((*pp)->conn != conn || (*pp)->proposed != proposed))
+	while (*pp && (*pp)->conn != conn)
 		pp = &(*pp)->next;
 	if ((s = *pp)) {
 		*pp = s->next;
@@ -75,11 +75,29 @@ static void inputs_refused(struct mmd_client *c, int rc, const char *why)
 	mmd_client_reply_err(c, rc, "%s", why);
 }
 
+/* The set s is read and stored: copied to the other replicas first
+ * (push.h) when there are any, then proposed. */
+static void inputs_ready(struct mmd_requests *rq, struct mmd_client *c,
+			 struct mmd_input_set *s)
+{
+	if (!mmd_push_wanted(&rq->push)) {
+		mmd_requests_submit(rq, c, s->req, s->run, s);
+		return;
+	}
+	if (mmd_push_queue(&rq->push, s)) {
+		mmd_client_reply_err(c, EAGAIN, "manager %s: %u jobs' inputs "
+				     "wait to be copied to the other replicas: "
+				     "try again", rq->host->name,
+				     MMD_PUSH_QUEUE);
+		mmd_inputs_free(&rq->inputs, s);
+	}
+}
+
 /* The request announces its inputs: descriptors that came with it (unix,
  * "fds": N) or bytes that follow it (TCP, "inputs": [{"size", "mode"},
  * ...]).  Begin taking them: 1 (the request goes on when they are in),
- * 0 (none announced: the stager opens the paths with the user's rights,
- * as an older client's), -1 (refused and answered). */
+ * -1 (refused and answered).  A request without them is refused: the
+ * manager never opens a user's path itself (docs/security.md §2). */
 static int inputs_begin(struct mmd_requests *rq, struct mmd_client *c,
 			json_t *req, int run, const mm_job_spec_t *spec)
 {
@@ -92,13 +110,15 @@ static int inputs_begin(struct mmd_requests *rq, struct mmd_client *c,
 	int rc;
 
 	if (!fdsj && !ins) {
-		if (c->nfds) {
-			inputs_refused(c, EINVAL, "request: descriptors "
-				       "came without \"fds\" naming them "
-				       "(docs/protocol.md 5.1)");
-			return -1;
-		}
-		return 0;
+		inputs_refused(c, EINVAL, c->nfds ?
+			       "request: descriptors came without \"fds\" "
+			       "naming them (docs/protocol.md 5.1)" :
+			       "request: the program and files must come with "
+			       "it, as descriptors (\"fds\", unix socket) or "
+			       "bytes (\"inputs\", TCP; docs/protocol.md "
+			       "5.1): the manager opens no path for a user. "
+			       "Use a stormctl of this version");
+		return -1;
 	}
 	if (fdsj && c->tcp) {
 		inputs_refused(c, EINVAL, "request: \"fds\" over TCP: "
@@ -228,8 +248,8 @@ static int inputs_begin(struct mmd_requests *rq, struct mmd_client *c,
 		mmd_inputs_free(&rq->inputs, s);
 		return -1;
 	}
-	if (!s->left) { /* every input empty */
-		mmd_requests_submit(rq, c, s->req, run, s);
+	if (!s->left) { /* every input empty: stored already */
+		inputs_ready(rq, c, s);
 		return 1;
 	}
 	c->input_left = s->left;
@@ -245,7 +265,7 @@ static int inputs_begin(struct mmd_requests *rq, struct mmd_client *c,
 void mmd_requests_input(struct mmd_requests *rq, struct mmd_client *c,
 			const uint8_t *p, uint32_t len)
 {
-	struct mmd_input_set *s = mmd_requests_set_take(rq, c->id, 0);
+	struct mmd_input_set *s = mmd_requests_set_take(rq, c->id);
 
 	if (!s) { /* clients.c lets no INPUT frame through without one */
 		c->closing = 1;
@@ -255,12 +275,24 @@ void mmd_requests_input(struct mmd_requests *rq, struct mmd_client *c,
 		set_link(rq, s);
 		return;
 	}
+	if (s->put) { /* a peer's copy (inputs_put) */
+		if (s->rc) {
+			qb_log(LOG_WARNING, "inputs_put: %s", s->err);
+			mmd_client_reply_err(c, -s->rc, "inputs_put: %s",
+					     s->err);
+		} else {
+			mmd_client_send_json(c, ST_FRAME_REPLY,
+					     json_pack("{s:b}", "ok", 1));
+		}
+		mmd_inputs_free(&rq->inputs, s);
+		return;
+	}
 	if (s->rc) {
 		inputs_refused(c, s->rc, s->err);
 		mmd_inputs_free(&rq->inputs, s);
 		return;
 	}
-	mmd_requests_submit(rq, c, s->req, s->run, s);
+	inputs_ready(rq, c, s);
 }
 
 void mmd_requests_inputs_done(struct mmd_requests *rq)
@@ -276,20 +308,95 @@ void mmd_requests_inputs_done(struct mmd_requests *rq)
 			inputs_refused(c, s->rc, s->err);
 			mmd_inputs_free(&rq->inputs, s);
 		} else {
+			inputs_ready(rq, c, s);
+		}
+	}
+}
+
+void mmd_requests_pushed(struct mmd_requests *rq)
+{
+	struct mmd_input_set *s;
+
+	while (mmd_push_next(&rq->push, &s)) {
+		struct mmd_client *c = mmd_clients_find(rq->clients, s->conn);
+
+		if (!c) {
+			mmd_inputs_free(&rq->inputs, s); /* gone meanwhile */
+		} else if (s->rc) {
+			/* nothing was proposed: the client may try again */
+			mmd_client_reply_err(c, EAGAIN, "%s", s->err);
+			mmd_inputs_free(&rq->inputs, s);
+		} else {
 			mmd_requests_submit(rq, c, s->req, s->run, s);
 		}
 	}
 }
 
-void mmd_requests_settled(struct mmd_requests *rq, uint64_t conn, int kind,
-			  const mm_result_t *res)
+/* "inputs_put": for replicas only (root) — a peer copies a blob of a
+ * job it is about to propose (push.h).  {"have": true} if the blob is
+ * here (its grace starts again), else {"inputs": "send"}: its bytes
+ * follow in INPUT frames, are hashed as they come and kept only if they
+ * hash to the name; then {"ok": true}. */
+void mmd_requests_inputs_put(struct mmd_requests *rq, struct mmd_client *c,
+			     json_t *req)
 {
+	const char *cluster = json_string_value(json_object_get(req,
+								"cluster"));
+	const char *hex = json_string_value(json_object_get(req, "sha256"));
+	json_t *sz = json_object_get(req, "size");
+	const char *names[1] = { "a peer's blob" };
+	uint8_t sha[MM_INPUT_SHA256_BYTES];
 	struct mmd_input_set *s;
 
-	if (kind != MMD_REQ_SUBMIT && kind != MMD_REQ_RUN)
+	if (c->uid != 0) {
+		mmd_client_reply_err(c, EPERM, "inputs_put: for replicas "
+				     "only (root)");
 		return;
-	if ((s = mmd_requests_set_take(rq, conn, 1)))
-		mmd_inputs_settle(&rq->inputs, s, res->rc ? 0 : res->job);
+	}
+	if (!cluster || strcmp(cluster, rq->cfg->cluster)) {
+		mmd_client_reply_err(c, EINVAL, "inputs_put: from cluster "
+				     "\"%.64s\", this is \"%s\"",
+				     cluster ? cluster : "", rq->cfg->cluster);
+		return;
+	}
+	if (mmd_blob_parse(hex, sha) || !json_is_integer(sz) ||
+	    json_integer_value(sz) < 0 ||
+	    (uint64_t)json_integer_value(sz) > rq->inputs.cap) {
+		mmd_client_reply_err(c, EINVAL, "inputs_put: sha256 (64 "
+				     "lower-case hex digits) and size (0 to "
+				     "the cap, %u MiB) are needed",
+				     rq->inputs.cap_mib);
+		return;
+	}
+	if (mmd_blob_have(&rq->inputs, sha, (uint64_t)json_integer_value(sz))) {
+		mmd_client_send_json(c, ST_FRAME_REPLY, json_pack(
+			"{s:b, s:b}", "ok", 1, "have", 1));
+		return;
+	}
+	if (!(s = mmd_inputs_new(&rq->inputs, c->id, 1, NULL, names))) {
+		mmd_client_reply_err(c, ENOMEM, "out of memory");
+		return;
+	}
+	s->put = 1;
+	memcpy(s->claimed, sha, sizeof(sha));
+	s->sizes[0] = (uint64_t)json_integer_value(sz);
+	s->modes[0] = 0600;
+	if (mmd_inputs_recv_begin(&rq->inputs, s)) {
+		mmd_client_reply_err(c, -s->rc, "inputs_put: %s", s->err);
+		mmd_inputs_free(&rq->inputs, s);
+		return;
+	}
+	if (!s->left) { /* empty: stored already */
+		mmd_client_send_json(c, ST_FRAME_REPLY, json_pack("{s:b}",
+								  "ok", 1));
+		mmd_inputs_free(&rq->inputs, s);
+		return;
+	}
+	c->input_left = s->left;
+	set_link(rq, s);
+	mmd_client_send_json(c, ST_FRAME_REPLY, json_pack(
+		"{s:b, s:s}", "ok", 1, "inputs", "send"));
+	c->inflight = 1; /* the answer once the bytes are in is still due */
 }
 
 /* set: the request's inputs, in (NULL: not taken yet). */
@@ -307,6 +414,7 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 					  << 20 };
 	mm_result_t res;
 	const char **argv = NULL, **env = NULL, **files = NULL;
+	mm_input_t *inputs = NULL;
 	json_int_t ranks = 1, limit = 0, mem = 0;
 
 	if (!json_is_object(job)) {
@@ -338,12 +446,8 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 			  "time_limit_ms and mem_bytes not negative");
 		goto out;
 	}
-	/* a limit goes in SUBMIT_LIMITS; without one, SUBMIT_CAPPED, which
-	 * an older replica reads too */
-	if (mem > 0) {
-		op.code = MM_OP_SUBMIT_LIMITS;
-		spec.mem_bytes = (uint64_t)mem;
-	}
+	/* the inputs' digests (and any limit) go in SUBMIT_INPUTS */
+	spec.mem_bytes = (uint64_t)mem;
 	spec.name = spec.name ? spec.name : "";
 	spec.cwd = spec.cwd ? spec.cwd : "/";
 	spec.ranks = (uint32_t)ranks;
@@ -354,24 +458,36 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 	spec.time_limit_ms = (uint64_t)limit;
 	spec.uid = c->uid;
 	spec.gid = c->gid;
-	if (!set && spec.argc &&
-	    inputs_begin(rq, c, req, run, &spec) != 0)
+	if (!set && spec.argc) {
+		inputs_begin(rq, c, req, run, &spec);
 		goto out; /* taking them, or refused */
+	}
+	if (set) {
+		if (!(inputs = calloc(set->n, sizeof(*inputs)))) {
+			mmd_client_reply_err(c, ENOMEM, "out of memory");
+			goto out;
+		}
+		for (uint32_t k = 0; k < set->n; k++) {
+			memcpy(inputs[k].sha256, set->sha[k],
+			       MM_INPUT_SHA256_BYTES);
+			inputs[k].size = set->sizes[k];
+			inputs[k].mode = set->modes[k];
+		}
+		spec.ninputs = set->n;
+		spec.inputs = inputs;
+		op.code = MM_OP_SUBMIT_INPUTS;
+	}
 	if (mmd_repl_propose_client(rq->repl, c, c->client_key, c->seq, c->uid,
 				    c->gid, run ? MMD_REQ_RUN : MMD_REQ_SUBMIT,
 				    &op, &res)) {
 		mmd_client_reply_err(c, res.rc, "%s", res.err);
 		goto out;
 	}
-	if (set) {
-		/* the stager waits for it to settle (stage.c) */
-		mmd_inputs_proposed(&rq->inputs, set, c->uid);
-		set_link(rq, set);
-		set = NULL;
-	}
 out:
+	/* the blobs stay in the store: the job names them */
 	if (set)
 		mmd_inputs_free(&rq->inputs, set);
+	free(inputs);
 	free(argv);
 	free(env);
 	free(files);

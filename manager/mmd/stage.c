@@ -14,7 +14,6 @@
 #include <qb/qblog.h>
 
 #include "clock.h"
-#include "fsid.h"
 #include "stage.h"
 
 #define STAGE_BUDGET_NS 50000000u /* launch work per slice, at most */
@@ -123,7 +122,7 @@ static int build_stream(struct mmd_stage *s, const mm_state_t *st,
 	uint8_t *mf = NULL;
 	size_t mflen = 0, total;
 	uint32_t chunks = 0;
-	int rc = 0, spooled;
+	int rc = 0;
 
 	m.file_names = calloc(nf, sizeof(char *));
 	m.file_sizes = calloc(nf, sizeof(uint64_t));
@@ -135,43 +134,55 @@ static int build_stream(struct mmd_stage *s, const mm_state_t *st,
 		snprintf(why, whylen, "out of memory");
 		goto out;
 	}
-	/* the bytes the client handed over (inputs.h); a job whose inputs
-	 * another replica took, or an older client's, is read from its
-	 * paths on this host with the owner's rights */
-	spooled = s->inputs && mmd_inputs_have(s->inputs, j->id);
-	if (!spooled && s->inputs && mmd_inputs_awaited(s->inputs, j)) {
-		/* this replica's own submission may be the job's: its inputs
-		 * move to the spool once its answer comes */
-		rc = -EAGAIN;
+	/* the bytes the client handed over, stored by digest (inputs.h);
+	 * a blob missing here is asked of the peers (fetch.h) */
+	if (j->ninputs != nf) {
+		rc = -EINVAL;
+		snprintf(why, whylen, "the job was submitted without its "
+			 "inputs (by a client or manager of an earlier "
+			 "version): submit it again");
 		goto out;
 	}
-	if (!spooled && s->fetch) {
-		/* another replica took them: ask the peers (fetch.h) */
-		if ((rc = mmd_fetch_step(s->fetch, j->id, nf)) < 0)
-			goto out;
-		rc = 0;
-		spooled = mmd_inputs_have(s->inputs, j->id);
-	}
+	for (uint32_t i = 0; i < nf; i++)
+		if (!s->inputs || !mmd_blob_have(s->inputs, j->inputs[i].sha256,
+						 j->inputs[i].size)) {
+			rc = s->fetch ? mmd_fetch_step(s->fetch, j->id, nf,
+						       j->inputs, why,
+						       whylen) : 0;
+			if (rc < 0)
+				goto out; /* asked: next slice */
+			if (rc == 0) {
+				char note[300];
+
+				snprintf(note, sizeof(note), "%.299s", why);
+				rc = -ENOENT;
+				snprintf(why, whylen, "its inputs are on no "
+					 "live manager replica (%.300s): "
+					 "submit it again", note);
+				goto out;
+			}
+			rc = 0;
+			break;
+		}
 	for (uint32_t i = 0; i < nf; i++) {
 		const char *path = i ? j->files[i - 1] : j->argv[0];
 		struct stat st;
 
-		/* with the job owner's rights, not the daemon's */
-		fds[i] = spooled ? mmd_inputs_open(s->inputs, j->id, i) :
-				   mmd_fsid_open(path, j->uid, j->gid);
-		if (fds[i] < 0 || fstat(fds[i], &st) < 0) {
-			rc = fds[i] < 0 ? fds[i] : -errno;
-			fds[i] = -1;
-			snprintf(why, whylen, "cannot read %s on the manager as "
-				 "uid %u: %s", path, j->uid, rc == -EINVAL ?
-				 "not a regular file" : storm_strerror(rc));
-			qb_log(LOG_NOTICE, "job %u: uid %u refused: %s", j->id,
-			       j->uid, why);
+		fds[i] = s->inputs ? mmd_blob_open(s->inputs,
+						   j->inputs[i].sha256) :
+				     -ENOENT;
+		if (fds[i] < 0 || fstat(fds[i], &st) < 0 ||
+		    (uint64_t)st.st_size != j->inputs[i].size) {
+			rc = fds[i] < 0 ? fds[i] : -EIO;
+			snprintf(why, whylen, "input %s is not in the "
+				 "manager's store as submitted: %s", path,
+				 storm_strerror(rc));
+			qb_log(LOG_WARNING, "job %u: %s", j->id, why);
 			goto out;
 		}
 		m.file_names[i] = (char *)base(path);
-		m.file_sizes[i] = (uint64_t)st.st_size;
-		m.file_modes[i] = st.st_mode & 0777;
+		m.file_sizes[i] = j->inputs[i].size;
+		m.file_modes[i] = j->inputs[i].mode;
 		for (uint32_t k = 0; k < i; k++)
 			if (!strcmp(m.file_names[k], m.file_names[i])) {
 				rc = -EINVAL;
@@ -296,7 +307,7 @@ void mmd_stage_step(struct mmd_stage *s, sp_world_t *w, const mm_state_t *st,
 		case 0:
 			break;
 		case -EAGAIN:
-			return; /* its inputs settle: next slice */
+			return; /* its inputs are being fetched: next slice */
 		default:
 			stage_fail(s, j.id, why);
 			return;

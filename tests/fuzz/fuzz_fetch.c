@@ -34,7 +34,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cap = (uint64_t)(data[0] | 1) << 20;
 	if (mmd_fetch_reply(data + 25, size - 25, off, first, known, total,
 			    cap, &pc, why, sizeof(why)) == 0) {
-		FUZZ_CHECK(pc.mode <= 0777);
 		FUZZ_CHECK(pc.len <= MMD_FETCH_PIECE);
 		FUZZ_CHECK(first || pc.size == known);
 		FUZZ_CHECK(off <= pc.size && pc.len <= pc.size - off);

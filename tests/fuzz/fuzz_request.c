@@ -61,13 +61,6 @@ static void h_answer(void *ctx, struct mmd_client *c, int kind, uint32_t job,
 	(void)ctx;
 }
 
-static void h_settled(void *ctx, uint64_t conn, int kind,
-		      const mm_result_t *res)
-{
-	(void)ctx;
-	mmd_requests_settled(&H.rq, conn, kind, res);
-}
-
 static void h_box(void *ctx, uint32_t node, const uint8_t *b, size_t len)
 {
 	(void)ctx;
@@ -197,7 +190,7 @@ static void setup(void)
 			.propose = h_propose, .sched_conf = h_sched };
 		const struct mmd_repl_hooks rh = {
 			.applied = h_applied, .answer = h_answer,
-			.settled = h_settled, .box = h_box, .status = h_status,
+			.box = h_box, .status = h_status,
 			.restored = h_restored };
 
 		FUZZ_CHECK(mmd_mailbox_init(&H.mbox, &H.lay, 3, 1, &H.jobs,

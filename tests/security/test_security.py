@@ -31,9 +31,10 @@ Usage: test_security.py BUILD_DIR TEST
                  (its SHA-256 in the job);
   unlinked_input  over the unix socket the manager reads the descriptor: a
                  file removed before the request was sent still arrives;
-  fetched_input  two replicas: such a job handed to the one that is not
-                 the strobe master is staged with the bytes the master
-                 fetched from the other's spool;
+  input_survives_head  three replicas: a job's inputs are on a majority
+                 before its submit is acknowledged; the replica that took
+                 it killed and the master's copy removed, the job runs
+                 with the bytes the master fetched from the third;
   planted_dirs   a daemon's directory owned by another user, writable by
                  others, or a planted symbolic link: the daemon refuses to
                  start (exit 2) saying which and what to do;
@@ -495,22 +496,94 @@ def test_unlinked_input(lab):
     print("unlinked_input: the removed file's bytes arrived: %r" % out)
 
 
-def test_fetched_input(lab):
-    """Two replicas: a job handed to the one that is not the strobe
-    master (its file removed before the request was sent) is staged by
-    the master with the bytes it fetched from that replica's spool
-    (inputs_fetch), not from the path."""
+def blob_path(lab, i, data):
+    """Where replica i keeps the blob of these bytes (inputs.h)."""
+    return os.path.join(lab.dir, "state", "mm%d" % i, "inputs",
+                        hashlib.sha256(data).hexdigest())
+
+
+def submit_unlinked(lab, i, name, out):
+    """A batch submit through replica i's unix socket of `cat` of a file
+    opened, then removed before the request is sent (the descriptors by
+    SCM_RIGHTS): the job id once acknowledged."""
+    path = os.path.join(lab.dir, name)
+    with open(path, "w") as f:
+        f.write("kept by the replicas\n")
+    prog = open("/bin/sh", "rb")
+    data = open(path, "rb")
+    os.unlink(path)  # no path left for anyone to open
+    req = {"op": "submit", "client": "sec-%s:1:0" % name, "seq": 1,
+           "fds": 2, "job": {"name": name, "argv": [
+               "/bin/sh", "-c", 'cat "$STORM_JOB_DIR/%s"' % name],
+               "ranks": 1, "env": [], "cwd": lab.dir, "files": [path],
+               "stdout": out}}
+    body = json.dumps(req).encode()
+    frame = b"STRM" + bytes([1, 1, 0, 0]) + struct.pack(">I", len(body))
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.settimeout(30)
+        s.connect(lab.sock(i))
+        socket.send_fds(s, [frame], [prog.fileno(), data.fileno()])
+        s.sendall(body)
+        hdr = stormlab.recv_exact(s, 12)
+        rep = json.loads(stormlab.recv_exact(
+            s, struct.unpack(">I", hdr[8:12])[0]))
+    finally:
+        s.close()
+        prog.close()
+        data.close()
+    check(rep.get("ok"), "the submit through mm%d: %s" % (i, rep))
+    return int(rep["job"])
+
+
+def test_input_survives_head(lab):
+    """Three replicas: a job's inputs are on a majority of them before
+    its submit is acknowledged.  The replica that took the job is killed
+    once it answered, the strobe master loses its own copy of the file
+    too, and the job still runs: the master fetches the bytes from the
+    third replica (inputs_fetch), never from a path."""
     master = lab.master()
-    check(master in (0, 1), "no strobe master: %s" % master)
-    other = 1 - master
-    end, out = run_unlinked(lab, other, "elsewhere.txt")
-    check(end["state"] == "COMPLETED" and
-          out == b"read through the descriptor\n",
-          "the job handed to replica %d: %s %r" % (other, end, out))
-    check("inputs fetched from a peer" in storm_log(lab),
+    check(master in (0, 1, 2), "no strobe master: %s" % master)
+    took = (master + 1) % 3
+    third = 3 - master - took
+    r = subprocess.run([os.path.join(lab.build, "cli/stormctl"),
+                        "--config", lab.conf, "submit", "--name", "block",
+                        "/bin/sleep", "3600"], capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 0, "the blocking job: %s" % r.stderr)
+    block = int(r.stdout.split()[-1])
+    stormlab.wait_for(lambda: stormlab.call(lab.sock(master), {
+        "op": "show", "job": block})["job"]["state"] == "RUNNING", 30,
+        "the blocking job running")
+    out = os.path.join(lab.dir, "survives.out")
+    job = submit_unlinked(lab, took, "survives.txt", out)
+    data = b"kept by the replicas\n"
+    held = [os.path.exists(blob_path(lab, i, data)) for i in range(3)]
+    check(sum(held) >= 2 and held[took],
+          "acknowledged with the file's bytes on replicas %s only" % held)
+    lab.p.kill("mm%d" % took)
+    if os.path.exists(blob_path(lab, master, data)):
+        os.unlink(blob_path(lab, master, data))
+    check(os.path.exists(blob_path(lab, third, data)),
+          "mm%d holds no copy: nothing to fetch from" % third)
+    rep = stormlab.call(lab.sock(master), {
+        "op": "cancel", "client": "sec-survives", "seq": 1, "job": block})
+    check(rep.get("ok"), "cancel of the blocking job: %s" % rep)
+    rep = stormlab.call(lab.sock(master), {
+        "op": "wait", "client": "sec", "seq": 2, "job": job,
+        "timeout_ms": 60000}, timeout=65)
+    check(rep.get("ok"), "job %d did not end: %s" % (job, rep))
+    end = stormlab.call(lab.sock(master), {"op": "show", "job": job})["job"]
+    check(end["state"] == "COMPLETED", "the job after mm%d died: %s"
+          % (took, end))
+    with open(out, "rb") as f:
+        got = f.read()
+    check(got == data, "its output: %r" % got)
+    check("input blobs fetched from a peer" in storm_log(lab),
           "the master did not log the fetch")
-    print("fetched_input: handed to mm%d, staged by mm%d from the bytes "
-          "it fetched: %r" % (other, master, out))
+    print("input_survives_head: taken by mm%d (killed after the ack), "
+          "blob on %s, staged by mm%d from mm%d's copy: %r"
+          % (took, held, master, third, got))
 
 
 def wait_job(lab, job, timeout_ms=30000):
@@ -772,15 +845,17 @@ def storm_log(lab):
 def test_replayed_credential(lab):
     """Each head has its own munged (one key): munged's replay check is
     per host, so only the cluster's replicated cache can refuse a
-    credential replayed to another replica."""
-    req = {"op": "submit", "client": "sec-replay:1:0", "seq": 1,
-           "job": {"name": "once", "argv": ["/bin/sleep", "600"],
-                   "ranks": 1, "env": [], "cwd": "/", "files": [],
-                   "stdout": "/dev/null", "stderr": "/dev/null"}}
+    credential replayed to another replica.  The request is a cancel of
+    nobody's own job (a write in one frame: a submit's inputs follow its
+    request, docs/protocol.md 2.7)."""
+    job = submit_as(lab, 65534, 65534, ["--name", "once", "-o", "/dev/null",
+                                        "-e", "/dev/null", "/bin/sleep",
+                                        "600"])
+    req = {"op": "cancel", "client": "sec-replay:1:0", "seq": 1, "job": job}
     body, cred = nobody_request(lab, lab.munge_sockets[0], req)
     frame = stormlab.sealed_frame(cred, body)
     first = stormlab.call_raw(tcp(lab, 0), frame)
-    check(first.get("ok"), "nobody's sealed submit to replica 0: %s" % first)
+    check(first.get("ok"), "nobody's sealed cancel at replica 0: %s" % first)
     # head 1's munged never saw it and vouches for it: the refusal must
     # be the cluster's (its text, not munged's "Replayed credential")
     again = stormlab.call_raw(tcp(lab, 1), frame)
@@ -793,8 +868,8 @@ def test_replayed_credential(lab):
     check(not again0.get("ok") and again0.get("errno") == 13,
           "the replayed credential at replica 0: %s" % again0)
     jobs = [j for j in lab.queue(1) if j["name"] == "once"]
-    check(len(jobs) == 1 and jobs[0]["uid"] == 65534,
-          "jobs named once: %s" % jobs)
+    check(len(jobs) == 1 and jobs[0]["uid"] == 65534 and
+          jobs[0]["state"] == "CANCELLED", "jobs named once: %s" % jobs)
     log = storm_log(lab)
     check("uid 65534 refused" in log and "replayed" in log,
           "the refusal is not in the log with the uid")
@@ -811,18 +886,20 @@ def test_replayed_credential(lab):
 
 def test_altered_body(lab):
     """A credential bound to one body, sent with another: refused before
-    the uid is trusted, logged with the uid."""
-    req = {"op": "submit", "client": "sec-alter:1:0", "seq": 1,
-           "job": {"name": "meant", "argv": ["/bin/true"], "ranks": 1,
-                   "env": [], "cwd": "/", "files": []}}
+    the uid is trusted, logged with the uid.  The request is a cancel of
+    one of nobody's jobs, altered to cancel the other."""
+    meant, other = [submit_as(lab, 65534, 65534, [
+        "--name", n, "-o", "/dev/null", "-e", "/dev/null", "/bin/sleep",
+        "600"]) for n in ("meant", "other")]
+    req = {"op": "cancel", "client": "sec-alter:1:0", "seq": 1, "job": meant}
     body, cred = nobody_request(lab, lab.munge_sockets[0], req)
-    altered = body.replace(b"/bin/true", b"/bin/date")
+    altered = body.replace(b'"job": %d' % meant, b'"job": %d' % other)
     check(altered != body, "the test did not alter the body")
     rep = stormlab.call_raw(tcp(lab, 0), stormlab.sealed_frame(cred, altered))
     check(not rep.get("ok") and rep.get("errno") == 13 and
           "binds another request body" in rep.get("error", ""),
           "the altered request: %s" % rep)
-    check(not [j for j in lab.queue(0) if j["name"] == "meant"],
+    check(not [j for j in lab.queue(0) if j["state"] == "CANCELLED"],
           "the altered request was applied")
     check("uid 65534 refused" in storm_log(lab),
           "the refusal is not in the log with the uid")
@@ -944,7 +1021,7 @@ TESTS = {
     "input_cap": test_input_cap,
     "tcp_large_input": test_tcp_large_input,
     "unlinked_input": test_unlinked_input,
-    "fetched_input": test_fetched_input,
+    "input_survives_head": test_input_survives_head,
     "planted_dirs": test_planted_dirs,
     "cancel_other": test_cancel_other,
     "id_as_owner": test_id_as_owner,
@@ -1001,8 +1078,8 @@ def main():
             lab.p.pids += procs.pids
             lab.munge_sockets = [sock]
             return lab
-        if name == "fetched_input":
-            return stormlab.Lab(build, d, managers=2, nodes=1)
+        if name == "input_survives_head":
+            return stormlab.Lab(build, d, managers=3, nodes=1)
         if name not in ("replayed_credential", "altered_body"):
             return stormlab.Lab(build, d, managers=1, nodes=2,
                                 extra=["kill_grace_ms = 1000"])
