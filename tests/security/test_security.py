@@ -710,19 +710,23 @@ def test_replayed_credential(lab):
            "job": {"name": "once", "argv": ["/bin/sleep", "600"],
                    "ranks": 1, "env": [], "cwd": "/", "files": [],
                    "stdout": "/dev/null", "stderr": "/dev/null"}}
-    body, cred = nobody_request(lab, lab.munge_sockets[0], req)
+    # a submit over TCP sends its inputs' bytes, so (like stormctl) a
+    # sealed auth opens the connection and the submit follows it
+    # (docs/protocol.md 2.7): the credential replayed is the auth's
+    auth = {"op": "auth", "client": req["client"], "seq": req["seq"]}
+    body, cred = nobody_request(lab, lab.munge_sockets[0], auth)
     frame = stormlab.sealed_frame(cred, body)
-    first = stormlab.call_raw(tcp(lab, 0), frame)
+    first = stormlab.call_raw(tcp(lab, 0), frame, then=req)
     check(first.get("ok"), "nobody's sealed submit to replica 0: %s" % first)
     # head 1's munged never saw it and vouches for it: the refusal must
     # be the cluster's (its text, not munged's "Replayed credential")
-    again = stormlab.call_raw(tcp(lab, 1), frame)
+    again = stormlab.call_raw(tcp(lab, 1), frame, then=req)
     check(not again.get("ok") and again.get("errno") == 13 and
           "replayed" in again.get("error", "") and
           "the cluster accepted it before" in again.get("error", ""),
           "the replayed credential at replica 1: %s" % again)
     # and replica 0 too (its munged's own check aside)
-    again0 = stormlab.call_raw(tcp(lab, 0), frame)
+    again0 = stormlab.call_raw(tcp(lab, 0), frame, then=req)
     check(not again0.get("ok") and again0.get("errno") == 13,
           "the replayed credential at replica 0: %s" % again0)
     jobs = [j for j in lab.queue(1) if j["name"] == "once"]
@@ -748,10 +752,15 @@ def test_altered_body(lab):
     req = {"op": "submit", "client": "sec-alter:1:0", "seq": 1,
            "job": {"name": "meant", "argv": ["/bin/true"], "ranks": 1,
                    "env": [], "cwd": "/", "files": []}}
-    body, cred = nobody_request(lab, lab.munge_sockets[0], req)
-    altered = body.replace(b"/bin/true", b"/bin/date")
+    # a submit over TCP sends its inputs' bytes, so (like stormctl) a
+    # sealed auth opens the connection and the submit follows it
+    # (docs/protocol.md 2.7): the body altered is the auth's
+    auth = {"op": "auth", "client": req["client"], "seq": req["seq"]}
+    body, cred = nobody_request(lab, lab.munge_sockets[0], auth)
+    altered = body.replace(b"sec-alter", b"sec-other")
     check(altered != body, "the test did not alter the body")
-    rep = stormlab.call_raw(tcp(lab, 0), stormlab.sealed_frame(cred, altered))
+    rep = stormlab.call_raw(tcp(lab, 0), stormlab.sealed_frame(cred, altered),
+                            then=req)
     check(not rep.get("ok") and rep.get("errno") == 13 and
           "binds another request body" in rep.get("error", ""),
           "the altered request: %s" % rep)
@@ -762,7 +771,8 @@ def test_altered_body(lab):
     print("altered_body: refused: %s" % rep["error"])
     # the cluster did not take it: with its own body, at the other head
     # (whose munged has not seen it), it is good
-    rep = stormlab.call_raw(tcp(lab, 1), stormlab.sealed_frame(cred, body))
+    rep = stormlab.call_raw(tcp(lab, 1), stormlab.sealed_frame(cred, body),
+                            then=req)
     check(rep.get("ok"), "the credential with its own body: %s" % rep)
 
 
