@@ -30,7 +30,12 @@
  *   request is a "submit" of a job named "<prefix>-<k>-<seq>" with argv
  *   [program, arg] (no arg if --arg is "") and --ranks ranks; with --cancel-every K (K >= 2), every K-th request is
  *   instead a "cancel" of the client's last acknowledged, not yet cancelled
- *   job (a submit if it has none).
+ *   job (a submit if it has none).  A submit hands over its program as
+ *   stormctl does on the unix socket (docs/protocol.md 5.1): "fds": 1 and
+ *   the program's descriptor (opened once, at the start) passed with the
+ *   request on every attempt.  (tcp: endpoints get plain REQUEST frames:
+ *   neither a MUNGE seal nor INPUT frames, so a manager refuses writes
+ *   there; the benchmark uses unix: ones.)
  *
  *   Retried on the next endpoint, same bytes, after: a failed connect, send
  *   or receive, no reply within --timeout-ms, or a refusal with errno
@@ -114,6 +119,7 @@ struct opts {
 			    * that answers */
 	int timeout_ms;
 	char cwd[4096];
+	int prog_fd;       /* the program, opened once: a submit's input */
 };
 
 /* What the client threads share.  Everything but the lock-protected part
@@ -417,10 +423,59 @@ static int dial(const struct endpoint *e, int timeout_ms)
 	return fd;
 }
 
+/* The request frame; with in >= 0, that descriptor rides on its first
+ * bytes (SCM_RIGHTS, docs/protocol.md 5.1: "fds").  @return 0 or -errno. */
+static int send_request(int fd, const char *text, size_t len, int in)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	uint8_t hdr[ST_FRAME_HDR];
+	struct iovec iov = { .iov_base = hdr, .iov_len = sizeof(hdr) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm;
+	size_t done;
+	ssize_t w;
+
+	if (in < 0)
+		return st_frame_send(fd, ST_FRAME_REQUEST, text, (uint32_t)len);
+	memset(&u, 0, sizeof(u));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &in, sizeof(int));
+	st_frame_put_hdr(hdr, ST_FRAME_REQUEST, (uint32_t)len);
+	do
+		w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	if (w < 0)
+		return -errno;
+	/* the rest of the header, then the body, as plain bytes */
+	for (done = (size_t)w; done < sizeof(hdr) + len; done += (size_t)w) {
+		const char *p = done < sizeof(hdr)
+					? (const char *)hdr + done
+					: text + (done - sizeof(hdr));
+		size_t n = done < sizeof(hdr) ? sizeof(hdr) - done
+					      : sizeof(hdr) + len - done;
+
+		w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			w = 0;
+		else if (w < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 /* Send text to e, wait at most timeout_ms for the reply.  ACKED with *job,
- * RETRY (go to the next replica) or FAILED; err says what happened. */
+ * RETRY (go to the next replica) or FAILED; err says what happened.  in:
+ * the descriptor passed with it on a unix socket, or -1. */
 static enum outcome attempt(const struct endpoint *e, const char *text,
-			    size_t len, int timeout_ms, int64_t *job,
+			    size_t len, int in, int timeout_ms, int64_t *job,
 			    char *err, size_t errlen)
 {
 	json_t *v = NULL, *ok;
@@ -436,7 +491,8 @@ static enum outcome attempt(const struct endpoint *e, const char *text,
 			 storm_strerror(fd));
 		return RETRY;
 	}
-	rc = st_frame_send(fd, ST_FRAME_REQUEST, text, (uint32_t)len);
+	rc = send_request(fd, text, len,
+			  e->sa.ss_family == AF_UNIX ? in : -1);
 	if (rc == 0)
 		rc = st_frame_recv(fd, timeout_ms, &type, &p, &plen);
 	close(fd);
@@ -524,12 +580,13 @@ static char *build_request(struct client *c, int64_t seq, int64_t cancel)
 		argv = o->arg[0] ? json_pack("[s, s]", o->program, o->arg)
 				 : json_pack("[s]", o->program);
 		/* batch output thrown away: the load is the manager's */
-		req = json_pack("{s:s, s:s, s:I, s:{s:s, s:I, s:o, s:[], "
-				"s:[], s:s, s:s, s:s}}", "op", "submit",
-				"client", c->id, "seq", (json_int_t)seq, "job",
-				"name", name, "ranks", (json_int_t)o->ranks,
-				"argv", argv, "env", "files", "cwd", o->cwd,
-				"stdout", "/dev/null", "stderr", "/dev/null");
+		req = json_pack("{s:s, s:s, s:I, s:i, s:{s:s, s:I, s:o, "
+				"s:[], s:[], s:s, s:s, s:s}}", "op", "submit",
+				"client", c->id, "seq", (json_int_t)seq,
+				"fds", 1, "job", "name", name, "ranks",
+				(json_int_t)o->ranks, "argv", argv, "env",
+				"files", "cwd", o->cwd, "stdout", "/dev/null",
+				"stderr", "/dev/null");
 	}
 	text = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
@@ -572,7 +629,8 @@ static void one_request(struct client *c)
 		wait_ms = (int)((left + NS_PER_MS - 1) / NS_PER_MS);
 		if (wait_ms > o->timeout_ms)
 			wait_ms = o->timeout_ms;
-		out = attempt(&o->eps[c->ep], text, len, wait_ms, &job, err,
+		out = attempt(&o->eps[c->ep], text, len,
+			      cancel ? -1 : o->prog_fd, wait_ms, &job, err,
 			      sizeof(err));
 		if (out != RETRY)
 			break;
@@ -708,6 +766,12 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv, &o);
 	signal(SIGPIPE, SIG_IGN);
+	o.prog_fd = open(o.program, O_RDONLY | O_CLOEXEC);
+	if (o.prog_fd < 0) {
+		fprintf(stderr, "submit-load: --program: cannot open %s: %s\n",
+			o.program, strerror(errno));
+		return 2;
+	}
 	if (o.log_path) {
 		r.log = fopen(o.log_path, "w");
 		if (!r.log) {
@@ -781,6 +845,7 @@ int main(int argc, char **argv)
 		free(cl[k].acks.v);
 	}
 	free(cl);
+	close(o.prog_fd);
 	free(lat.v);
 	free(acks.v);
 	return failed ? 1 : 0;

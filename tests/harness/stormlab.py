@@ -108,18 +108,67 @@ def free_ports(n, host="127.0.0.1"):
 
 # ---- the client protocol ------------------------------------------------------
 
+REQUEST, SEALED, INPUT = 1, 5, 6  # frame types (docs/protocol.md 2.1)
+INPUT_CHUNK = 1 << 20             # bytes in an INPUT frame (as stormctl)
+
+
+def frame_of(ftype, payload):
+    """A frame of type ftype around payload (bytes)."""
+    return (b"STRM" + bytes([1, ftype, 0, 0]) +
+            struct.pack(">I", len(payload)) + payload)
+
+
+def input_paths(req):
+    """The inputs a run or submit request hands over (docs/protocol.md
+    5.1): its program, then each of its files; [] for any other request."""
+    job = req.get("job")
+    if req.get("op") not in ("run", "submit") or not isinstance(job, dict) \
+            or not job.get("argv"):
+        return []
+    return [job["argv"][0]] + list(job.get("files") or [])
+
+
+def open_inputs(paths):
+    """The paths opened read-only, as stormctl opens them (with this
+    process's rights): their descriptors, to be closed by the caller."""
+    fds = []
+    try:
+        for p in paths:
+            fds.append(os.open(p, os.O_RDONLY | os.O_CLOEXEC))
+    except OSError:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return fds
+
+
 def call(endpoint, req, timeout=5.0):
     """One request on one connection; returns the reply object.  endpoint:
-    a unix socket path or (host, port).  Raises OSError on transport
-    failures."""
-    body = json.dumps(req).encode()
-    return call_raw(endpoint, b"STRM" + bytes([1, 1, 0, 0]) +
-                    struct.pack(">I", len(body)) + body, timeout)
+    a unix socket path or (host, port).  A run or submit on the unix
+    socket passes its inputs as stormctl does: its program and files
+    opened here and handed over as descriptors ("fds", SCM_RIGHTS).
+    Raises OSError on transport failures (and if an input cannot be
+    opened)."""
+    paths = input_paths(req) if isinstance(endpoint, str) else []
+    if not paths:
+        return call_raw(endpoint, frame_of(REQUEST, json.dumps(req).encode()),
+                        timeout)
+    body = json.dumps(dict(req, fds=len(paths))).encode()
+    fds = open_inputs(paths)
+    try:
+        return call_raw(endpoint, frame_of(REQUEST, body), timeout, fds=fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
-def call_raw(endpoint, frame, timeout=5.0):
+def call_raw(endpoint, frame, timeout=5.0, fds=(), then=None):
     """call() with the request frame's bytes as given (a sealed one, a
-    replayed one); returns the reply object."""
+    replayed one); returns the reply object.  fds: descriptors passed
+    with the frame (unix socket).  then: over TCP, a run or submit sent
+    once frame (a sealed "auth") has authenticated the connection, with
+    its inputs' bytes (send_with_inputs); the reply is then its own, or
+    frame's refusal."""
     if isinstance(endpoint, str):
         s = socket.socket(socket.AF_UNIX)
     else:
@@ -137,12 +186,56 @@ def call_raw(endpoint, frame, timeout=5.0):
         else:
             s.settimeout(timeout)
             s.connect(endpoint)
-        s.sendall(frame)
-        hdr = recv_exact(s, 12)
-        n = struct.unpack(">I", hdr[8:12])[0]
-        return json.loads(recv_exact(s, n))
+        if fds:
+            # the descriptors ride on the frame's first bytes
+            sent = socket.send_fds(s, [frame[:12]], list(fds))
+            s.sendall(frame[sent:])
+        else:
+            s.sendall(frame)
+        rep = recv_reply(s)
+        if then is not None and rep.get("ok"):
+            rep = send_with_inputs(s, then)
+        return rep
     finally:
         s.close()
+
+
+def recv_reply(s):
+    """The next frame's JSON from s."""
+    hdr = recv_exact(s, 12)
+    n = struct.unpack(">I", hdr[8:12])[0]
+    return json.loads(recv_exact(s, n))
+
+
+def send_with_inputs(s, req):
+    """Over TCP, on a connection that has authenticated: req (a run or
+    submit) as stormctl sends it (docs/protocol.md 2.7): "inputs" names
+    each input's size and mode, and once the manager says
+    {"inputs": "send"} their bytes follow in INPUT frames.  Returns the
+    request's reply (or the refusal of its announcement)."""
+    fds = open_inputs(input_paths(req))
+    try:
+        sizes = []
+        for fd in fds:
+            st = os.fstat(fd)
+            sizes.append({"size": st.st_size, "mode": st.st_mode & 0o777})
+        s.sendall(frame_of(REQUEST, json.dumps(dict(req, inputs=sizes))
+                           .encode()))
+        rep = recv_reply(s)
+        if not (rep.get("ok") and rep.get("inputs") == "send"):
+            return rep  # a refusal, or (all inputs empty) the answer
+        for fd, x in zip(fds, sizes):
+            off = 0
+            while off < x["size"]:
+                d = os.pread(fd, min(INPUT_CHUNK, x["size"] - off), off)
+                if not d:
+                    raise OSError("an input shrank while being sent")
+                s.sendall(frame_of(INPUT, d))
+                off += len(d)
+        return recv_reply(s)
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 # Sealed requests (docs/protocol.md 2.6): what stormctl sends over TCP.
@@ -166,8 +259,8 @@ def munge_cred(sock, payload, ttl=None):
 def sealed_frame(cred, body):
     """A SEALED frame: the credential (text) and the body (bytes)."""
     c = cred.encode()
-    p = bytes([1, 1]) + struct.pack(">H", len(c)) + c + body
-    return b"STRM" + bytes([1, 5, 0, 0]) + struct.pack(">I", len(p)) + p
+    return frame_of(SEALED, bytes([1, 1]) + struct.pack(">H", len(c)) + c +
+                    body)
 
 
 def sealed_request(sock, req, ttl=None):
