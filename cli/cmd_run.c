@@ -289,6 +289,12 @@ static json_t *build_request(const struct sc_cmd *cmd,
 		case SC_OPT_MEM:
 			mem = parse_size_or_die(cmd->name, v);
 			break;
+		case SC_OPT_MPI:
+			if (strcmp(v, "none") && strcmp(v, "bcs"))
+				sc_die(SC_EXIT_USAGE, "%s: option --mpi: '%s' "
+				       "is not one of none, bcs", cmd->name, v);
+			json_object_set_new(job, "mpi", json_string(v));
+			break;
 		case SC_OPT_FILE: {
 			char *f;
 

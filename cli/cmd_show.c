@@ -192,6 +192,7 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	ROW("expected_start", expect);
 	ROW("time_limit", limit);
 	ROW("mem_limit", mem);
+	ROW("mpi", sc_jstr(job, "mpi", "none"));
 	ROW("exit_code", num[2]);
 	ROW("rank_status", status);
 	ROW("cpu_time", cpu);

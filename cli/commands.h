@@ -33,6 +33,7 @@ enum {
 	SC_OPT_MAN,
 	SC_OPT_LIMIT,
 	SC_OPT_MEM,
+	SC_OPT_MPI,
 };
 
 /** One option.  The list ends with an all-zero record. */
@@ -143,6 +144,10 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	  "Limit the memory of the job's processes on each node to SIZE "    \
 	  "(a number of MiB, or with a suffix K, M, G or T); a job over it " \
 	  "is ended by the kernel and FAILED with that reason." },           \
+	{ SC_OPT_MPI, "mpi", "KIND",                                         \
+	  "What the ranks communicate with: none (the default) or bcs "      \
+	  "(Storm's BCS-MPI: each node's engine sets up the job's "          \
+	  "communication; programs built with bcsmpicc)." },                 \
 	{ SC_OPT_FILE, "file", "PATH",                                       \
 	  "Send PATH (a regular file) to the nodes along with the program, " \
 	  "into the job's directory ($STORM_JOB_DIR).  Repeatable; the "     \

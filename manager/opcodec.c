@@ -28,7 +28,7 @@
  *   CRED        u8[16] id, u64 expire_ms, u32 uid
  *   SUBMIT_LIMITS  as SUBMIT_CAPPED, then u64 mem_bytes
  *   SUBMIT_INPUTS  as SUBMIT_LIMITS, then u32 n, n x (u8[32] sha256,
- *               u64 size, u32 mode)
+ *               u64 size, u32 mode), u8 mpi
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -408,8 +408,10 @@ const mm_input_t *mmi_get_inputs(struct mmi_rd *r, uint32_t *n)
 static void enc_submit_inputs(struct mmi_wr *w, const mm_op_t *op)
 {
 	enc_submit_limits(w, op);
-	if (op->spec)
+	if (op->spec) {
 		mmi_put_inputs(w, op->spec->ninputs, op->spec->inputs);
+		mmi_put_u8(w, op->spec->mpi);
+	}
 }
 
 static void dec_submit_inputs(struct mmi_rd *r, mm_op_t *op)
@@ -419,6 +421,7 @@ static void dec_submit_inputs(struct mmi_rd *r, mm_op_t *op)
 		mm_job_spec_t *sp = (mm_job_spec_t *)op->spec;
 
 		sp->inputs = mmi_get_inputs(r, &sp->ninputs);
+		sp->mpi = mmi_get_u8(r);
 	}
 }
 

@@ -44,7 +44,7 @@
  *     each job, after its usage: u64 mem_bytes (0: no limit)
  *   body v7 (replicated inputs), v6 with:
  *     each job, after mem_bytes: u32 ninputs | ninputs x (u8[32] sha256
- *     | u64 size | u32 mode), ninputs 0 or 1 + nfiles
+ *     | u64 size | u32 mode), ninputs 0 or 1 + nfiles | u8 mpi
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
  *   snapshot (before the matrix) loads only if no job holds PEs: there is
@@ -155,6 +155,7 @@ static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
 	}
 	mmi_put_u64(w, v->mem_bytes);
 	mmi_put_inputs(w, v->ninputs, v->inputs);
+	mmi_put_u8(w, v->mpi);
 }
 
 /* The spec's encoded bytes (counted, not written) plus 128 and 12 per
@@ -175,6 +176,7 @@ uint64_t mmi_job_bytes(const struct mm_jobrec *j)
 
 	mmi_put_spec(&w, &sp);
 	mmi_put_inputs(&w, v->ninputs, v->inputs);
+	mmi_put_u8(&w, v->mpi);
 	return (uint64_t)w.n + 128u + 12u * (uint64_t)v->ranks;
 }
 
@@ -618,6 +620,9 @@ static int dec_inputs(struct sd *d, struct mm_jobrec *j)
 		if (in[k].mode > 0777)
 			return sd_fail(d, at, "input %u has mode %o", k,
 				       in[k].mode);
+	j->v.mpi = (uint8_t)get_ranged(d, "mpi", MM_MPI_NONE, MM_MPI_MAX);
+	if (sd_check(d))
+		return d->failed;
 	if (!n)
 		return 0;
 	if (!(j->inputs = malloc(n * sizeof(*j->inputs))))

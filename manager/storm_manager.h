@@ -89,6 +89,9 @@ typedef struct mm_input {
 	uint32_t mode;                         /* permission bits, <= 0777 */
 } mm_input_t;
 
+/** The MPI a job's ranks use: what the node sets up for them. */
+enum { MM_MPI_NONE = 0, MM_MPI_BCS = 1, MM_MPI_MAX = 1 };
+
 /** A job request as submitted.  Strings are copied by mm_apply(). */
 typedef struct mm_job_spec {
 	const char *name;      /* for humans; "" allowed */
@@ -113,6 +116,8 @@ typedef struct mm_job_spec {
 	uint32_t ninputs;      /* 0, or 1 + nfiles: the program, then each
 				* file (SUBMIT_INPUTS only) */
 	const mm_input_t *inputs;
+	uint8_t mpi;           /* MM_MPI_*: what its ranks communicate with
+				* (SUBMIT_INPUTS only) */
 } mm_job_spec_t;
 
 /** Operation codes: append-only, never renumbered (replicated). */
@@ -149,7 +154,8 @@ typedef enum mm_opcode {
 			       * replica that predates this */
 	MM_OP_SUBMIT_INPUTS = 15, /* SUBMIT_LIMITS with the digests, sizes
 			       * and modes of the job's inputs, which the
-			       * replicas hold before it is proposed */
+			       * replicas hold before it is proposed, and
+			       * the job's MPI (spec.mpi) */
 } mm_opcode_t;
 
 /** The replay cache of client credentials (MM_OP_CRED): an id is the
@@ -222,6 +228,7 @@ typedef struct mm_job {
 	uint32_t ninputs;           /* 0 (submitted before inputs were
 				     * replicated), or 1 + nfiles */
 	const mm_input_t *inputs;
+	uint8_t mpi;                /* MM_MPI_* */
 	uint64_t submit_slice, start_slice, end_slice;
 	uint64_t submit_ms, start_ms, end_ms;
 	int32_t exit_code;          /* job's: first non-zero rank's, else 0;

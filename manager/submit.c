@@ -141,6 +141,9 @@ static int check_spec(mm_state_t *s, const mm_job_spec_t *sp,
 					  "mode %o; only permission bits "
 					  "(0 to 0777) are kept", k,
 					  sp->inputs[k].mode);
+	if (sp->mpi > MM_MPI_MAX)
+		return mmi_refuse(res, -EINVAL, "submit: MPI %u is not one "
+				  "this manager knows (none or bcs)", sp->mpi);
 	if (sp->ranks > MM_RANKS_MAX)
 		return mmi_refuse(res, -EINVAL, "submit: %u ranks, more than "
 				  "the %u a job may have; ask for fewer",
@@ -220,6 +223,7 @@ static int job_build(mm_state_t *s, const mm_job_spec_t *sp,
 		goto fail;
 	j->v.ninputs = sp->ninputs;
 	j->v.inputs = j->inputs;
+	j->v.mpi = sp->mpi;
 	rc = sp_nodeset_create(s->nworld, &j->nodes);
 	if (rc)
 		goto fail;
@@ -323,6 +327,7 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 		j->inputs = NULL;
 		j->v.ninputs = 0;
 		j->v.inputs = NULL;
+		j->v.mpi = MM_MPI_NONE;
 	}
 	bytes = mmi_job_bytes(j);
 	if (capped && op->max_state_bytes &&

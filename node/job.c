@@ -17,6 +17,7 @@ struct nm_job *nm_job_new(uint32_t id, st_manifest_t *m, const char *dir)
 	j->id = id;
 	j->m = m;
 	j->grace = 1;
+	j->bcs_fd = -1;
 	snprintf(j->dir, sizeof(j->dir), "%s", dir);
 	return j;
 }

@@ -55,6 +55,8 @@ struct nm_job {
 	int dying;         /* unlisted, processes left: SIGTERM sent, the
 			    * kill follows after the grace period */
 	uint64_t kill_timer; /* the node manager's timer for it (0 none) */
+	int bcs_fd;        /* its BCS-MPI segment (the engine's), or -1:
+			    * each rank inherits it (launch.c) */
 };
 
 /* A job with manifest m (taken), its files in dir.  NULL: no memory. */

@@ -40,12 +40,12 @@ static int env_has(char **e, size_t k, const char *name)
  * LOGNAME, SHELL (from the node's passwd entry of the job's user).
  * Returns a malloc'd NULL-terminated array of malloc'd strings. */
 static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
-		       uint32_t rank)
+		       uint32_t rank, uint32_t local)
 {
 	const st_manifest_t *m = j->m;
 	const struct nm_identity *id = j->ident;
 	size_t k = 0;
-	char **e = calloc(m->envc + 12, sizeof(char *));
+	char **e = calloc(m->envc + 14, sizeof(char *));
 
 	if (!e)
 		return NULL;
@@ -57,6 +57,12 @@ static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
 	    asprintf(&e[k++], "STORM_NODEID=%u", l->node_id) < 0 ||
 	    asprintf(&e[k++], "STORM_NODENAME=%s", l->node) < 0 ||
 	    asprintf(&e[k++], "STORM_JOB_DIR=%s", j->dir) < 0)
+		e[k - 1] = NULL;
+	/* BCS-MPI: the segment, on a descriptor of its own, and the rank's
+	 * area in it (bcs.h) */
+	if (j->bcs_fd >= 0 &&
+	    (asprintf(&e[k++], "STORM_BCS_FD=%d", NM_BCS_RANK_FD) < 0 ||
+	     asprintf(&e[k++], "STORM_BCS_AREA=%u", local) < 0))
 		e[k - 1] = NULL;
 	{
 		/* the allow-list, where the user did not export it */
@@ -107,7 +113,7 @@ static void child_fail(const char *what, const char *path)
  * copied (a fork of it cost more than the rank's whole run), and the
  * child only makes system calls on data prepared here until it execs. */
 static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
-			uint32_t rank, int out, int err)
+			uint32_t rank, uint32_t local, int out, int err)
 {
 	static const int handled[] = { SIGCHLD, SIGTERM, SIGINT, SIGUSR2,
 				       SIGPIPE };
@@ -115,7 +121,7 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 	const int bound = l->ncpus && m->rank_cpu &&
 			  m->rank_cpu[rank] < l->ncpus;
 	cpu_set_t bind;
-	char prog[2048], **envp = rank_env(l, j, rank);
+	char prog[2048], **envp = rank_env(l, j, rank, local);
 	char **argv = calloc(m->argc + 1, sizeof(char *));
 	sigset_t all, old;
 	pid_t parent = getpid(), pid;
@@ -165,6 +171,14 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 			_exit(127);
 		dup2(out, 1);
 		dup2(err, 2);
+		/* BCS-MPI's segment: inherited (dup2 clears close-on-exec;
+		 * already there, the flag is cleared by hand) */
+		if (j->bcs_fd >= 0 &&
+		    (j->bcs_fd == NM_BCS_RANK_FD ?
+		     fcntl(NM_BCS_RANK_FD, F_SETFD, 0) :
+		     dup2(j->bcs_fd, NM_BCS_RANK_FD)) < 0)
+			child_fail("cannot pass the BCS-MPI segment to ",
+				   prog);
 		for (size_t i = 0; i < sizeof(handled) / sizeof(*handled); i++)
 			signal(handled[i], SIG_DFL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
@@ -226,7 +240,7 @@ int nm_launch_start(const struct nm_launch *l, struct nm_job *j, char *err,
 			close(out[1]);
 			goto fail;
 		}
-		pid = spawn_rank(l, j, x->rank, out[1], er[1]);
+		pid = spawn_rank(l, j, x->rank, i, out[1], er[1]);
 		close(out[1]);
 		close(er[1]);
 		if (pid < 0) {

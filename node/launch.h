@@ -12,6 +12,9 @@
 
 #include "job.h"
 
+/* The descriptor a BCS-MPI rank finds its segment on (STORM_BCS_FD). */
+#define NM_BCS_RANK_FD 3
+
 struct nm_launch {
 	uint32_t node_id;   /* this node's world id */
 	const char *node;   /* and name */

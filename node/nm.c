@@ -43,6 +43,7 @@
 #include <storm_primitives.h>
 #include <storm_proto.h>
 
+#include "bcs.h"
 #include "cgroup.h"
 #include "gang.h"
 #include "job.h"
@@ -69,6 +70,7 @@ struct nm {
 	struct nm_ring ring;     /* staging: the job whose chunks arrive */
 	struct nm_outbox out;    /* records to the managers */
 	struct nm_relay relay;   /* batch lines to another node's file */
+	struct nm_bcs bcs;       /* the BCS-MPI engine (bcs.h) */
 	struct nm_job *jobs;
 	struct nm_job *dying;    /* unlisted, processes left: killing */
 	uint64_t slice;
@@ -200,6 +202,7 @@ static int dying_done(struct nm *nm, struct nm_job *j)
 		qb_loop_timer_del(nm->loop, j->kill_timer);
 	unlink_job(&nm->dying, j);
 	qb_log(LOG_DEBUG, "job %u: every process gone", j->id);
+	nm_bcs_close(&nm->bcs, j->id);
 	nm_job_free(j);
 	return 1;
 }
@@ -412,6 +415,29 @@ static int on_output(int32_t fd, int32_t revents, void *data)
 
 /* Start a job's local ranks: who they run as, where they are, their
  * output files (as the user), then the processes. */
+/* A BCS-MPI job's segment, which its ranks inherit (bcs.h). */
+static int bcs_open(struct nm *nm, struct nm_job *j, char *err,
+		    size_t errlen)
+{
+	uint32_t *ranks;
+	int rc;
+
+	if (j->m->mpi != ST_MPI_BCS)
+		return 0;
+	if (!(ranks = malloc((j->nlocal ? j->nlocal : 1) * sizeof(*ranks)))) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		ranks[i] = j->ranks[i].rank;
+	rc = nm_bcs_open(&nm->bcs, j->id, j->m->ranks, j->nlocal, ranks,
+			 j->dir, j->ident ? j->ident->uid : getuid(),
+			 j->ident ? j->ident->gid : getgid(), &j->bcs_fd, err,
+			 errlen);
+	free(ranks);
+	return rc;
+}
+
 static void job_start(struct nm *nm, struct nm_job *j)
 {
 	char err[1536];
@@ -425,10 +451,13 @@ static void job_start(struct nm *nm, struct nm_job *j)
 			   sizeof(err)) ||
 	    nm_cg_create(&nm->cg, j->id, j->m->mem_limit, nm->host->name,
 			 &j->cg, err, sizeof(err)) ||
+	    bcs_open(nm, j, err, sizeof(err)) ||
 	    nm_launch_start(&nm->launch, j, err, sizeof(err))) {
 		job_fail(nm, j, err);
 		return;
 	}
+	for (uint32_t i = 0; j->bcs_fd >= 0 && i < j->nlocal; i++)
+		nm_bcs_started(&nm->bcs, j->id, i, j->ranks[i].pid);
 	for (uint32_t i = 0; i < j->nlocal; i++)
 		for (int s = 0; s < 2; s++)
 			qb_loop_poll_add(nm->loop, QB_LOOP_MED,
@@ -451,6 +480,10 @@ static void reap(struct nm *nm)
 
 				if (!x)
 					continue;
+				if (x->pid > 0)
+					nm_bcs_exited(&nm->bcs, j->id,
+						      (uint32_t)(x - j->ranks),
+						      st);
 				nm_rank_reaped(x, st, &ru);
 				/* a rank SIGKILLed: by the OOM killer? */
 				if (!l && WIFSIGNALED(st) &&
@@ -614,6 +647,18 @@ static void on_heartbeat(struct nm *nm)
 			job_start(nm, j);
 		job_check_end(nm, j);
 	}
+	/* 4. BCS-MPI: the slice's communication, for the jobs running */
+	for (j = nm->jobs; j; j = j->next)
+		nm_bcs_stopped(&nm->bcs, j->id, j->stopped);
+	nm_bcs_slice(&nm->bcs, nm->slice);
+	{
+		char why[640];
+		uint32_t id;
+
+		while (nm_bcs_failed(&nm->bcs, &id, why, sizeof(why)))
+			if ((j = job_by_id(nm, id)) && !j->reported)
+				job_fail(nm, j, why);
+	}
 	/* relayed lines that waited for their job to start here */
 	nm_relay_receive(&nm->relay, relay_ready, relay_take, nm);
 	nm_relay_flush(&nm->relay);
@@ -755,6 +800,7 @@ static void shutdown_jobs(struct nm *nm)
 		if (nm_cg_remove(&j->cg))
 			qb_log(LOG_WARNING, "job %u: its cgroup %s still holds "
 			       "processes", j->id, j->cg.dir);
+		nm_bcs_close(&nm->bcs, j->id);
 		nm_job_free(j);
 	}
 	while (waitpid(-1, NULL, WNOHANG) > 0)
@@ -907,6 +953,11 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	if (nm_bcs_init(&nm.bcs)) {
+		qb_log(LOG_ERR, "out of memory");
+		rc = 1;
+		goto out;
+	}
 	nm.launch.node_id = sp_node_id(nm.w);
 	nm.launch.node = nm.host->name;
 	cpu_binding(&nm);
@@ -944,6 +995,7 @@ out:
 	nm_ring_fini(&nm.ring);
 	nm_outbox_fini(&nm.out);
 	nm_relay_fini(&nm.relay);
+	nm_bcs_fini(&nm.bcs);
 	sp_close(nm.w);
 	free(nm.hb.jobs);
 	free(nm.hb_copy);

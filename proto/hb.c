@@ -16,6 +16,7 @@
 #define MF_MAGIC2 0x32464d53u /* "SMF2": SMF1 + the owner after the job id,
 			       * batch output patterns, the memory limit
 			       * and the ranks' cpus at the end */
+#define MF_MAGIC3 0x33464d53u /* "SMF3": SMF2 + u8 mpi at the end */
 #define MF_MAX_STR (64u << 10)
 #define MF_MAX_ARR 65536u
 
@@ -258,7 +259,7 @@ int st_manifest_encode(const st_manifest_t *m, uint8_t **out, size_t *len)
 {
 	struct wb b = { 0 };
 
-	wb_u(&b, MF_MAGIC2, 4);
+	wb_u(&b, MF_MAGIC3, 4);
 	wb_u(&b, 0, 4); /* total length, patched below */
 	wb_u(&b, m->job, 4);
 	wb_u(&b, m->uid, 4);
@@ -286,6 +287,7 @@ int st_manifest_encode(const st_manifest_t *m, uint8_t **out, size_t *len)
 	wb_u(&b, m->rank_cpu ? 1 : 0, 1);
 	for (uint32_t i = 0; m->rank_cpu && i < m->ranks; i++)
 		wb_u(&b, m->rank_cpu[i], 4);
+	wb_u(&b, m->mpi, 1);
 	if (b.oom) {
 		free(b.p);
 		return -ENOMEM;
@@ -375,7 +377,7 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 	if (len < 8)
 		return -EAGAIN;
 	magic = rd_n(&r, 4);
-	if (magic != MF_MAGIC && magic != MF_MAGIC2)
+	if (magic != MF_MAGIC && magic != MF_MAGIC2 && magic != MF_MAGIC3)
 		return -STORM_EPROTO;
 	total = rd_n(&r, 4);
 	if (total < 8)
@@ -387,7 +389,7 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 	if (!m)
 		return -ENOMEM;
 	m->job = (uint32_t)rd_n(&r, 4);
-	if (magic == MF_MAGIC2) {
+	if (magic == MF_MAGIC2 || magic == MF_MAGIC3) {
 		m->uid = (uint32_t)rd_n(&r, 4);
 		m->gid = (uint32_t)rd_n(&r, 4);
 		m->owned = 1;
@@ -431,7 +433,7 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 			       !strcmp(m->file_names[i], "..")))
 			r.bad = 1; /* a plain name in the job's directory */
 	}
-	if (!r.bad && magic == MF_MAGIC2) {
+	if (!r.bad && (magic == MF_MAGIC2 || magic == MF_MAGIC3)) {
 		uint64_t batch = rd_n(&r, 1);
 
 		if (batch > 1)
@@ -451,6 +453,13 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 				r.bad = 1;
 			for (uint32_t i = 0; !r.bad && i < m->ranks; i++)
 				m->rank_cpu[i] = (uint32_t)rd_n(&r, 4);
+		}
+		/* an older manager's (SMF2) ends here: no MPI */
+		if (!r.bad && magic == MF_MAGIC3) {
+			n = rd_n(&r, 1);
+			if (n > ST_MPI_BCS)
+				r.bad = 1;
+			m->mpi = (uint8_t)n;
 		}
 	}
 	if (!r.bad && (m->argc == 0 || r.off != r.len))

@@ -465,7 +465,13 @@ typedef struct st_manifest {
 	uint32_t *rank_cpu;   /* per rank: its cpu on its node (0 ..
 			       * cpus - 1, the scheduler's column), or NULL:
 			       * not known; version 2 only */
+	uint8_t mpi;          /* ST_MPI_*: what the node sets up for the
+			       * ranks (version 2, after rank_cpu; absent
+			       * in an older manager's: none) */
 } st_manifest_t;
+
+/* A job's MPI (the manager's MM_MPI_* values). */
+enum { ST_MPI_NONE = 0, ST_MPI_BCS = 1 };
 
 /** Encode into a malloc'd buffer (*out, *len). @return 0 or -ENOMEM. */
 ST_API int st_manifest_encode(const st_manifest_t *m, uint8_t **out,

@@ -220,46 +220,83 @@ static int put_blob(struct mmd_push *p, struct mmd_push_peer *pp,
 	}
 }
 
+/* Every blob of s to peer i (m): 0, or -errno with note.  backoff: a
+ * peer that failed lately is not dialled. */
+static int push_to(struct mmd_push *p, uint32_t i, const st_host_t *m,
+		   const struct mmd_input_set *s, uint8_t *buf, int backoff,
+		   char *note, size_t notelen)
+{
+	struct mmd_push_peer *pp = &p->peers[i];
+	int rc = 0;
+
+	/* a connection kept from an earlier set may have been closed by
+	 * the peer meanwhile (idle): once more on a fresh one before the
+	 * peer counts as failed */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int reused = pp->fd >= 0;
+
+		note[0] = '\0';
+		rc = 0;
+		if (backoff && pp->fd < 0 && mono_ms() < pp->down_until_ms) {
+			snprintf(note, notelen, "manager %s: failed less than "
+				 "%u ms ago", m->name, MMD_PUSH_BACKOFF_MS);
+			return -EHOSTUNREACH;
+		}
+		if (pp->fd < 0 && (rc = dial(p, pp, m, note, notelen)))
+			break;
+		for (uint32_t k = 0; k < s->n && !rc; k++)
+			rc = put_blob(p, pp, m->name, s, k, buf, note, notelen);
+		if (!rc || !reused)
+			break;
+		close(pp->fd);
+		pp->fd = -1;
+	}
+	if (rc)
+		drop(pp);
+	return rc;
+}
+
 static void push_set(struct mmd_push *p, struct mmd_input_set *s,
 		     uint8_t *buf)
 {
 	uint32_t holders = 1, need; /* this replica */
 	char notes[512] = "", note[400];
+	uint8_t *skipped = calloc(p->cfg->nmanagers, 1);
 	size_t nl = 0;
 
 	pthread_mutex_lock(&p->mu);
 	need = p->members / 2 + 1;
 	pthread_mutex_unlock(&p->mu);
+	/* every peer that has not failed lately; then, if that is not a
+	 * majority, those that have (a head back from a restart) */
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < p->cfg->nmanagers; i++) {
+			const st_host_t *m = &p->cfg->managers[i];
+			int rc;
 
-	for (uint32_t i = 0; i < p->cfg->nmanagers; i++) {
-		const st_host_t *m = &p->cfg->managers[i];
-		struct mmd_push_peer *pp = &p->peers[i];
-		int rc = 0;
-
-		if (m == p->self || !strcmp(m->name, p->self->name))
-			continue;
-		note[0] = '\0';
-		if (pp->fd < 0 && mono_ms() < pp->down_until_ms) {
-			snprintf(note, sizeof(note), "manager %s: failed less "
-				 "than %u ms ago", m->name,
-				 MMD_PUSH_BACKOFF_MS);
-			rc = -EHOSTUNREACH;
-		} else if (pp->fd < 0) {
-			rc = dial(p, pp, m, note, sizeof(note));
+			if (m == p->self || !strcmp(m->name, p->self->name) ||
+			    (pass && (!skipped || !skipped[i])))
+				continue;
+			rc = push_to(p, i, m, s, buf, !pass, note,
+				     sizeof(note));
+			if (!rc) {
+				holders++;
+				continue;
+			}
+			if (rc == -EHOSTUNREACH && !pass && skipped) {
+				skipped[i] = 1;
+				continue;
+			}
+			if (nl < sizeof(notes) - 1)
+				nl += (size_t)snprintf(notes + nl,
+						       sizeof(notes) - nl,
+						       "%s%s", nl ? "; " : "",
+						       note);
 		}
-		for (uint32_t k = 0; k < s->n && !rc; k++)
-			rc = put_blob(p, pp, m->name, s, k, buf, note,
-				      sizeof(note));
-		if (!rc) {
-			holders++;
-			continue;
-		}
-		if (rc != -EHOSTUNREACH || pp->fd >= 0)
-			drop(pp);
-		if (nl < sizeof(notes) - 1)
-			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl,
-					       "%s%s", nl ? "; " : "", note);
+		if (holders >= need)
+			break;
 	}
+	free(skipped);
 	if (holders >= need)
 		return;
 	s->rc = -EHOSTUNREACH;

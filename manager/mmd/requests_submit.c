@@ -198,13 +198,6 @@ static int inputs_begin(struct mmd_requests *rq, struct mmd_client *c,
 		return 1;
 	}
 	/* TCP: sizes checked against the cap before a byte is kept */
-	s->sizes = calloc(n, sizeof(uint64_t));
-	s->modes = calloc(n, sizeof(uint32_t));
-	if (!s->sizes || !s->modes) {
-		mmd_client_reply_err(c, ENOMEM, "out of memory");
-		mmd_inputs_free(&rq->inputs, s);
-		return -1;
-	}
 	{
 		uint64_t sum = 0;
 
@@ -433,6 +426,17 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 							   "time_limit_ms"));
 	if (json_object_get(job, "mem_bytes"))
 		mem = json_integer_value(json_object_get(job, "mem_bytes"));
+	if (json_object_get(job, "mpi")) {
+		const char *mpi = json_string_value(json_object_get(job,
+								    "mpi"));
+
+		if (!mpi || (strcmp(mpi, "none") && strcmp(mpi, "bcs"))) {
+			mmd_client_reply_err(c, EINVAL, "request: \"mpi\" "
+					     "must be \"none\" or \"bcs\"");
+			goto out;
+		}
+		spec.mpi = !strcmp(mpi, "bcs") ? MM_MPI_BCS : MM_MPI_NONE;
+	}
 	argv = strs(json_object_get(job, "argv"), &spec.argc);
 	env = strs(json_object_get(job, "env"), &spec.envc);
 	files = strs(json_object_get(job, "files"), &spec.nfiles);

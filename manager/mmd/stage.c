@@ -114,7 +114,7 @@ static int build_stream(struct mmd_stage *s, const mm_state_t *st,
 			    .batch = j->batch,
 			    .out_pat = (char *)j->out_path,
 			    .err_pat = (char *)j->err_path,
-			    .mem_limit = j->mem_bytes,
+			    .mem_limit = j->mem_bytes, .mpi = j->mpi,
 			    .rank_cpu = rank_cpus(st, j) };
 	struct chunked c = { .chunk = s->lay->chunk,
 			     .data = s->lay->chunk - ST_CHUNK_HDR };

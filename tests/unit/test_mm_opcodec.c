@@ -66,6 +66,7 @@ static const mm_job_spec_t inputs_spec = {
 	.name = "in", .uid = 1000, .gid = 100, .ranks = 1, .argc = 3,
 	.argv = argv_, .cwd = "/", .nfiles = 1, .files = files_,
 	.mem_bytes = 1u << 20, .ninputs = 2, .inputs = inputs_,
+	.mpi = MM_MPI_BCS,
 };
 
 static const mm_usage_t usages[5] = {
@@ -149,6 +150,7 @@ static void assert_op_same(const mm_op_t *a, const mm_op_t *b)
 	assert_str_same(a->spec->name, b->spec->name);
 	assert_true(a->spec->mem_bytes == b->spec->mem_bytes);
 	assert_int_equal(a->spec->ninputs, b->spec->ninputs);
+	assert_int_equal(a->spec->mpi, b->spec->mpi);
 	for (uint32_t k = 0; k < a->spec->ninputs; k++) {
 		assert_memory_equal(a->spec->inputs[k].sha256,
 				    b->spec->inputs[k].sha256,

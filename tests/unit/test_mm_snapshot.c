@@ -55,8 +55,8 @@ static const uint32_t node_cpus[NNODES] = { 8, 2, 4, 1, 4 };
 #define OFF_STATE 14
 #define BLOCK_BYTES 12
 /* a job's last bytes, without usage: has_usage (0), mem_bytes (v6),
- * ninputs (v7, 0) */
-#define JOB_TAIL 13
+ * ninputs (v7, 0), mpi (v7) */
+#define JOB_TAIL 14
 #define CREDS_EMPTY 4 /* v5: the credential cache's count, last; 0 */
 
 static mm_state_t *mkmachine(int up)
@@ -234,6 +234,7 @@ static void same_job(const mm_job_t *a, const mm_job_t *b)
 	assert_string_equal(a->reason, b->reason);
 	assert_int_equal(a->ranks, b->ranks);
 	assert_int_equal(a->ninputs, b->ninputs);
+	assert_int_equal(a->mpi, b->mpi);
 	for (uint32_t k = 0; k < a->ninputs; k++)
 		same_input(&a->inputs[k], &b->inputs[k]);
 	assert_int_equal(sp_nodeset_count(a->nodes),
@@ -742,7 +743,7 @@ static void test_job_inputs_round_trip(void **state)
 	mm_job_spec_t sp = { .name = "in", .uid = 1000, .gid = 100,
 			     .ranks = 1, .argc = 1, .argv = argv, .cwd = "/",
 			     .nfiles = 1, .files = files, .ninputs = 2,
-			     .inputs = in };
+			     .inputs = in, .mpi = MM_MPI_BCS };
 	mm_state_t *s = mkmachine(1), *c;
 	mm_op_t op = { .code = MM_OP_SUBMIT_INPUTS, .spec = &sp };
 	mm_result_t res;
@@ -759,6 +760,7 @@ static void test_job_inputs_round_trip(void **state)
 	c = round_trip(s);
 	assert_int_equal(mm_job_get(c, 1, &j), 0);
 	assert_int_equal(j.ninputs, 2);
+	assert_int_equal(j.mpi, MM_MPI_BCS);
 	same_input(&j.inputs[0], &in[0]);
 	same_input(&j.inputs[1], &in[1]);
 	assert_int_equal(mm_job_get(c, 2, &j), 0);

@@ -663,10 +663,10 @@ static void test_manifest_owner(void **state)
 	assert_int_equal(d->gid, 65533);
 	st_manifest_free(d);
 	/* version 1: "SMF1", no owner after the job id, no batch output,
-	 * memory limit nor cpus at the end (u8 0, two empty strings, u64 0,
-	 * u8 0: 18 bytes) */
+	 * memory limit, cpus nor MPI at the end (u8 0, two empty strings,
+	 * u64 0, u8 0, u8 0: 19 bytes) */
 	assert_int_equal(st_manifest_encode(&m, &enc, &len), 0);
-	len -= 18;
+	len -= 19;
 	v1 = malloc(len - 8);
 	assert_non_null(v1);
 	memcpy(v1, "SMF1", 4);
@@ -698,6 +698,7 @@ static void test_manifest_batch_output(void **state)
 	m.out_pat = "out.%j.%r";
 	m.err_pat = "/tmp/err";
 	m.mem_limit = 3ull << 30;
+	m.mpi = ST_MPI_BCS;
 	{
 		static uint32_t cpus[5] = { 0, 1, 0, 3, 2 };
 
@@ -705,6 +706,7 @@ static void test_manifest_batch_output(void **state)
 	}
 	assert_int_equal(manifest_trip(&m, &d), 0);
 	assert_true(d->mem_limit == 3ull << 30);
+	assert_int_equal(d->mpi, ST_MPI_BCS);
 	assert_non_null(d->rank_cpu);
 	assert_int_equal(d->rank_cpu[3], 3);
 	assert_int_equal(d->batch, 1);

@@ -1,0 +1,68 @@
+/*
+ * bcs.h — the node's BCS engine (docs/bcsmpi.md §3): one per storm-nm,
+ * serving every BCS-MPI job on the node.  A job's ranks only post
+ * descriptors into their shared segment; at each slice boundary the
+ * engine takes them, matches sends with receives in the deterministic
+ * order (bcs_match.h), moves the bytes between the ranks' memories,
+ * runs the collectives, and posts completions, waking the ranks that
+ * sleep on them.  Communication happens only at slice boundaries, so a
+ * job stopped by the gang scheduler, or at a checkpoint, has no message
+ * in flight.
+ *
+ * The engine runs as root and reads memory the job's user can write:
+ * every descriptor is copied out and checked (bcs_ring.h), a rank's
+ * memory is reached only by the pid of the engine's own unreaped child
+ * (process_vm_readv/writev), and whatever a rank does wrong fails its
+ * job with the rank and the reason, never the engine or another job.
+ *
+ * nm.c calls it; it does not reach back: a job it fails is reported by
+ * nm_bcs_failed() for nm.c to end.
+ */
+#ifndef STORM_NM_BCS_H
+#define STORM_NM_BCS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bcs_match.h"
+
+#define NM_BCS_SLICE_BYTES (8u << 20) /* bytes moved per job per slice */
+
+struct bcs_job;
+
+struct nm_bcs {
+	struct bcs_job *jobs;
+	enum bcs_order order;  /* BCS_ORDER_DETERMINISTIC unless told */
+	uint8_t *bounce;       /* NM_BCS_SLICE_BYTES: one chunk's way */
+};
+
+/* 0 or -ENOMEM. */
+int nm_bcs_init(struct nm_bcs *e);
+void nm_bcs_fini(struct nm_bcs *e);
+
+/* A BCS-MPI job with nlocal ranks here (world ranks ranks[], of size in
+ * all): its segment is made in dir (the job's RAM-disk directory),
+ * owned by uid:gid, mode 0600.  The descriptor the ranks inherit (not
+ * close-on-exec; *fd), or -errno with err naming the cause. */
+int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
+		uint32_t nlocal, const uint32_t *ranks, const char *dir,
+		uid_t uid, gid_t gid, int *fd, char *err, size_t errlen);
+/* Local rank i of job runs as pid (once launched). */
+void nm_bcs_started(struct nm_bcs *e, uint32_t job, uint32_t i, pid_t pid);
+/* Local rank i of job exited (before it is reaped): a rank that had not
+ * finalized fails the job. */
+void nm_bcs_exited(struct nm_bcs *e, uint32_t job, uint32_t i, int status);
+/* The job is gone here: its segment unmapped and removed. */
+void nm_bcs_close(struct nm_bcs *e, uint32_t job);
+/* Whether the job is stopped (gang scheduling): it is skipped. */
+void nm_bcs_stopped(struct nm_bcs *e, uint32_t job, int stopped);
+
+/* A slice boundary: every job's descriptors taken, matched, moved,
+ * completed. */
+void nm_bcs_slice(struct nm_bcs *e, uint64_t slice);
+/* A job the engine failed since the last call: 1 with *job and why
+ * (the rank and the reason), or 0. */
+int nm_bcs_failed(struct nm_bcs *e, uint32_t *job, char *why, size_t whylen);
+
+#endif
