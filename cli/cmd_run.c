@@ -295,6 +295,13 @@ static json_t *build_request(const struct sc_cmd *cmd,
 				       "is not one of none, bcs", cmd->name, v);
 			json_object_set_new(job, "mpi", json_string(v));
 			break;
+		case SC_OPT_BCS_ORDER:
+			if (strcmp(v, "deterministic") && strcmp(v, "arrival"))
+				sc_die(SC_EXIT_USAGE, "%s: option --bcs-order: "
+				       "'%s' is not one of deterministic, "
+				       "arrival", cmd->name, v);
+			json_object_set_new(job, "bcs_order", json_string(v));
+			break;
 		case SC_OPT_FILE: {
 			char *f;
 

@@ -34,6 +34,7 @@ enum {
 	SC_OPT_LIMIT,
 	SC_OPT_MEM,
 	SC_OPT_MPI,
+	SC_OPT_BCS_ORDER,
 };
 
 /** One option.  The list ends with an all-zero record. */
@@ -148,6 +149,11 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	  "What the ranks communicate with: none (the default) or bcs "      \
 	  "(Storm's BCS-MPI: each node's engine sets up the job's "          \
 	  "communication; programs built with bcsmpicc)." },                 \
+	{ SC_OPT_BCS_ORDER, "bcs-order", "ORDER",                            \
+	  "With --mpi=bcs: deterministic (the default: MPI_ANY_SOURCE "      \
+	  "receives match in an order the program alone decides) or "       \
+	  "arrival (first come, first matched; to measure what "            \
+	  "determinism costs)." },                                           \
 	{ SC_OPT_FILE, "file", "PATH",                                       \
 	  "Send PATH (a regular file) to the nodes along with the program, " \
 	  "into the job's directory ($STORM_JOB_DIR).  Repeatable; the "     \
@@ -259,7 +265,12 @@ const struct sc_cmd sc_commands[] = {
 			"itself, with your rights, and hands them to the "
 			"manager: as open descriptors on the unix socket, as "
 			"their bytes over TCP; the manager never opens your "
-			"paths.  One you cannot read is an error here (exit "
+			"paths.  The job is accepted only once a majority of "
+			"the manager replicas hold a copy of those bytes, so "
+			"a head's failure after the answer loses nothing; "
+			"when too few can be reached the job is refused (exit "
+			"1) and submitting again is safe.  "
+			"One you cannot read is an error here (exit "
 			"2); one that is not a regular file (a FIFO), or "
 			"inputs over the manager's max_input_mib, are refused "
 			"by the manager (exit 1).  The first SIGINT or SIGTERM asks the "

@@ -90,7 +90,10 @@ typedef struct mm_input {
 } mm_input_t;
 
 /** The MPI a job's ranks use: what the node sets up for them. */
-enum { MM_MPI_NONE = 0, MM_MPI_BCS = 1, MM_MPI_MAX = 1 };
+enum { MM_MPI_NONE = 0, MM_MPI_BCS = 1,
+       MM_MPI_BCS_ARRIVAL = 2, /* BCS-MPI matching by arrival (the
+				* deterministic order off) */
+       MM_MPI_MAX = 2 };
 
 /** A job request as submitted.  Strings are copied by mm_apply(). */
 typedef struct mm_job_spec {

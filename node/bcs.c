@@ -312,7 +312,8 @@ static int comm_add(struct bcs_job *j, uint64_t ctx, uint32_t n,
 
 int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 		uint32_t nlocal, const uint32_t *ranks, const char *dir,
-		uid_t uid, gid_t gid, int *fd, char *err, size_t errlen)
+		uid_t uid, gid_t gid, enum bcs_order order, int *fd, char *err,
+		size_t errlen)
 {
 	struct bcs_job *j;
 	int32_t *all = NULL;
@@ -346,7 +347,7 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 	if (!j->area_of || !j->world_of || !j->pid || !j->gone || !j->tail ||
 	    !j->seq || !j->pending || !j->late || !j->woken ||
 	    !j->incoming || !all ||
-	    bcs_match_init(&j->m, size, e->order))
+	    bcs_match_init(&j->m, size, order))
 		goto nomem;
 	for (uint32_t r = 0; r < size; r++)
 		all[r] = (int32_t)r;
@@ -481,18 +482,25 @@ static int32_t comm_rank(const struct bcs_comm *c, int32_t w)
 	return -1;
 }
 
-static int take_comm(struct bcs_job *j, uint32_t i, const struct bcs_desc *d)
+static int take_comm(struct bcs_job *j, uint32_t i, uint64_t slot,
+		     const struct bcs_desc *d)
 {
 	uint32_t n = (uint32_t)(d->bytes / 4);
 	int32_t *w = malloc(n * sizeof(*w));
 	struct bcs_comm *c;
-	int rc;
+	int rc = 0;
 
 	if (!w) {
 		job_fail(j, "out of memory for a communicator");
 		return -ENOMEM;
 	}
-	if ((rc = vm_copy(j->pid[i], d->addr, w, n * 4, 0))) {
+	if (d->flags & BCS_F_EAGER) /* the group in the slot */
+		memcpy(w, bcs_eager_of(j->seg, i,
+				       (uint32_t)(slot % BCS_RING_SLOTS)),
+		       n * 4);
+	else
+		rc = vm_copy(j->pid[i], d->addr, w, n * 4, 0);
+	if (rc) {
 		free(w);
 		job_fail(j, "rank %d: communicator group at %#llx: %s",
 			 j->world_of[i], (unsigned long long)d->addr,
@@ -623,8 +631,11 @@ static void take_abort(struct bcs_job *j, uint32_t i, const struct bcs_desc *d)
 	for (char *p = msg; *p; p++)
 		if ((unsigned char)*p < 32)
 			*p = ' ';
-	job_fail(j, "rank %d called MPI_Abort (error code %u)%s%s",
-		 j->world_of[i], d->op, msg[0] ? ": " : "", msg);
+	if (d->flags & 1) /* an error under MPI_ERRORS_ARE_FATAL */
+		job_fail(j, "rank %d: %s", j->world_of[i], msg);
+	else
+		job_fail(j, "rank %d called MPI_Abort (error code %u)%s%s",
+			 j->world_of[i], d->op, msg[0] ? ": " : "", msg);
 }
 
 /* Everything area i posted since the last slice. */
@@ -639,7 +650,8 @@ static void take(struct bcs_job *j, uint32_t i)
 	if (j->gone[i] && j->pid[i] <= 0)
 		return;
 	if (bcs_ring_take(a, j->tail[i], d, TAKE_MAX, &n, why, sizeof(why))) {
-		job_fail(j, "rank %d: %s", j->world_of[i], why);
+		job_fail(j, "rank %d: %s (its segment is corrupt)",
+			 j->world_of[i], why);
 		return;
 	}
 	full = n == BCS_RING_SLOTS; /* the rank may wait for room */
@@ -663,7 +675,7 @@ static void take(struct bcs_job *j, uint32_t i)
 			take_coll(j, i, &d[k]);
 			break;
 		case BCS_D_COMM:
-			take_comm(j, i, &d[k]);
+			take_comm(j, i, slot, &d[k]);
 			break;
 		case BCS_D_FINALIZE:
 			j->gone[i] = 1;

@@ -33,7 +33,6 @@ struct bcs_job;
 
 struct nm_bcs {
 	struct bcs_job *jobs;
-	enum bcs_order order;  /* BCS_ORDER_DETERMINISTIC unless told */
 	uint8_t *bounce;       /* NM_BCS_SLICE_BYTES: one chunk's way */
 };
 
@@ -47,7 +46,8 @@ void nm_bcs_fini(struct nm_bcs *e);
  * close-on-exec; *fd), or -errno with err naming the cause. */
 int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 		uint32_t nlocal, const uint32_t *ranks, const char *dir,
-		uid_t uid, gid_t gid, int *fd, char *err, size_t errlen);
+		uid_t uid, gid_t gid, enum bcs_order order, int *fd, char *err,
+		size_t errlen);
 /* Local rank i of job runs as pid (once launched). */
 void nm_bcs_started(struct nm_bcs *e, uint32_t job, uint32_t i, pid_t pid);
 /* Local rank i of job exited (before it is reaped): a rank that had not

@@ -85,6 +85,9 @@ int bcs_desc_check(const struct bcs_desc *d, uint32_t size, char *why,
 		    d->bytes / 4 > size)
 			return bad(why, whylen, "communicator size",
 				   d->bytes / 4);
+		if ((d->flags & ~BCS_F_EAGER) ||
+		    ((d->flags & BCS_F_EAGER) && d->bytes > BCS_EAGER_MAX))
+			return bad(why, whylen, "communicator flags", d->flags);
 		return 0;
 	case BCS_D_FINALIZE:
 		return 0;

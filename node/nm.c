@@ -415,6 +415,19 @@ static int on_output(int32_t fd, int32_t revents, void *data)
 
 /* Start a job's local ranks: who they run as, where they are, their
  * output files (as the user), then the processes. */
+/* Jobs the BCS engine failed: their reason goes to the manager before
+ * the exits it caused (the other ranks stop when they see it). */
+static void bcs_failures(struct nm *nm)
+{
+	char why[640];
+	uint32_t id;
+	struct nm_job *j;
+
+	while (nm_bcs_failed(&nm->bcs, &id, why, sizeof(why)))
+		if ((j = job_by_id(nm, id)) && !j->reported)
+			job_fail(nm, j, why);
+}
+
 /* A BCS-MPI job's segment, which its ranks inherit (bcs.h). */
 static int bcs_open(struct nm *nm, struct nm_job *j, char *err,
 		    size_t errlen)
@@ -422,7 +435,7 @@ static int bcs_open(struct nm *nm, struct nm_job *j, char *err,
 	uint32_t *ranks;
 	int rc;
 
-	if (j->m->mpi != ST_MPI_BCS)
+	if (j->m->mpi != ST_MPI_BCS && j->m->mpi != ST_MPI_BCS_ARRIVAL)
 		return 0;
 	if (!(ranks = malloc((j->nlocal ? j->nlocal : 1) * sizeof(*ranks)))) {
 		snprintf(err, errlen, "out of memory");
@@ -432,8 +445,9 @@ static int bcs_open(struct nm *nm, struct nm_job *j, char *err,
 		ranks[i] = j->ranks[i].rank;
 	rc = nm_bcs_open(&nm->bcs, j->id, j->m->ranks, j->nlocal, ranks,
 			 j->dir, j->ident ? j->ident->uid : getuid(),
-			 j->ident ? j->ident->gid : getgid(), &j->bcs_fd, err,
-			 errlen);
+			 j->ident ? j->ident->gid : getgid(),
+			 j->m->mpi == ST_MPI_BCS_ARRIVAL ? BCS_ORDER_ARRIVAL :
+			 BCS_ORDER_DETERMINISTIC, &j->bcs_fd, err, errlen);
 	free(ranks);
 	return rc;
 }
@@ -651,14 +665,7 @@ static void on_heartbeat(struct nm *nm)
 	for (j = nm->jobs; j; j = j->next)
 		nm_bcs_stopped(&nm->bcs, j->id, j->stopped);
 	nm_bcs_slice(&nm->bcs, nm->slice);
-	{
-		char why[640];
-		uint32_t id;
-
-		while (nm_bcs_failed(&nm->bcs, &id, why, sizeof(why)))
-			if ((j = job_by_id(nm, id)) && !j->reported)
-				job_fail(nm, j, why);
-	}
+	bcs_failures(nm);
 	/* relayed lines that waited for their job to start here */
 	nm_relay_receive(&nm->relay, relay_ready, relay_take, nm);
 	nm_relay_flush(&nm->relay);
@@ -719,6 +726,7 @@ static int on_signal(int32_t sig, void *data)
 
 	if (sig == SIGCHLD) {
 		reap(nm);
+		bcs_failures(nm);
 		jobs_changed(nm);
 		return 0;
 	}

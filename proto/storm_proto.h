@@ -471,7 +471,7 @@ typedef struct st_manifest {
 } st_manifest_t;
 
 /* A job's MPI (the manager's MM_MPI_* values). */
-enum { ST_MPI_NONE = 0, ST_MPI_BCS = 1 };
+enum { ST_MPI_NONE = 0, ST_MPI_BCS = 1, ST_MPI_BCS_ARRIVAL = 2 };
 
 /** Encode into a malloc'd buffer (*out, *len). @return 0 or -ENOMEM. */
 ST_API int st_manifest_encode(const st_manifest_t *m, uint8_t **out,

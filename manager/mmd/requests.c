@@ -103,8 +103,10 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 	if (o && j->mem_bytes)
 		json_object_set_new(o, "mem_bytes",
 				    json_integer((json_int_t)j->mem_bytes));
-	if (o && j->mpi == MM_MPI_BCS)
-		json_object_set_new(o, "mpi", json_string("bcs"));
+	if (o && j->mpi != MM_MPI_NONE)
+		json_object_set_new(o, "mpi", json_string(
+			j->mpi == MM_MPI_BCS_ARRIVAL ? "bcs (arrival order)" :
+						       "bcs"));
 	/* its place in the matrix while it holds PEs (stormctl matrix) */
 	if (o && j->width) {
 		json_object_set_new(o, "row", json_integer(j->row));

@@ -437,6 +437,21 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 		}
 		spec.mpi = !strcmp(mpi, "bcs") ? MM_MPI_BCS : MM_MPI_NONE;
 	}
+	if (json_object_get(job, "bcs_order")) {
+		const char *o = json_string_value(json_object_get(job,
+								  "bcs_order"));
+
+		if (!o || (strcmp(o, "deterministic") &&
+			   strcmp(o, "arrival")) || spec.mpi != MM_MPI_BCS) {
+			mmd_client_reply_err(c, EINVAL, "request: "
+					     "\"bcs_order\" must be "
+					     "\"deterministic\" or \"arrival\", "
+					     "with \"mpi\": \"bcs\"");
+			goto out;
+		}
+		if (!strcmp(o, "arrival"))
+			spec.mpi = MM_MPI_BCS_ARRIVAL;
+	}
 	argv = strs(json_object_get(job, "argv"), &spec.argc);
 	env = strs(json_object_get(job, "env"), &spec.envc);
 	files = strs(json_object_get(job, "files"), &spec.nfiles);

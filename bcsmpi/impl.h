@@ -1,0 +1,167 @@
+/*
+ * impl.h — what the files of libbcsmpi share (private): handles,
+ * communicators, requests, the error path, and the datatype and
+ * operation layers (datatype.c, op.c).  Handles follow MPICH's encoding
+ * (bits 30-31 kind, 26-29 object, the rest an index) so that the values
+ * of mpi.h are MPICH's and an MPICH-built binary's handles mean the same
+ * here (docs/bcsmpi.md §1).
+ */
+#ifndef BCSMPI_IMPL_H
+#define BCSMPI_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bcs_state.h"
+#include "mpi.h"
+#include "rt.h"
+#include "types.h"
+
+/* ---- handles ------------------------------------------------------------- */
+
+#define H_KIND(h) (((unsigned)(h) >> 30) & 3u)
+#define H_OBJ(h) (((unsigned)(h) >> 26) & 0xfu)
+#define H_INDEX(h) ((unsigned)(h) & 0x03ffffffu)
+enum { H_INVALID = 0, H_BUILTIN = 1, H_DIRECT = 2 };
+enum { O_COMM = 1, O_GROUP = 2, O_DATATYPE = 3, O_ERRHANDLER = 5, O_OP = 6,
+       O_INFO = 7, O_REQUEST = 0xb };
+#define H_MAKE(kind, obj, idx) \
+	((int)(((unsigned)(kind) << 30) | ((unsigned)(obj) << 26) | (idx)))
+
+/* ---- state (bcs_state.h holds the phase) ------------------------------- */
+
+extern int bcs_thread_level;  /* as granted */
+
+/* ---- communicators ------------------------------------------------------- */
+
+struct bcs_cart {
+	int ndims;
+	int *dims, *periods, *coords; /* coords: this rank's */
+};
+
+struct bcs_comm {
+	int used;
+	uint64_t ctx;        /* point-to-point; ctx + 1 its collectives'
+			      * internal messages */
+	int size, rank;      /* here */
+	int32_t *world;      /* communicator rank -> world rank */
+	uint32_t children;   /* communicators made from it so far */
+	MPI_Errhandler errh;
+	struct bcs_cart *cart;
+	int builtin;         /* COMM_WORLD / COMM_SELF: never freed */
+};
+
+#define BCS_COMMS_MAX 4096
+/* The communicator of handle c, or NULL (not one). */
+struct bcs_comm *bcs_comm_get(MPI_Comm c);
+/* A new communicator of size members (world ranks), this rank among
+ * them, its context derived from parent's; registered with the engine.
+ * The handle, or MPI_COMM_NULL (out of room: *rc set). */
+MPI_Comm bcs_comm_new(struct bcs_comm *parent, uint32_t color, int size,
+		      const int32_t *world, int *rc);
+int bcs_comms_init(void);
+void bcs_comms_fini(void);
+
+/* ---- requests ------------------------------------------------------------ */
+
+enum bcs_req_kind { R_SEND = 1, R_RECV, R_COLL, R_DONE, R_PROBE };
+
+struct bcs_req {
+	int used;
+	enum bcs_req_kind kind;
+	int done;            /* the engine's completion came */
+	int persistent_free; /* MPI_Request_free before done: freed then */
+	MPI_Status st;
+	uint64_t send_clock; /* RECV: the matched send's clock */
+	int32_t src_world;   /* RECV: the send's world rank */
+	struct bcs_comm *comm;
+	/* a receive into a non-contiguous type: unpacked at completion */
+	void *tmp;
+	void *ubuf;
+	int ucount;
+	MPI_Datatype utype;
+	int err;             /* an MPI error class for its status */
+	/* a collective made of several: done when all of parts are */
+	void (*on_done)(struct bcs_req *r);
+};
+
+/* A new request of kind on comm; its engine id is its handle's index.
+ * NULL when the table is full. */
+struct bcs_req *bcs_req_new(enum bcs_req_kind kind, struct bcs_comm *comm);
+struct bcs_req *bcs_req_get(MPI_Request r);
+MPI_Request bcs_req_handle(const struct bcs_req *r);
+/* The id the engine echoes in r's completion. */
+uint64_t bcs_req_id(const struct bcs_req *r);
+/* A status's count in bytes (MPICH's layout). */
+void bcs_status_set_bytes(MPI_Status *st, uint64_t bytes);
+uint64_t bcs_status_bytes(const MPI_Status *st);
+void bcs_req_free(struct bcs_req *r);
+/* The engine's completion d (rt.h's done function). */
+void bcs_req_done(const struct bcs_done *d);
+/* Complete r as the program sees it (its status out, the clock
+ * advanced past a receive's send, r freed): Wait and Test. */
+int bcs_req_finish(MPI_Request *h, MPI_Status *st);
+/* Block until every request in r[0..n) is done (NULL entries skipped). */
+int bcs_req_wait_all(struct bcs_req **r, int n);
+
+/* ---- point-to-point, internally ---------------------------------------- */
+
+/* Isend / Irecv with world ranks and a context, for the collectives
+ * built on messages (tag in the collective's own space). */
+int bcs_isend(const void *buf, int count, MPI_Datatype dt, int dest_world,
+	      int tag, uint64_t ctx, struct bcs_comm *c, int sync,
+	      MPI_Request *req);
+int bcs_irecv(void *buf, int count, MPI_Datatype dt, int src_world, int tag,
+	      uint64_t ctx, struct bcs_comm *c, MPI_Request *req);
+
+/* ---- datatypes (datatype.c) and operations (op.c) ----------------------- */
+
+/* Whether dt is a datatype handle this library knows (and committed,
+ * for a derived one). */
+int bcs_dt_ok(MPI_Datatype dt);
+/* Bytes of data in one dt (MPI_Type_size), and its extent. */
+size_t bcs_dt_size(MPI_Datatype dt);
+MPI_Aint bcs_dt_extent(MPI_Datatype dt);
+/* Whether count of dt is one run of bytes from buf (so buf is used as
+ * it is). */
+int bcs_dt_contig(MPI_Datatype dt);
+/* count of dt at buf into out (count * size bytes), and back. */
+void bcs_dt_pack(MPI_Datatype dt, int count, const void *buf, void *out);
+void bcs_dt_unpack(MPI_Datatype dt, int count, const void *in, size_t bytes,
+		   void *buf);
+/* The reduction kernel type of a predefined dt: 0 and *t, or -1. */
+int bcs_dt_kernel(MPI_Datatype dt, enum bcs_type *t);
+int bcs_dt_init(void);
+
+/* Whether op is an operation handle this library knows. */
+int bcs_op_ok(MPI_Op op);
+/* The kernel of a predefined op: 0 and *o, or -1 (a user op). */
+int bcs_op_kernel(MPI_Op op, enum bcs_op *o);
+/* inout = in op inout over count of dt: 0, or an MPI error class. */
+int bcs_op_apply(MPI_Op op, const void *in, void *inout, int count,
+		 MPI_Datatype dt);
+int bcs_op_commutative(MPI_Op op);
+
+/* ---- errors ---------------------------------------------------------------- */
+
+/* An error of class cls in call fn on comm c (NULL: MPI_COMM_WORLD's
+ * handler): the handler decides — MPI_ERRORS_ARE_FATAL ends the job
+ * with the call, rank and message; MPI_ERRORS_RETURN returns cls. */
+int bcs_error(struct bcs_comm *c, const char *fn, int cls,
+	      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The engine failed the job (or the rank cannot go on): the message on
+ * stderr, then exit. */
+void bcs_fatal(const char *fn, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+/* Calls before MPI_Init or after MPI_Finalize: fatal (there is no
+ * communicator whose handler could say otherwise). */
+#define BCS_NEED_INIT(fn)                                                   \
+	do {                                                                \
+		if (bcs_state_phase() != BCS_PHASE_INITIALIZED)             \
+			bcs_fatal(fn, "called %s",                          \
+				  bcs_state_phase() ==                      \
+				  BCS_PHASE_UNINITIALIZED ?                 \
+				  "before MPI_Init" : "after MPI_Finalize");\
+	} while (0)
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * rt.h — a BCS-MPI rank's side of its node's engine (docs/bcsmpi.md
+ * §3): the segment inherited from storm-nm, descriptors posted into the
+ * rank's ring, completions taken from it, and the sleep on its futex
+ * while a blocking call waits.  No thread, no socket: the engine moves
+ * everything at slice boundaries.
+ *
+ * The logical clock (bcs_match.h) lives here: bumped and stamped on
+ * every send and collective posted, advanced past a receive's send when
+ * the program sees that receive complete (rt_clock_recv, from Wait and
+ * Test) — never when a completion merely arrives, whose moment depends
+ * on timing.
+ */
+#ifndef BCSMPI_RT_H
+#define BCSMPI_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <storm_bcs.h>
+
+struct bcs_rt {
+	struct bcs_seg *seg;
+	struct bcs_area *area;
+	uint32_t area_index;
+	int rank, size;
+	uint64_t bytes;         /* mapped */
+	uint64_t clock;
+	uint64_t head;          /* descriptors posted (ours) */
+	uint64_t done_tail;     /* completions taken (ours) */
+};
+
+extern struct bcs_rt bcs_rt;
+
+/* A completion, for the request layer (requests.c). */
+typedef void (*bcs_rt_done_fn)(const struct bcs_done *d);
+
+/* Map the segment named by STORM_BCS_FD/STORM_BCS_AREA, check it.
+ * 0, or -errno with err saying what is wrong (not run by storm with
+ * --mpi=bcs, a segment of another version). */
+int bcs_rt_init(bcs_rt_done_fn done, char *err, size_t errlen);
+void bcs_rt_fini(void);
+/* Post d (clock stamped for sends and collectives; eager bytes into the
+ * slot when d->flags has BCS_F_EAGER).  Waits for room in the ring.
+ * 0, or -EPIPE (the engine failed the job: rt_failed says why). */
+int bcs_rt_post(struct bcs_desc *d, const void *eager);
+/* Take every completion that came (each handed to the done function).
+ * Returns how many. */
+uint32_t bcs_rt_poll(void);
+/* Sleep until ready(ctx) or the job failed: completions are taken as
+ * they come.  0, or -EPIPE. */
+int bcs_rt_wait(int (*ready)(void *ctx), void *ctx);
+/* The program saw a receive complete whose send had clock c. */
+void bcs_rt_clock_recv(uint64_t c);
+/* The engine's reason, once it failed the job; NULL before. */
+const char *bcs_rt_failed(void);
+
+#endif

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""BCS-MPI jobs on real local clusters (storm-mm, storm-nm, the node's BCS
+engine): programs built with BUILD/bcsmpi/bcsmpicc, run with
+`stormctl run --mpi=bcs`.
+
+Usage: test_jobs.py BUILD TEST
+
+  core          tests/bcsmpi/core.c on 1, 2, 3 and 4 ranks: every call of
+                the core, each result checked by the program;
+  determinism   an ANY_SOURCE program (tests/bcsmpi/anysource.c) run 20
+                times, a CPU hog perturbing every other run: the same
+                output each time; --bcs-order=arrival runs it too;
+  bad_exit      a rank that exits without MPI_Finalize: the job ends
+                FAILED naming the rank, no rank left waiting, the node
+                manager alive for the next job;
+  abort         MPI_Abort: FAILED with the error code and the call;
+  large         messages of 0 B to 64 MiB (chunked across slices) arrive
+                whole;
+  flood         3000 sends posted before any receive: the ring fills,
+                the sender waits (back-pressure), every message arrives
+                in order;
+  corrupt       a rank scribbles over its area of the segment: the job
+                ends FAILED naming it, the engine and the next job fine;
+  mismatch      a broadcast with different roots: FAILED with the call
+                and the reason, never a hang.
+
+Exit: 0 pass, 1 fail, 77 skipped (not root).
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "harness"))
+import stormlab  # noqa: E402
+
+SAN = os.environ.get("BCSMPI_SANITIZE", "none")
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def build_prog(lab, name):
+    """tests/bcsmpi/NAME.c built with the build tree's bcsmpicc into the
+    lab's directory (readable by the job's user)."""
+    out = os.path.join(lab.dir, name)
+    argv = [os.path.join(lab.build, "bcsmpi", "bcsmpicc"), "-O1", "-Wall",
+            "-o", out, os.path.join(HERE, name + ".c")]
+    if SAN not in ("", "none"):
+        argv.insert(1, "-fsanitize=" + SAN)
+    env = dict(os.environ)
+    env.pop("LD_LIBRARY_PATH", None)
+    r = subprocess.run(argv, capture_output=True, text=True, env=env,
+                       timeout=120)
+    check(r.returncode == 0, "bcsmpicc %s: %s" % (name, r.stderr))
+    return out
+
+
+def run(lab, args, timeout=120):
+    if SAN not in ("", "none") and args and args[0] in ("run", "submit"):
+        # sanitized ranks (the library is instrumented): what a rank
+        # leaks at exit is not this test's business
+        args = args[:1] + ["--export", "ASAN_OPTIONS=detect_leaks=0"] + \
+            args[1:]
+    return subprocess.run([os.path.join(lab.build, "cli/stormctl"),
+                           "--config", lab.conf] + args,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def show(lab, job):
+    rep = stormlab.call(lab.sock(0), {"op": "show", "job": int(job)})
+    return rep.get("job", rep)
+
+
+def last_job(lab):
+    jobs = lab.queue(0)
+    return max(j["id"] for j in jobs)
+
+
+def test_core(lab):
+    prog = build_prog(lab, "core")
+    for n in (1, 2, 3, 4):
+        r = run(lab, ["run", "--mpi=bcs", "-n", str(n), prog])
+        check(r.returncode == 0 and
+              "core: all passed on %d ranks" % n in r.stdout,
+              "core on %d ranks: exit %d\n%s\n%s" %
+              (n, r.returncode, r.stdout, r.stderr))
+        print("core on %d ranks: %s" % (n, " ".join(
+            line.split()[1] for line in r.stdout.splitlines()
+            if line.startswith("ok "))))
+
+
+def test_bad_exit(lab):
+    prog = build_prog(lab, "badexit")
+    r = run(lab, ["run", "--mpi=bcs", "-n", "3", prog])
+    check(r.returncode != 0, "a rank exiting early: exit 0")
+    j = show(lab, last_job(lab))
+    check(j["state"] == "FAILED" and "without MPI_Finalize" in
+          j.get("reason", ""), "the job: %s" % j)
+    # the node manager is fine: the next job runs
+    prog = build_prog(lab, "core")
+    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog])
+    check(r.returncode == 0, "the next job: %s %s" % (r.stdout, r.stderr))
+    print("bad_exit: %s" % j["reason"])
+
+
+def test_abort(lab):
+    prog = build_prog(lab, "abort")
+    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog])
+    check(r.returncode != 0, "MPI_Abort: exit 0")
+    j = show(lab, last_job(lab))
+    check(j["state"] == "FAILED" and "MPI_Abort" in j.get("reason", "") and
+          "error code 42" in j.get("reason", ""), "the job: %s" % j)
+    print("abort: %s" % j["reason"])
+
+
+def test_large(lab):
+    prog = build_prog(lab, "large")
+    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog], timeout=300)
+    check(r.returncode == 0 and "large: all arrived" in r.stdout,
+          "large: exit %d\n%s\n%s" % (r.returncode, r.stdout, r.stderr))
+    print(r.stdout.strip().splitlines()[-1])
+
+
+def test_flood(lab):
+    prog = build_prog(lab, "flood")
+    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog])
+    check(r.returncode == 0 and "flood: 3000 messages in order" in r.stdout,
+          "flood: exit %d\n%s\n%s" % (r.returncode, r.stdout, r.stderr))
+    print(r.stdout.strip())
+
+
+def failed_with(lab, name, want, n=2):
+    prog = build_prog(lab, name)
+    r = run(lab, ["run", "--mpi=bcs", "-n", str(n), prog])
+    check(r.returncode != 0, "%s: exit 0" % name)
+    j = show(lab, last_job(lab))
+    check(j["state"] == "FAILED" and all(w in j.get("reason", "")
+                                         for w in want),
+          "%s: the job: %s" % (name, j))
+    # the engine and the node manager go on: the next job runs
+    prog = build_prog(lab, "flood")
+    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog])
+    check(r.returncode == 0, "the next job: %s %s" % (r.stdout, r.stderr))
+    print("%s: %s" % (name, j["reason"]))
+
+
+def test_corrupt(lab):
+    failed_with(lab, "corrupt", ["rank 1", "out of bounds", "corrupt"])
+
+
+def test_mismatch(lab):
+    failed_with(lab, "mismatch", ["MPI_Bcast", "different"])
+
+
+def test_determinism(lab):
+    prog = build_prog(lab, "anysource")
+    outs = []
+    for k in range(20):
+        hog = None
+        if k % 2:
+            # a CPU hog on the node's cpus: the ranks' timing changes
+            hog = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+        try:
+            r = run(lab, ["run", "--mpi=bcs", "-n", "4", prog, str(k)])
+        finally:
+            if hog:
+                hog.kill()
+                hog.wait()
+        check(r.returncode == 0, "run %d: %s %s" % (k, r.stdout, r.stderr))
+        outs.append(r.stdout)
+    check(len(set(outs)) == 1, "outputs differ: %s" %
+          [o.splitlines()[:3] for o in set(outs)])
+    # the order by arrival: the program still runs (what it prints is
+    # the timing's business); stormctl show says which order it had
+    r = run(lab, ["run", "--mpi=bcs", "--bcs-order=arrival", "-n", "4",
+                  prog, "1"])
+    check(r.returncode == 0, "arrival order: %s %s" % (r.stdout, r.stderr))
+    j = show(lab, last_job(lab))
+    check(j.get("mpi") == "bcs (arrival order)", "show: %s" % j)
+    print("determinism: 20 runs (10 with a CPU hog), one output of %d "
+          "lines; by arrival the output %s" % (
+              len(outs[0].splitlines()),
+              "was the same" if r.stdout == outs[0] else "differed"))
+
+
+TESTS = {
+    "core": (test_core, dict(managers=1, nodes=1, cpus=4)),
+    "bad_exit": (test_bad_exit, dict(managers=1, nodes=1, cpus=4)),
+    "abort": (test_abort, dict(managers=1, nodes=1, cpus=4)),
+    "large": (test_large, dict(managers=1, nodes=1, cpus=2)),
+    "determinism": (test_determinism, dict(managers=1, nodes=1, cpus=4)),
+    "flood": (test_flood, dict(managers=1, nodes=1, cpus=2)),
+    "corrupt": (test_corrupt, dict(managers=1, nodes=1, cpus=2)),
+    "mismatch": (test_mismatch, dict(managers=1, nodes=1, cpus=2)),
+}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[2] not in TESTS:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if os.geteuid() != 0:
+        print("SKIP: needs root (daemons as root)", file=sys.stderr)
+        return 77
+    build, name = sys.argv[1], sys.argv[2]
+    fn, kw = TESTS[name]
+    stormlab.run_in_private_netns()
+    d = tempfile.mkdtemp(prefix="storm-bcs-")
+    os.chmod(d, 0o755)
+    return stormlab.run_test(name, d, lambda: stormlab.Lab(build, d, **kw),
+                             fn)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

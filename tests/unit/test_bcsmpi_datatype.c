@@ -1,0 +1,696 @@
+/*
+ * test_bcsmpi_datatype.c — datatypes (bcsmpi/datatype.c): the predefined
+ * ones (sizes, kernel types), and contiguous and vector types nested at
+ * random, checked against a reference that lists every basic element's
+ * displacement and copies byte by byte: sizes, bounds, pack, unpack (whole
+ * and cut short), the runs bcs_dt_walk reports; then commit, free and
+ * hold.  STORM_FUZZ_SEED=N replays the random types.
+ */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bcsmpi_stubs.h"
+#include "fuzz_rng.h"
+#include "types.h"
+
+/* Every predefined datatype handle of mpi.h, and its size: the C type's
+ * (the pairs' as their C structs, padding included). */
+struct pre {
+	MPI_Datatype h;
+	size_t size;
+	int kernel; /* -1: none */
+};
+
+struct float_int { float v; int i; };
+struct double_int { double v; int i; };
+struct long_int { long v; int i; };
+struct short_int { short v; int i; };
+struct long_double_int { long double v; int i; };
+
+static const struct pre pres[] = {
+	{ MPI_CHAR, sizeof(char), BCS_T_CHAR },
+	{ MPI_SIGNED_CHAR, 1, BCS_T_SIGNED_CHAR },
+	{ MPI_UNSIGNED_CHAR, 1, BCS_T_UNSIGNED_CHAR },
+	{ MPI_BYTE, 1, BCS_T_BYTE },
+	{ MPI_WCHAR, 4, BCS_T_WCHAR },
+	{ MPI_SHORT, sizeof(short), BCS_T_SHORT },
+	{ MPI_UNSIGNED_SHORT, sizeof(short), BCS_T_UNSIGNED_SHORT },
+	{ MPI_INT, sizeof(int), BCS_T_INT },
+	{ MPI_UNSIGNED, sizeof(int), BCS_T_UNSIGNED },
+	{ MPI_LONG, sizeof(long), BCS_T_LONG },
+	{ MPI_UNSIGNED_LONG, sizeof(long), BCS_T_UNSIGNED_LONG },
+	{ MPI_LONG_LONG_INT, sizeof(long long), BCS_T_LONG_LONG },
+	{ MPI_LONG_LONG, sizeof(long long), BCS_T_LONG_LONG },
+	{ MPI_UNSIGNED_LONG_LONG, 8, BCS_T_UNSIGNED_LONG_LONG },
+	{ MPI_FLOAT, sizeof(float), BCS_T_FLOAT },
+	{ MPI_DOUBLE, sizeof(double), BCS_T_DOUBLE },
+	{ MPI_LONG_DOUBLE, sizeof(long double), BCS_T_LONG_DOUBLE },
+	{ MPI_PACKED, 1, -1 },
+	{ MPI_INT8_T, 1, BCS_T_INT8 },
+	{ MPI_INT16_T, 2, BCS_T_INT16 },
+	{ MPI_INT32_T, 4, BCS_T_INT32 },
+	{ MPI_INT64_T, 8, BCS_T_INT64 },
+	{ MPI_UINT8_T, 1, BCS_T_UINT8 },
+	{ MPI_UINT16_T, 2, BCS_T_UINT16 },
+	{ MPI_UINT32_T, 4, BCS_T_UINT32 },
+	{ MPI_UINT64_T, 8, BCS_T_UINT64 },
+	{ MPI_C_BOOL, sizeof(_Bool), BCS_T_C_BOOL },
+	{ MPI_C_FLOAT_COMPLEX, 8, BCS_T_C_FLOAT_COMPLEX },
+	{ MPI_C_COMPLEX, 8, BCS_T_C_FLOAT_COMPLEX },
+	{ MPI_C_DOUBLE_COMPLEX, 16, BCS_T_C_DOUBLE_COMPLEX },
+	{ MPI_C_LONG_DOUBLE_COMPLEX, 32, BCS_T_C_LONG_DOUBLE_COMPLEX },
+	{ MPI_AINT, sizeof(MPI_Aint), BCS_T_AINT },
+	{ MPI_OFFSET, sizeof(MPI_Offset), BCS_T_OFFSET },
+	{ MPI_COUNT, sizeof(MPI_Count), BCS_T_COUNT },
+	{ MPI_CXX_BOOL, 1, -1 },
+	{ MPI_CXX_FLOAT_COMPLEX, 8, -1 },
+	{ MPI_CXX_DOUBLE_COMPLEX, 16, -1 },
+	{ MPI_CXX_LONG_DOUBLE_COMPLEX, 32, -1 },
+	{ MPI_INTEGER, 4, BCS_T_INTEGER },
+	{ MPI_REAL, 4, BCS_T_REAL },
+	{ MPI_DOUBLE_PRECISION, 8, BCS_T_DOUBLE_PRECISION },
+	{ MPI_COMPLEX, 8, BCS_T_COMPLEX },
+	{ MPI_DOUBLE_COMPLEX, 16, BCS_T_DOUBLE_COMPLEX },
+	{ MPI_LOGICAL, 4, BCS_T_LOGICAL },
+	{ MPI_CHARACTER, 1, BCS_T_CHAR },
+	{ MPI_INTEGER1, 1, BCS_T_INTEGER1 },
+	{ MPI_INTEGER2, 2, BCS_T_INTEGER2 },
+	{ MPI_INTEGER4, 4, BCS_T_INTEGER4 },
+	{ MPI_INTEGER8, 8, BCS_T_INTEGER8 },
+	{ MPI_REAL4, 4, BCS_T_REAL4 },
+	{ MPI_REAL8, 8, BCS_T_REAL8 },
+	{ MPI_REAL16, 16, -1 },
+	{ MPI_COMPLEX8, 8, BCS_T_COMPLEX8 },
+	{ MPI_COMPLEX16, 16, BCS_T_COMPLEX16 },
+	{ MPI_COMPLEX32, 32, -1 },
+	{ MPI_FLOAT_INT, sizeof(struct float_int), BCS_T_FLOAT_INT },
+	{ MPI_DOUBLE_INT, sizeof(struct double_int), BCS_T_DOUBLE_INT },
+	{ MPI_LONG_INT, sizeof(struct long_int), BCS_T_LONG_INT },
+	{ MPI_SHORT_INT, sizeof(struct short_int), BCS_T_SHORT_INT },
+	{ MPI_LONG_DOUBLE_INT, sizeof(struct long_double_int),
+	  BCS_T_LONG_DOUBLE_INT },
+	{ MPI_2INT, 2 * sizeof(int), BCS_T_2INT },
+	{ MPI_2INTEGER, 8, BCS_T_2INTEGER },
+	{ MPI_2REAL, 8, BCS_T_2REAL },
+	{ MPI_2DOUBLE_PRECISION, 16, BCS_T_2DOUBLE_PRECISION },
+};
+#define NPRES (sizeof pres / sizeof pres[0])
+
+static int setup(void **state)
+{
+	(void)state;
+	stub_initialize();
+	assert_int_equal(bcs_dt_init(), MPI_SUCCESS);
+	stub_err_reset();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	bcs_dt_fini();
+	return 0;
+}
+
+/* ---- predefined types -------------------------------------------------- */
+
+static void test_predefined_types_have_their_c_sizes(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NPRES; i++) {
+		MPI_Datatype h = pres[i].h;
+		MPI_Aint lb = -1, extent = -1;
+		int size = -1;
+
+		assert_true(bcs_dt_ok(h));
+		assert_true(bcs_dt_contig(h));
+		assert_int_equal(bcs_dt_size(h), pres[i].size);
+		assert_int_equal(bcs_dt_extent(h), (MPI_Aint)pres[i].size);
+		assert_int_equal(bcs_dt_basic(h), h);
+		assert_int_equal(MPI_Type_size(h, &size), MPI_SUCCESS);
+		assert_int_equal(size, (int)pres[i].size);
+		assert_int_equal(MPI_Type_get_extent(h, &lb, &extent),
+				 MPI_SUCCESS);
+		assert_int_equal(lb, 0);
+		assert_int_equal(extent, (MPI_Aint)pres[i].size);
+		/* and a builtin handle says so in bits 8-15 (MPICH) */
+		if (((unsigned)h >> 30) == 1)
+			assert_int_equal(((unsigned)h >> 8) & 0xff,
+					 pres[i].size);
+	}
+}
+
+static void test_kernel_types_cover_every_reduction_type(void **state)
+{
+	int seen[BCS_T_END] = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < NPRES; i++) {
+		enum bcs_type k = BCS_T_NONE;
+		int rc = bcs_dt_kernel(pres[i].h, &k);
+
+		if (pres[i].kernel < 0) {
+			assert_int_equal(rc, -1);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_int_equal(k, pres[i].kernel);
+		assert_int_equal(bcs_type_size(k), pres[i].size);
+		seen[k] = 1;
+	}
+	for (int k = 1; k < BCS_T_END; k++)
+		assert_true(seen[k]);
+}
+
+static void test_null_and_foreign_handles_are_no_types(void **state)
+{
+	enum bcs_type k;
+	const MPI_Datatype bad[] = {
+		MPI_DATATYPE_NULL, MPI_INTEGER16, 0, -1, MPI_COMM_WORLD,
+		MPI_SUM, (MPI_Datatype)0x4c0004ff, (MPI_Datatype)0x4c000805,
+		(MPI_Datatype)0x8c000005, (MPI_Datatype)0x8c000010,
+		(MPI_Datatype)0x8c001234,
+	};
+	int size;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_false(bcs_dt_ok(bad[i]));
+		assert_int_equal(bcs_dt_kernel(bad[i], &k), -1);
+		assert_int_equal(bcs_dt_size(bad[i]), 0);
+		assert_int_equal(bcs_dt_basic(bad[i]), MPI_DATATYPE_NULL);
+		assert_int_equal(MPI_Type_size(bad[i], &size), MPI_ERR_TYPE);
+		assert_string_equal(stub_err_fn, "MPI_Type_size");
+	}
+}
+
+static void test_predefined_types_cannot_be_freed(void **state)
+{
+	MPI_Datatype t = MPI_DOUBLE;
+
+	(void)state;
+	assert_int_equal(MPI_Type_free(&t), MPI_ERR_TYPE);
+	assert_int_equal(t, MPI_DOUBLE);
+	assert_true(bcs_dt_ok(MPI_DOUBLE));
+	t = MPI_DOUBLE_INT;
+	assert_int_equal(MPI_Type_free(&t), MPI_ERR_TYPE);
+	assert_int_equal(MPI_Type_commit(&t), MPI_SUCCESS);
+}
+
+/* ---- the reference ----------------------------------------------------- */
+
+/* A type as MPI-3.1 §4.1 defines it: the displacement of each basic
+ * element, in type-map order; lb and ub from them. */
+struct ref {
+	MPI_Datatype h, basic;
+	long b;          /* the basic element's bytes */
+	long *map;
+	size_t n;
+	long lb, ub;
+};
+
+static void ref_bounds(struct ref *r)
+{
+	r->lb = r->ub = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (i == 0 || r->map[i] < r->lb)
+			r->lb = r->map[i];
+		if (i == 0 || r->map[i] + r->b > r->ub)
+			r->ub = r->map[i] + r->b;
+	}
+}
+
+static struct ref ref_basic(MPI_Datatype h)
+{
+	struct ref r = { h, h, (long)bcs_dt_size(h), malloc(sizeof(long)), 1,
+			 0, 0 };
+
+	r.map[0] = 0;
+	ref_bounds(&r);
+	return r;
+}
+
+/* vector(count, blocklen, stride) of old; contiguous is the vector of
+ * count blocks of one at stride 1. */
+static struct ref ref_vector(const struct ref *old, int count, int blocklen,
+			     int stride, int contiguous)
+{
+	struct ref r = { MPI_DATATYPE_NULL, old->basic, old->b, NULL, 0, 0, 0 };
+	long ext = old->ub - old->lb;
+	int rc;
+
+	r.map = malloc(((size_t)count * (size_t)blocklen * old->n + 1) *
+		       sizeof(long));
+	for (int i = 0; i < count; i++)
+		for (int j = 0; j < blocklen; j++)
+			for (size_t k = 0; k < old->n; k++)
+				r.map[r.n++] = old->map[k] +
+					       ((long)i * stride + j) * ext;
+	ref_bounds(&r);
+	if (contiguous)
+		rc = MPI_Type_contiguous(count, old->h, &r.h);
+	else
+		rc = MPI_Type_vector(count, blocklen, stride, old->h, &r.h);
+	assert_int_equal(rc, MPI_SUCCESS);
+	return r;
+}
+
+static const MPI_Datatype bases[] = {
+	MPI_CHAR, MPI_SHORT, MPI_INT, MPI_DOUBLE, MPI_DOUBLE_INT,
+	MPI_LONG_DOUBLE, MPI_C_DOUBLE_COMPLEX, MPI_SHORT_INT,
+	MPI_C_LONG_DOUBLE_COMPLEX,
+};
+
+/* A random nest of 1 to 4 constructors over a random basic type, at
+ * most a few hundred elements. */
+static struct ref ref_random(struct ref *chain, int *levels)
+{
+	int n = 1 + (int)(rnd() % 4);
+
+	chain[0] = ref_basic(bases[rnd() % (sizeof bases / sizeof bases[0])]);
+	for (int l = 1; l <= n; l++) {
+		int contiguous = rnd() % 3 == 0;
+		int count = 1 + (int)(rnd() % 4);
+		int blocklen = contiguous ? 1 : 1 + (int)(rnd() % 3);
+		int stride = contiguous ? 1 : (int)(rnd() % 13) - 6;
+
+		chain[l] = ref_vector(&chain[l - 1], count, blocklen, stride,
+				      contiguous);
+		if (chain[l].n > 300) {
+			n = l;
+			break;
+		}
+	}
+	*levels = n;
+	return chain[n];
+}
+
+/* count elements of r at origin, packed byte by byte in type-map order. */
+static void ref_pack(const struct ref *r, int count, const unsigned char *o,
+		     unsigned char *out)
+{
+	long ext = r->ub - r->lb;
+
+	for (int e = 0; e < count; e++)
+		for (size_t k = 0; k < r->n; k++) {
+			memcpy(out, o + e * ext + r->map[k], (size_t)r->b);
+			out += r->b;
+		}
+}
+
+/* The first bytes of the stream in, byte by byte, into the elements. */
+static void ref_unpack(const struct ref *r, int count, const unsigned char *in,
+		       size_t bytes, unsigned char *o)
+{
+	long ext = r->ub - r->lb;
+
+	for (int e = 0; e < count; e++)
+		for (size_t k = 0; k < r->n; k++)
+			for (long b = 0; b < r->b; b++) {
+				if (!bytes--)
+					return;
+				o[e * ext + r->map[k] + b] = *in++;
+			}
+}
+
+static void fill(unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)rnd();
+}
+
+struct runs {
+	long *bytes; /* each byte's offset, in order */
+	size_t n;
+	long b;
+	int odd;     /* a run not of whole basic elements */
+};
+
+static int collect(void *ctx, MPI_Aint off, size_t len)
+{
+	struct runs *r = ctx;
+
+	if (len == 0 || len % (size_t)r->b)
+		r->odd = 1;
+	for (size_t i = 0; i < len; i++)
+		r->bytes[r->n++] = off + (long)i;
+	return 0;
+}
+
+/* Everything datatype.c says about r against the reference. */
+static void check_type(const struct ref *r)
+{
+	long ext = r->ub - r->lb;
+	size_t size = r->n * (size_t)r->b;
+	MPI_Aint lb, extent, tlb, span;
+	int isize;
+	int dense = ext == (long)size && r->lb == 0;
+
+	assert_int_equal(MPI_Type_size(r->h, &isize), MPI_SUCCESS);
+	assert_int_equal(isize, (int)size);
+	assert_int_equal(MPI_Type_get_extent(r->h, &lb, &extent), MPI_SUCCESS);
+	assert_int_equal(lb, r->lb);
+	assert_int_equal(extent, ext);
+	assert_int_equal(bcs_dt_basic(r->h), r->basic);
+	for (size_t k = 0; dense && k < r->n; k++)
+		dense = r->map[k] == (long)k * r->b;
+	assert_int_equal(bcs_dt_contig(r->h), dense);
+
+	for (int count = 0; count <= 3; count++) {
+		long lo = r->lb, hi = (count - 1) * ext + r->ub;
+		size_t memlen = (size_t)(hi - lo) + 64, total = size * count;
+		unsigned char *mem = malloc(memlen), *mem2 = malloc(memlen);
+		unsigned char *got = malloc(total + 1);
+		unsigned char *want = malloc(total + 1);
+		unsigned char *o = mem + 32 - lo, *o2 = mem2 + 32 - lo;
+		struct runs runs = { malloc((total + 1) * sizeof(long)), 0,
+				     r->b, 0 };
+		size_t cut;
+
+		/* the span: the elements' lowest and highest byte */
+		assert_int_equal(bcs_dt_span(r->h, count, &tlb, &span), 0);
+		if (count) {
+			assert_int_equal(tlb, r->lb);
+			assert_int_equal(span, hi - lo);
+		} else {
+			assert_int_equal(span, 0);
+		}
+		/* pack */
+		fill(mem, memlen);
+		bcs_dt_pack(r->h, count, o, got);
+		ref_pack(r, count, o, want);
+		assert_memory_equal(got, want, total);
+		/* walk: the same bytes in the same order */
+		assert_int_equal(bcs_dt_walk(r->h, count, collect, &runs), 0);
+		assert_int_equal(runs.n, total);
+		assert_false(runs.odd);
+		for (size_t i = 0, p = 0; i < (size_t)count * r->n; i++)
+			for (long b = 0; b < r->b; b++, p++)
+				assert_int_equal(runs.bytes[p],
+						 (long)(i / r->n) * ext +
+						 r->map[i % r->n] + b);
+		/* unpack, whole and cut anywhere: the gaps untouched */
+		fill(want, total);
+		for (int t = 0; t < 3; t++) {
+			cut = t == 0 ? total : (size_t)(rnd() % (total + 1));
+			fill(mem, memlen);
+			memcpy(mem2, mem, memlen);
+			bcs_dt_unpack(r->h, count, want, cut, o);
+			ref_unpack(r, count, want, cut, o2);
+			assert_memory_equal(mem, mem2, memlen);
+		}
+		free(runs.bytes);
+		free(mem);
+		free(mem2);
+		free(got);
+		free(want);
+	}
+}
+
+static void ref_free(struct ref *r)
+{
+	if (r->h != r->basic)
+		assert_int_equal(MPI_Type_free(&r->h), MPI_SUCCESS);
+	free(r->map);
+}
+
+/* ---- derived types ----------------------------------------------------- */
+
+static void test_nested_types_pack_as_the_reference(void **state)
+{
+	(void)state;
+	fuzz_seed_begin(0x5eed7e57);
+	for (int iter = 0; iter < 2000; iter++) {
+		struct ref chain[5];
+		int levels;
+		struct ref r = ref_random(chain, &levels);
+
+		assert_false(bcs_dt_ok(r.h)); /* not committed yet */
+		assert_int_equal(MPI_Type_commit(&r.h), MPI_SUCCESS);
+		assert_true(bcs_dt_ok(r.h));
+		check_type(&r);
+		for (int l = levels; l >= 0; l--)
+			ref_free(&chain[l]);
+	}
+}
+
+static void test_vector_extent_is_mpis(void **state)
+{
+	struct ref i = ref_basic(MPI_INT), d = ref_basic(MPI_DOUBLE);
+	struct ref v = ref_vector(&i, 3, 2, 4, 0);
+	struct ref c = ref_vector(&d, 5, 1, 1, 1);
+	MPI_Aint lb, ext;
+
+	(void)state;
+	/* ((count - 1) * stride + blocklength) * extent */
+	assert_int_equal(MPI_Type_get_extent(v.h, &lb, &ext), MPI_SUCCESS);
+	assert_int_equal(lb, 0);
+	assert_int_equal(ext, ((3 - 1) * 4 + 2) * 4);
+	assert_int_equal(bcs_dt_size(v.h), 3 * 2 * 4);
+	assert_int_equal(MPI_Type_commit(&v.h), MPI_SUCCESS);
+	assert_false(bcs_dt_contig(v.h));
+	check_type(&v);
+	/* contiguous doubles: one run, used in place */
+	assert_int_equal(MPI_Type_commit(&c.h), MPI_SUCCESS);
+	assert_true(bcs_dt_contig(c.h));
+	assert_int_equal(bcs_dt_extent(c.h), 40);
+	check_type(&c);
+	ref_free(&v);
+	ref_free(&c);
+	free(i.map);
+	free(d.map);
+}
+
+/* MPICH's values: vector(3, 2, -4, MPI_INT) lies from -32 to 8, and a
+ * vector of it with stride -1 from -72 to 8. */
+static void test_negative_strides_reach_below_the_buffer(void **state)
+{
+	struct ref i = ref_basic(MPI_INT);
+	struct ref v = ref_vector(&i, 3, 2, -4, 0);
+	struct ref w = ref_vector(&v, 2, 1, -1, 0);
+	MPI_Aint lb, ext;
+
+	(void)state;
+	assert_int_equal(MPI_Type_get_extent(v.h, &lb, &ext), MPI_SUCCESS);
+	assert_int_equal(lb, -32);
+	assert_int_equal(ext, 40);
+	assert_int_equal(MPI_Type_get_extent(w.h, &lb, &ext), MPI_SUCCESS);
+	assert_int_equal(lb, -72);
+	assert_int_equal(ext, 80);
+	assert_int_equal(MPI_Type_commit(&v.h), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_commit(&w.h), MPI_SUCCESS);
+	check_type(&v);
+	check_type(&w);
+	ref_free(&w);
+	ref_free(&v);
+	free(i.map);
+}
+
+static void test_empty_types_have_no_data(void **state)
+{
+	MPI_Datatype none, holes, empty;
+	MPI_Aint lb, ext, tlb, span;
+	unsigned char buf[64], out[8] = { 0 };
+
+	(void)state;
+	assert_int_equal(MPI_Type_vector(0, 2, 4, MPI_INT, &none), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_get_extent(none, &lb, &ext), MPI_SUCCESS);
+	assert_int_equal(lb, 0);
+	assert_int_equal(ext, 0);
+	/* blocklength 0 keeps MPI's (and MPICH's) extent formula */
+	assert_int_equal(MPI_Type_vector(3, 0, 4, MPI_INT, &holes),
+			 MPI_SUCCESS);
+	assert_int_equal(MPI_Type_get_extent(holes, &lb, &ext), MPI_SUCCESS);
+	assert_int_equal(ext, 32);
+	assert_int_equal(bcs_dt_size(holes), 0);
+	assert_int_equal(MPI_Type_contiguous(0, MPI_DOUBLE, &empty),
+			 MPI_SUCCESS);
+	assert_int_equal(MPI_Type_commit(&holes), MPI_SUCCESS);
+	assert_true(bcs_dt_contig(holes)); /* nothing to gather */
+	memset(buf, 7, sizeof buf);
+	bcs_dt_pack(holes, 2, buf, out);
+	bcs_dt_unpack(holes, 2, out, 0, buf);
+	assert_int_equal(bcs_dt_span(holes, 2, &tlb, &span), 0);
+	assert_int_equal(span, 0);
+	assert_int_equal(MPI_Type_free(&none), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_free(&holes), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_free(&empty), MPI_SUCCESS);
+}
+
+/* The common case must stay a plain strided copy: a column of a
+ * row-major matrix of doubles, packed and unpacked. */
+static void test_vector_of_doubles_packs_the_column(void **state)
+{
+	enum { ROWS = 1000, COLS = 7 };
+	static double m[ROWS][COLS], col[ROWS];
+	MPI_Datatype column;
+
+	(void)state;
+	for (int r = 0; r < ROWS; r++)
+		for (int c = 0; c < COLS; c++)
+			m[r][c] = r * 10 + c;
+	assert_int_equal(MPI_Type_vector(ROWS, 1, COLS, MPI_DOUBLE, &column),
+			 MPI_SUCCESS);
+	assert_int_equal(MPI_Type_commit(&column), MPI_SUCCESS);
+	bcs_dt_pack(column, 1, &m[0][3], col);
+	for (int r = 0; r < ROWS; r++)
+		assert_true(col[r] == r * 10 + 3);
+	for (int r = 0; r < ROWS; r++)
+		col[r] = -r;
+	bcs_dt_unpack(column, 1, col, sizeof col, &m[0][5]);
+	for (int r = 0; r < ROWS; r++) {
+		assert_true(m[r][5] == -r);
+		assert_true(m[r][4] == r * 10 + 4);
+		assert_true(m[r][6] == r * 10 + 6);
+	}
+	assert_int_equal(MPI_Type_free(&column), MPI_SUCCESS);
+}
+
+static void test_bad_arguments_are_refused(void **state)
+{
+	MPI_Datatype t = MPI_DATATYPE_NULL, v;
+	int size;
+
+	(void)state;
+	assert_int_equal(MPI_Type_contiguous(-1, MPI_INT, &t), MPI_ERR_COUNT);
+	assert_int_equal(MPI_Type_vector(2, -1, 1, MPI_INT, &t),
+			 MPI_ERR_COUNT);
+	assert_int_equal(MPI_Type_vector(-2, 1, 1, MPI_INT, &t),
+			 MPI_ERR_COUNT);
+	assert_int_equal(MPI_Type_contiguous(2, MPI_DATATYPE_NULL, &t),
+			 MPI_ERR_TYPE);
+	assert_int_equal(MPI_Type_contiguous(2, MPI_INT, NULL), MPI_ERR_ARG);
+	assert_int_equal(t, MPI_DATATYPE_NULL);
+	/* past an int: MPI_UNDEFINED; past MPI_Aint: refused, not wrapped */
+	assert_int_equal(MPI_Type_contiguous(INT_MAX, MPI_INT, &t),
+			 MPI_SUCCESS);
+	assert_int_equal(MPI_Type_size(t, &size), MPI_SUCCESS);
+	assert_int_equal(size, MPI_UNDEFINED);
+	assert_int_equal(bcs_dt_size(t), (size_t)INT_MAX * 4);
+	assert_int_equal(MPI_Type_free(&t), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_contiguous(INT_MAX, MPI_C_LONG_DOUBLE_COMPLEX,
+					     &v), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_contiguous(INT_MAX, v, &t), MPI_ERR_ARG);
+	assert_int_equal(MPI_Type_vector(2, 1, INT_MAX, v, &t), MPI_ERR_ARG);
+	assert_int_equal(MPI_Type_vector(INT_MAX, INT_MAX, 1, v, &t),
+			 MPI_ERR_ARG);
+	assert_int_equal(t, MPI_DATATYPE_NULL);
+	assert_int_equal(MPI_Type_free(&v), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_commit(NULL), MPI_ERR_ARG);
+	assert_int_equal(MPI_Type_free(NULL), MPI_ERR_ARG);
+	assert_int_equal(MPI_Type_size(MPI_INT, NULL), MPI_ERR_ARG);
+}
+
+/* ---- lifetime ---------------------------------------------------------- */
+
+static void test_freeing_the_old_type_keeps_the_new(void **state)
+{
+	struct ref i = ref_basic(MPI_INT);
+	struct ref v = ref_vector(&i, 3, 1, 2, 0);
+	struct ref c = ref_vector(&v, 2, 1, 1, 1);
+	int size;
+
+	(void)state;
+	assert_int_equal(MPI_Type_commit(&c.h), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_free(&v.h), MPI_SUCCESS);
+	assert_int_equal(v.h, MPI_DATATYPE_NULL);
+	check_type(&c);
+	v.h = MPI_DATATYPE_NULL;
+	assert_int_equal(MPI_Type_size(v.h, &size), MPI_ERR_TYPE);
+	ref_free(&c);
+	free(v.map);
+	free(i.map);
+}
+
+static void test_freed_handles_are_dead(void **state)
+{
+	MPI_Datatype t, stale;
+	int size;
+
+	(void)state;
+	assert_int_equal(MPI_Type_contiguous(2, MPI_INT, &t), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_commit(&t), MPI_SUCCESS);
+	stale = t;
+	assert_int_equal(MPI_Type_free(&t), MPI_SUCCESS);
+	assert_int_equal(t, MPI_DATATYPE_NULL);
+	assert_false(bcs_dt_ok(stale));
+	assert_int_equal(MPI_Type_size(stale, &size), MPI_ERR_TYPE);
+	assert_int_equal(MPI_Type_free(&stale), MPI_ERR_TYPE);
+	assert_int_equal(MPI_Type_commit(&stale), MPI_ERR_TYPE);
+}
+
+/* A receive in progress keeps its type through MPI_Type_free. */
+static void test_a_held_type_outlives_its_handle(void **state)
+{
+	MPI_Datatype t, h;
+	int out[6] = { 0 };
+	const int in[3] = { 1, 2, 3 };
+
+	(void)state;
+	assert_int_equal(MPI_Type_vector(3, 1, 2, MPI_INT, &t), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_commit(&t), MPI_SUCCESS);
+	h = t;
+	assert_int_equal(bcs_dt_hold(h), 0);
+	assert_int_equal(MPI_Type_free(&t), MPI_SUCCESS);
+	assert_false(bcs_dt_ok(h)); /* no new use */
+	bcs_dt_unpack(h, 1, in, sizeof in, out);
+	assert_int_equal(out[0], 1);
+	assert_int_equal(out[2], 2);
+	assert_int_equal(out[4], 3);
+	assert_int_equal(out[1] | out[3] | out[5], 0);
+	bcs_dt_release(h);
+	assert_int_equal(bcs_dt_size(h), 0); /* gone */
+	assert_int_equal(bcs_dt_hold(h), -1);
+	/* predefined: nothing to hold */
+	assert_int_equal(bcs_dt_hold(MPI_INT), 0);
+	bcs_dt_release(MPI_INT);
+	assert_true(bcs_dt_ok(MPI_INT));
+}
+
+static void test_many_types_get_distinct_handles(void **state)
+{
+	enum { N = 1000 };
+	static MPI_Datatype t[N];
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(MPI_Type_contiguous(i + 1, MPI_CHAR, &t[i]),
+				 MPI_SUCCESS);
+		for (int j = 0; j < i; j += 97)
+			assert_int_not_equal(t[i], t[j]);
+	}
+	for (int i = 0; i < N; i += 2)
+		assert_int_equal(MPI_Type_free(&t[i]), MPI_SUCCESS);
+	for (int i = 1; i < N; i += 2)
+		assert_int_equal(bcs_dt_size(t[i]), (size_t)i + 1);
+	for (int i = 1; i < N; i += 2)
+		assert_int_equal(MPI_Type_free(&t[i]), MPI_SUCCESS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_predefined_types_have_their_c_sizes),
+		cmocka_unit_test(test_kernel_types_cover_every_reduction_type),
+		cmocka_unit_test(test_null_and_foreign_handles_are_no_types),
+		cmocka_unit_test(test_predefined_types_cannot_be_freed),
+		cmocka_unit_test(test_nested_types_pack_as_the_reference),
+		cmocka_unit_test(test_vector_extent_is_mpis),
+		cmocka_unit_test(test_negative_strides_reach_below_the_buffer),
+		cmocka_unit_test(test_empty_types_have_no_data),
+		cmocka_unit_test(test_vector_of_doubles_packs_the_column),
+		cmocka_unit_test(test_bad_arguments_are_refused),
+		cmocka_unit_test(test_freeing_the_old_type_keeps_the_new),
+		cmocka_unit_test(test_freed_handles_are_dead),
+		cmocka_unit_test(test_a_held_type_outlives_its_handle),
+		cmocka_unit_test(test_many_types_get_distinct_handles),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
