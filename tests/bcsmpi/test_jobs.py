@@ -22,7 +22,14 @@ Usage: test_jobs.py BUILD TEST
   corrupt       a rank scribbles over its area of the segment: the job
                 ends FAILED naming it, the engine and the next job fine;
   mismatch      a broadcast with different roots: FAILED with the call
-                and the reason, never a hang.
+                and the reason, never a hang;
+  gang          two BCS-MPI jobs on one node in two gang rows (MPL 2):
+                switched in and out, both complete with every result
+                right (a stopped job's communication waits for its
+                turn);
+  master_kill   three managers: the strobe master killed while a job
+                communicates; under the new master the job completes,
+                every result right (the engine sees only slower slices).
 
 Exit: 0 pass, 1 fail, 77 skipped (not root).
 """
@@ -157,6 +164,58 @@ def test_mismatch(lab):
     failed_with(lab, "mismatch", ["MPI_Bcast", "different"])
 
 
+def submit_loop(lab, name, n, iters, spin_ms):
+    prog = build_prog(lab, "loop")
+    out = os.path.join(lab.dir, name + ".out")
+    r = run(lab, ["submit", "--mpi=bcs", "-n", str(n), "--name", name,
+                  "-o", out, prog, str(iters), str(spin_ms)])
+    check(r.returncode == 0, "submit %s: %s" % (name, r.stderr))
+    return int(r.stdout.split()[-1]), out
+
+
+def wait_end(lab, job, i=0, timeout_ms=120000):
+    rep = stormlab.call(lab.sock(i), {"op": "wait", "client": "bcs",
+                                      "seq": job, "job": job,
+                                      "timeout_ms": timeout_ms},
+                        timeout=timeout_ms / 1000 + 5)
+    check(rep.get("ok"), "job %d did not end: %s" % (job, rep))
+    return stormlab.call(lab.sock(i), {"op": "show", "job": job})["job"]
+
+
+def test_gang(lab):
+    a, out_a = submit_loop(lab, "a", 2, 150, 2)
+    b, out_b = submit_loop(lab, "b", 2, 150, 2)
+    rows = set()
+    for job, out in ((a, out_a), (b, out_b)):
+        j = wait_end(lab, job)
+        check(j["state"] == "COMPLETED", "job %d: %s" % (job, j))
+        with open(out) as f:
+            text = f.read()
+        check("loop: 150 iterations checked on 2 ranks" in text,
+              "job %d printed %r" % (job, text))
+        rows.add(j.get("row"))
+    print("gang: two BCS-MPI jobs in gang rows %s, both completed" %
+          sorted(r for r in rows if r is not None))
+
+
+def test_master_kill(lab):
+    job, out = submit_loop(lab, "survivor", 2, 400, 5)
+    stormlab.wait_for(lambda: show(lab, job)["state"] == "RUNNING", 60,
+                      "the job running")
+    victim = lab.master()
+    check(victim is not None, "no strobe master")
+    lab.p.kill("mm%d" % victim)
+    alive = [i for i in range(lab.m) if i != victim][0]
+    j = wait_end(lab, job, alive)
+    check(j["state"] == "COMPLETED", "the job after mm%d died: %s" %
+          (victim, j))
+    with open(out) as f:
+        text = f.read()
+    check("loop: 400 iterations checked on 2 ranks" in text,
+          "it printed %r" % text)
+    print("master_kill: mm%d killed mid-run; %s" % (victim, text.strip()))
+
+
 def test_determinism(lab):
     prog = build_prog(lab, "anysource")
     outs = []
@@ -197,6 +256,9 @@ TESTS = {
     "flood": (test_flood, dict(managers=1, nodes=1, cpus=2)),
     "corrupt": (test_corrupt, dict(managers=1, nodes=1, cpus=2)),
     "mismatch": (test_mismatch, dict(managers=1, nodes=1, cpus=2)),
+    "gang": (test_gang, dict(managers=1, nodes=1, cpus=2, extra=[
+        "sched_policy = gang", "mpl = 2", "quantum_us = 200000"])),
+    "master_kill": (test_master_kill, dict(managers=3, nodes=1, cpus=2)),
 }
 
 
