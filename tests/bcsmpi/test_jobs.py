@@ -183,19 +183,23 @@ def wait_end(lab, job, i=0, timeout_ms=120000):
 
 
 def test_gang(lab):
-    a, out_a = submit_loop(lab, "a", 2, 150, 2)
-    b, out_b = submit_loop(lab, "b", 2, 150, 2)
-    rows = set()
+    a, out_a = submit_loop(lab, "a", 2, 300, 2)
+    b, out_b = submit_loop(lab, "b", 2, 300, 2)
+    # each fills the node: both run, in two rows of the matrix
+    stormlab.wait_for(lambda: show(lab, a)["state"] == "RUNNING" and
+                      show(lab, b)["state"] == "RUNNING", 60,
+                      "both jobs running")
+    rows = {show(lab, a).get("row"), show(lab, b).get("row")}
+    check(len(rows) == 2, "both jobs in one row: %s" % rows)
     for job, out in ((a, out_a), (b, out_b)):
         j = wait_end(lab, job)
         check(j["state"] == "COMPLETED", "job %d: %s" % (job, j))
         with open(out) as f:
             text = f.read()
-        check("loop: 150 iterations checked on 2 ranks" in text,
+        check("loop: 300 iterations checked on 2 ranks" in text,
               "job %d printed %r" % (job, text))
-        rows.add(j.get("row"))
     print("gang: two BCS-MPI jobs in gang rows %s, both completed" %
-          sorted(r for r in rows if r is not None))
+          sorted(rows))
 
 
 def test_master_kill(lab):
