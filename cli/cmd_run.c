@@ -295,6 +295,29 @@ static json_t *build_request(const struct sc_cmd *cmd,
 				       "is not one of none, bcs", cmd->name, v);
 			json_object_set_new(job, "mpi", json_string(v));
 			break;
+		case SC_OPT_BCS_TRACE:
+		case SC_OPT_BCS_REPLAY: {
+			const char *var = a->opts[i].id == SC_OPT_BCS_TRACE ?
+					  "STORM_BCS_TRACE" :
+					  "STORM_BCS_REPLAY";
+			char *f, *kv;
+
+			if (!v[0])
+				sc_die(SC_EXIT_USAGE, "%s: option --%s: empty "
+				       "path", cmd->name,
+				       a->opts[i].id == SC_OPT_BCS_TRACE ?
+				       "bcs-trace" : "bcs-replay");
+			/* the node opens it as you: an absolute path */
+			f = absolute(cwd, v);
+			if (!f || asprintf(&kv, "%s=%s", var, f) < 0)
+				sc_die(SC_EXIT_FAILED, "out of memory");
+			json_array_append_new(env, jtext(cmd->name,
+							 "the log's path",
+							 kv));
+			free(kv);
+			free(f);
+			break;
+		}
 		case SC_OPT_BCS_ORDER:
 			if (strcmp(v, "deterministic") && strcmp(v, "arrival"))
 				sc_die(SC_EXIT_USAGE, "%s: option --bcs-order: "

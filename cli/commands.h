@@ -35,6 +35,8 @@ enum {
 	SC_OPT_MEM,
 	SC_OPT_MPI,
 	SC_OPT_BCS_ORDER,
+	SC_OPT_BCS_TRACE,
+	SC_OPT_BCS_REPLAY,
 };
 
 /** One option.  The list ends with an all-zero record. */
@@ -154,6 +156,13 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	  "receives match in an order the program alone decides) or "       \
 	  "arrival (first come, first matched; to measure what "            \
 	  "determinism costs)." },                                           \
+	{ SC_OPT_BCS_TRACE, "bcs-trace", "FILE",                             \
+	  "With --mpi=bcs: write the job's match log to FILE (as you; a "   \
+	  "line per message matched, which receive took which send)." },    \
+	{ SC_OPT_BCS_REPLAY, "bcs-replay", "FILE",                           \
+	  "With --mpi=bcs: make every receive take the send a match log "   \
+	  "(--bcs-trace) names; a run that cannot stops FAILED naming the " \
+	  "first differing match." },                                        \
 	{ SC_OPT_FILE, "file", "PATH",                                       \
 	  "Send PATH (a regular file) to the nodes along with the program, " \
 	  "into the job's directory ($STORM_JOB_DIR).  Repeatable; the "     \

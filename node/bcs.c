@@ -46,6 +46,15 @@ struct bcs_xfer {
 	uint64_t len, done;
 };
 
+/* A recorded match (--bcs-replay). */
+struct bcs_pick {
+	int32_t dst;
+	uint64_t rseq;
+	int32_t src;
+	uint64_t sseq;
+	uint64_t k;              /* its number in the record */
+};
+
 /* A completion that found its ring full. */
 struct bcs_late {
 	struct bcs_late *next;
@@ -86,6 +95,13 @@ struct bcs_job {
 	struct bcs_match m;
 	struct bcs_xfer *xfers, **xtail;
 	struct bcs_comm *comms;
+	uint64_t *rseq;          /* area: receives posted */
+	uint64_t slices;         /* the job's slices so far */
+	int trace_fd;            /* --bcs-trace: the match log, or -1 */
+	char *trace;             /* this slice's lines */
+	size_t trace_len, trace_cap;
+	struct bcs_pick *picks;  /* --bcs-replay: the record, sorted */
+	size_t npicks;
 	int stopped;
 	int failed;              /* reported by nm_bcs_failed once */
 	int reported;
@@ -275,6 +291,11 @@ static void job_free(struct bcs_job *j)
 	free(j->late);
 	free(j->woken);
 	free(j->incoming);
+	free(j->rseq);
+	free(j->trace);
+	free(j->picks);
+	if (j->trace_fd >= 0)
+		close(j->trace_fd);
 	free(j);
 }
 
@@ -329,6 +350,7 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 	if (!(j = calloc(1, sizeof(*j))))
 		goto nomem;
 	j->fd = -1;
+	j->trace_fd = -1;
 	j->id = job;
 	j->size = size;
 	j->nlocal = nlocal;
@@ -343,10 +365,11 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 	j->late = calloc(nlocal, sizeof(*j->late));
 	j->woken = calloc(nlocal, sizeof(*j->woken));
 	j->incoming = calloc(nlocal, sizeof(*j->incoming));
+	j->rseq = calloc(nlocal, sizeof(*j->rseq));
 	all = malloc(size * sizeof(*all));
 	if (!j->area_of || !j->world_of || !j->pid || !j->gone || !j->tail ||
 	    !j->seq || !j->pending || !j->late || !j->woken ||
-	    !j->incoming || !all ||
+	    !j->incoming || !j->rseq || !all ||
 	    bcs_match_init(&j->m, size, order))
 		goto nomem;
 	for (uint32_t r = 0; r < size; r++)
@@ -617,6 +640,7 @@ static int take_recv(struct bcs_job *j, uint32_t i, const struct bcs_desc *d)
 	r->cap = d->bytes;
 	r->req = d->req;
 	r->addr = d->addr;
+	r->seq = ++j->rseq[i];
 	bcs_match_recv(&j->m, r);
 	return 0;
 }
@@ -693,11 +717,164 @@ static void take(struct bcs_job *j, uint32_t i)
 
 /* ---- (2) matching and (3) moving ---------------------------------------- */
 
+/* A match into the job's log (written out at the end of the slice). */
+static void trace_match(struct bcs_job *j, const struct bcs_recv *r,
+			const struct bcs_msg *s)
+{
+	char line[256];
+	int n;
+
+	if (j->trace_fd < 0 || r->probe)
+		return;
+	n = snprintf(line, sizeof(line), "match %llu slice %llu: rank %d recv "
+		     "%llu <- rank %d send %llu tag %d bytes %llu\n",
+		     (unsigned long long)j->m.matched,
+		     (unsigned long long)j->slices, r->dst,
+		     (unsigned long long)r->seq, s->src,
+		     (unsigned long long)s->seq, s->tag,
+		     (unsigned long long)s->bytes);
+	if (j->trace_len + (size_t)n > j->trace_cap) {
+		size_t cap = j->trace_cap ? 2 * j->trace_cap : 4096;
+		char *t;
+
+		while (cap < j->trace_len + (size_t)n)
+			cap *= 2;
+		if (!(t = realloc(j->trace, cap)))
+			return; /* the log loses a line rather than the job */
+		j->trace = t;
+		j->trace_cap = cap;
+	}
+	memcpy(j->trace + j->trace_len, line, (size_t)n);
+	j->trace_len += (size_t)n;
+}
+
+static void trace_flush(struct bcs_job *j)
+{
+	size_t done = 0;
+
+	while (j->trace_fd >= 0 && done < j->trace_len) {
+		ssize_t w = write(j->trace_fd, j->trace + done,
+				  j->trace_len - done);
+
+		if (w <= 0) {
+			qb_log(LOG_WARNING, "job %u: BCS-MPI trace: %s; no "
+			       "more of it is written", j->id,
+			       w < 0 ? strerror(errno) : "short write");
+			close(j->trace_fd);
+			j->trace_fd = -1;
+			break;
+		}
+		done += (size_t)w;
+	}
+	j->trace_len = 0;
+}
+
+static int cmp_pick(const void *a, const void *b)
+{
+	const struct bcs_pick *x = a, *y = b;
+
+	if (x->dst != y->dst)
+		return x->dst < y->dst ? -1 : 1;
+	return x->rseq < y->rseq ? -1 : x->rseq > y->rseq;
+}
+
+static int pick(void *ctx, const struct bcs_recv *r, int32_t *src,
+		uint64_t *seq)
+{
+	struct bcs_job *j = ctx;
+	struct bcs_pick key = { .dst = r->dst, .rseq = r->seq }, *p;
+
+	if (r->probe)
+		return 0;
+	p = bsearch(&key, j->picks, j->npicks, sizeof(key), cmp_pick);
+	if (!p)
+		return 0;
+	*src = p->src;
+	*seq = p->sseq;
+	return 1;
+}
+
+void nm_bcs_trace(struct nm_bcs *e, uint32_t job, int fd)
+{
+	struct bcs_job *j = job_find(e, job);
+
+	if (!j) {
+		close(fd);
+		return;
+	}
+	if (j->trace_fd >= 0)
+		close(j->trace_fd);
+	j->trace_fd = fd;
+}
+
+int nm_bcs_replay(struct nm_bcs *e, uint32_t job, const char *text,
+		  size_t len, char *err, size_t errlen)
+{
+	struct bcs_job *j = job_find(e, job);
+	size_t cap = 0, line = 0;
+	const char *p = text, *end = text + len;
+
+	if (!j) {
+		snprintf(err, errlen, "no BCS-MPI job %u here", job);
+		return -ENOENT;
+	}
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		char buf[256];
+		unsigned long long k, sl, rs, ss, b;
+		int d, s, t, used = 0;
+		size_t n = (size_t)((nl ? nl : end) - p);
+
+		line++;
+		if (n && n < sizeof(buf)) {
+			memcpy(buf, p, n);
+			buf[n] = '\0';
+		}
+		if (!n || n >= sizeof(buf) ||
+		    sscanf(buf, "match %llu slice %llu: rank %d recv %llu <- "
+			   "rank %d send %llu tag %d bytes %llu%n", &k, &sl, &d,
+			   &rs, &s, &ss, &t, &b, &used) != 8 ||
+		    (size_t)used != n || d < 0 || (uint32_t)d >= j->size ||
+		    s < 0 || (uint32_t)s >= j->size) {
+			if (n) {
+				snprintf(err, errlen, "replay log, line %zu: "
+					 "not a match line of job of %u ranks "
+					 "(\"match K slice N: rank D recv R <- "
+					 "rank S send Q tag T bytes B\")",
+					 line, j->size);
+				return -EINVAL;
+			}
+		} else {
+			if (j->npicks == cap) {
+				struct bcs_pick *np;
+
+				cap = cap ? 2 * cap : 256;
+				if (!(np = realloc(j->picks,
+						   cap * sizeof(*np)))) {
+					snprintf(err, errlen, "out of memory "
+						 "for the replay log");
+					return -ENOMEM;
+				}
+				j->picks = np;
+			}
+			j->picks[j->npicks++] = (struct bcs_pick){
+				.dst = d, .rseq = rs, .src = s, .sseq = ss,
+				.k = k };
+		}
+		p = nl ? nl + 1 : end;
+	}
+	qsort(j->picks, j->npicks, sizeof(*j->picks), cmp_pick);
+	j->m.pick = pick;
+	j->m.pick_ctx = j;
+	return 0;
+}
+
 static void on_match(void *ctx, struct bcs_recv *r, struct bcs_msg *s)
 {
 	struct bcs_job *j = ctx;
 	struct bcs_xfer *x;
 
+	trace_match(j, r, s);
 	if (r->probe) {
 		struct bcs_done d = { .req = r->req, .source = s->src,
 				      .tag = s->tag, .bytes = s->bytes,
@@ -940,10 +1117,27 @@ static void job_slice(struct nm_bcs *e, struct bcs_job *j)
 
 		k->gone = j->gone[i];
 		k->other_pending = j->pending[i];
+		k->sent = j->seq[i];
 	}
 	if (j->failed)
 		return;
+	j->slices++;
 	bcs_match_run(&j->m, on_match, j);
+	trace_flush(j);
+	if (j->m.diverged) {
+		const struct bcs_recv *r = j->m.diverged;
+		struct bcs_pick key = { .dst = r->dst, .rseq = r->seq }, *p;
+
+		p = bsearch(&key, j->picks, j->npicks, sizeof(key), cmp_pick);
+		job_fail(j, "the run diverged from the replayed log at its "
+			 "match %llu (slice %llu): rank %d's receive %llu "
+			 "cannot take rank %d's send %llu",
+			 p ? (unsigned long long)p->k : 0ULL,
+			 (unsigned long long)j->slices, r->dst,
+			 (unsigned long long)r->seq, p ? p->src : -1,
+			 p ? (unsigned long long)p->sseq : 0ULL);
+		return;
+	}
 	transfers(e, j);
 	collectives(j);
 	for (uint32_t i = 0; i < j->nlocal; i++) {

@@ -48,6 +48,19 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 		uint32_t nlocal, const uint32_t *ranks, const char *dir,
 		uid_t uid, gid_t gid, enum bcs_order order, int *fd, char *err,
 		size_t errlen);
+/* The job's match log (--bcs-trace): every match appended to fd (the
+ * engine's from now on, opened as the job's user), a line each:
+ *   match K slice N: rank D recv R <- rank S send Q tag T bytes B
+ * (K counts the job's matches, N its slices, R and Q each rank's own
+ * receives and sends: all but N are the same on a rerun that matches
+ * alike). */
+void nm_bcs_trace(struct nm_bcs *e, uint32_t job, int fd);
+/* Replay a match log (--bcs-replay: text of len bytes, a log as
+ * nm_bcs_trace writes): every receive takes the send the log names; a
+ * receive that cannot stops the job naming the first differing match.
+ * 0, or -EINVAL with err naming the line that is not a log line. */
+int nm_bcs_replay(struct nm_bcs *e, uint32_t job, const char *text,
+		  size_t len, char *err, size_t errlen);
 /* Local rank i of job runs as pid (once launched). */
 void nm_bcs_started(struct nm_bcs *e, uint32_t job, uint32_t i, pid_t pid);
 /* Local rank i of job exited (before it is reaped): a rank that had not

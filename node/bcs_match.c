@@ -188,8 +188,32 @@ static struct bcs_msg *choose(struct bcs_match *m, struct bcs_recv *r,
 			      int *bounded, int *held)
 {
 	struct bcs_msg *best = NULL;
+	int32_t psrc;
+	uint64_t pseq;
 
 	*held = 0;
+	if (m->pick && m->pick(m->pick_ctx, r, &psrc, &pseq)) {
+		/* replay: the recorded send, once posted */
+		for (struct bcs_msg *s = m->sends[r->dst]; s; s = s->next)
+			if (s->src == psrc && s->seq == pseq) {
+				if (takes(r, s))
+					return s;
+				if (!m->diverged)
+					m->diverged = r;
+				break;
+			}
+		if (psrc < 0 || (uint32_t)psrc >= m->n || m->rk[psrc].gone ||
+		    m->rk[psrc].sent >= pseq ||
+		    ++r->waited >= 10 * BCS_PATIENCE) {
+			/* a send that will never come here: its rank is
+			 * done, or made it and it went elsewhere, or it has
+			 * not come for ten patiences */
+			if (!m->diverged)
+				m->diverged = r;
+		}
+		*held = 1;
+		return NULL;
+	}
 	for (struct bcs_msg *s = m->sends[r->dst]; s; s = s->next) {
 		if (!takes(r, s))
 			continue;

@@ -27,6 +27,12 @@
  * it blocks for BCS_PATIENCE slices is decided anyway, counted in
  * `forced` (the run is then not guaranteed to repeat; the trace says
  * so).  BCS_ORDER_ARRIVAL turns the rule off: first come, first matched.
+ *
+ * Replay.  With a pick function (a recorded run's matches, bcs.c), a
+ * receive takes exactly the send the record names for it — (source,
+ * the source's sequence) for (receiving rank, its receive sequence) —
+ * waiting until that send is posted; a named send the receive cannot
+ * take is a divergence (m->diverged), and the caller stops the job.
  */
 #ifndef STORM_NM_BCS_MATCH_H
 #define STORM_NM_BCS_MATCH_H
@@ -63,8 +69,14 @@ struct bcs_recv {
 	uint64_t req;
 	uint64_t addr;
 	uint32_t waited;        /* slices undecided with a candidate */
+	uint64_t seq;           /* the receiving rank's receive sequence */
 	void *owner;
 };
+
+/* A recorded run's match for r: 1 with *src and *seq (the send it
+ * took), or 0 (the record says nothing: decide as usual). */
+typedef int (*bcs_pick_fn)(void *ctx, const struct bcs_recv *r,
+			   int32_t *src, uint64_t *seq);
 
 /* A rank as the matcher sees it at a slice. */
 struct bcs_rank_state {
@@ -72,6 +84,7 @@ struct bcs_rank_state {
 	int blocked;            /* waiting, every completion consumed */
 	int gone;               /* finalized or exited: sends nothing */
 	uint32_t other_pending; /* its sends and collectives not complete */
+	uint64_t sent;          /* sends it has posted (the last sequence) */
 };
 
 struct bcs_match {
@@ -83,6 +96,10 @@ struct bcs_match {
 	uint64_t *bound;         /* per rank: least clock of a future send */
 	uint64_t forced;         /* ANY_SOURCE receives decided by patience */
 	uint64_t matched;
+	bcs_pick_fn pick;        /* replaying a record, or NULL */
+	void *pick_ctx;
+	const struct bcs_recv *diverged; /* the first receive the record's
+					  * send does not fit, or NULL */
 };
 
 /* A match: r takes s (a probe only looks at it; s stays). */

@@ -26,6 +26,7 @@
  * at MPL 1) the switch sends no signal: no system call at all.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <sched.h>
 #include <signal.h>
@@ -428,6 +429,84 @@ static void bcs_failures(struct nm *nm)
 			job_fail(nm, j, why);
 }
 
+/* The value of name in the job's environment (stormctl puts
+ * --bcs-trace and --bcs-replay there), or NULL. */
+static const char *job_env(const struct nm_job *j, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (uint32_t i = 0; i < j->m->envc; i++)
+		if (!strncmp(j->m->env[i], name, n) && j->m->env[i][n] == '=')
+			return j->m->env[i] + n + 1;
+	return NULL;
+}
+
+#define BCS_REPLAY_MAX (64u << 20) /* bytes of a replayed log */
+
+/* --bcs-trace FILE and --bcs-replay FILE: opened with the job's user's
+ * rights (never the daemon's), FILE an absolute path. */
+static int bcs_trace_replay(struct nm *nm, struct nm_job *j, char *err,
+			    size_t errlen)
+{
+	const char *trace = job_env(j, "STORM_BCS_TRACE");
+	const char *replay = job_env(j, "STORM_BCS_REPLAY");
+	const struct nm_identity *id = j->ident;
+	uint32_t groups[NM_ID_GROUPS_MAX];
+	int fd;
+
+	if (!id)
+		return 0;
+	for (int i = 0; i < id->ngroups; i++)
+		groups[i] = id->groups[i];
+	if (trace && trace[0] == '/') {
+		fd = st_open_as(trace, O_WRONLY | O_CREAT | O_TRUNC |
+				O_NOFOLLOW | O_CLOEXEC, 0644, id->uid, id->gid,
+				groups, id->ngroups);
+		if (fd < 0) {
+			snprintf(err, errlen, "node %s: job %u: cannot open "
+				 "its BCS-MPI trace %s as uid %u: %s",
+				 nm->host->name, j->id, trace,
+				 (unsigned)id->uid, strerror(-fd));
+			return fd;
+		}
+		nm_bcs_trace(&nm->bcs, j->id, fd);
+	}
+	if (replay && replay[0] == '/') {
+		char *text = malloc(BCS_REPLAY_MAX);
+		size_t len = 0;
+		ssize_t r = 0;
+		int rc;
+
+		fd = st_open_as(replay, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0,
+				id->uid, id->gid, groups, id->ngroups);
+		if (fd < 0 || !text) {
+			free(text);
+			if (fd >= 0)
+				close(fd);
+			snprintf(err, errlen, "node %s: job %u: cannot read "
+				 "its BCS-MPI replay log %s as uid %u: %s",
+				 nm->host->name, j->id, replay,
+				 (unsigned)id->uid,
+				 strerror(fd < 0 ? -fd : ENOMEM));
+			return fd < 0 ? fd : -ENOMEM;
+		}
+		while (len < BCS_REPLAY_MAX &&
+		       (r = read(fd, text + len, BCS_REPLAY_MAX - len)) > 0)
+			len += (size_t)r;
+		close(fd);
+		rc = r < 0 ? -errno : len == BCS_REPLAY_MAX ? -EFBIG :
+		     nm_bcs_replay(&nm->bcs, j->id, text, len, err, errlen);
+		free(text);
+		if (rc == -EFBIG || (rc && r < 0))
+			snprintf(err, errlen, "node %s: job %u: BCS-MPI replay "
+				 "log %s: %s", nm->host->name, j->id, replay,
+				 rc == -EFBIG ? "larger than 64 MiB" :
+				 strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
 /* A BCS-MPI job's segment, which its ranks inherit (bcs.h). */
 static int bcs_open(struct nm *nm, struct nm_job *j, char *err,
 		    size_t errlen)
@@ -449,7 +528,7 @@ static int bcs_open(struct nm *nm, struct nm_job *j, char *err,
 			 j->m->mpi == ST_MPI_BCS_ARRIVAL ? BCS_ORDER_ARRIVAL :
 			 BCS_ORDER_DETERMINISTIC, &j->bcs_fd, err, errlen);
 	free(ranks);
-	return rc;
+	return rc ? rc : bcs_trace_replay(nm, j, err, errlen);
 }
 
 static void job_start(struct nm *nm, struct nm_job *j)

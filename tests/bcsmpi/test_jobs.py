@@ -23,6 +23,9 @@ Usage: test_jobs.py BUILD TEST
                 ends FAILED naming it, the engine and the next job fine;
   mismatch      a broadcast with different roots: FAILED with the call
                 and the reason, never a hang;
+  trace_replay  a run matched by arrival, traced (--bcs-trace), then
+                replayed (--bcs-replay): the same output; a log naming a
+                send twice: FAILED naming the first differing match;
   gang          two BCS-MPI jobs on one node in two gang rows (MPL 2):
                 switched in and out, both complete with every result
                 right (a stopped job's communication waits for its
@@ -220,6 +223,40 @@ def test_master_kill(lab):
     print("master_kill: mm%d killed mid-run; %s" % (victim, text.strip()))
 
 
+def test_trace_replay(lab):
+    prog = build_prog(lab, "anysource")
+    log = os.path.join(lab.dir, "matches.log")
+    r = run(lab, ["run", "--mpi=bcs", "--bcs-order=arrival", "--bcs-trace",
+                  log, "-n", "4", prog, "5"])
+    check(r.returncode == 0, "traced run: %s %s" % (r.stdout, r.stderr))
+    with open(log) as f:
+        lines = f.read().splitlines()
+    check(len(lines) == 36 and all(line.startswith("match ")
+                                   for line in lines),
+          "the log: %d lines, %r" % (len(lines), lines[:2]))
+    traced = r.stdout
+    r = run(lab, ["run", "--mpi=bcs", "--bcs-replay", log, "-n", "4", prog,
+                  "2"])
+    check(r.returncode == 0 and r.stdout == traced,
+          "the replay printed otherwise:\n%s\nvs\n%s" % (r.stdout, traced))
+    # a log whose second match names the first's send again: that send
+    # is taken by then, and its rank has made it: the run diverges
+    bad = os.path.join(lab.dir, "bad.log")
+    first, second = lines[0].split(), lines[1].split()
+    at = second.index("<-")
+    second[at + 1:at + 5] = first[first.index("<-") + 1:
+                                  first.index("<-") + 5]
+    with open(bad, "w") as f:
+        f.write("\n".join([lines[0], " ".join(second)] + lines[2:]) + "\n")
+    r = run(lab, ["run", "--mpi=bcs", "--bcs-replay", bad, "-n", "4", prog])
+    check(r.returncode != 0, "a diverging replay: exit 0")
+    j = show(lab, last_job(lab))
+    check(j["state"] == "FAILED" and "diverged" in j.get("reason", ""),
+          "the diverging replay: %s" % j)
+    print("trace_replay: %d matches logged by arrival, replayed alike; %s"
+          % (len(lines), j["reason"]))
+
+
 def test_determinism(lab):
     prog = build_prog(lab, "anysource")
     outs = []
@@ -260,6 +297,7 @@ TESTS = {
     "flood": (test_flood, dict(managers=1, nodes=1, cpus=2)),
     "corrupt": (test_corrupt, dict(managers=1, nodes=1, cpus=2)),
     "mismatch": (test_mismatch, dict(managers=1, nodes=1, cpus=2)),
+    "trace_replay": (test_trace_replay, dict(managers=1, nodes=1, cpus=4)),
     "gang": (test_gang, dict(managers=1, nodes=1, cpus=2, extra=[
         "sched_policy = gang", "mpl = 2", "quantum_us = 200000"])),
     "master_kill": (test_master_kill, dict(managers=3, nodes=1, cpus=2)),

@@ -332,6 +332,45 @@ static void test_arrival_order_and_patience(void **state)
 	bcs_match_fini(&m, drop, NULL);
 }
 
+/* Replay: the recorded send, whatever the order says; a divergence when
+ * it cannot come. */
+static int pick_src2(void *ctx, const struct bcs_recv *r, int32_t *src,
+		     uint64_t *seq)
+{
+	(void)ctx;
+	if (r->req != 1)
+		return 0;
+	*src = 2;
+	*seq = 1;
+	return 1;
+}
+
+static void test_replay_takes_the_recorded_send(void **state)
+{
+	struct bcs_match m;
+	struct log l = { 0 };
+
+	(void)state;
+	assert_int_equal(bcs_match_init(&m, 3, BCS_ORDER_DETERMINISTIC), 0);
+	m.pick = pick_src2;
+	bcs_match_recv(&m, rcv(0, BCS_ANY, BCS_ANY, 1));
+	bcs_match_send(&m, msg(1, 0, 0, 1, 1)); /* the least: not taken */
+	m.rk[0].blocked = 1;
+	m.rk[1] = (struct bcs_rank_state){ .clock = 1, .sent = 1 };
+	m.rk[2] = (struct bcs_rank_state){ .clock = 0 };
+	assert_int_equal(bcs_match_run(&m, on_match, &l), 0); /* waits */
+	bcs_match_send(&m, msg(2, 0, 0, 9, 1));
+	m.rk[2].sent = 1;
+	assert_int_equal(bcs_match_run(&m, on_match, &l), 1);
+	assert_int_equal(l.src[0], 2);
+	assert_null(m.diverged);
+	/* recorded again: rank 2 made its send 1 and it is taken */
+	bcs_match_recv(&m, rcv(0, BCS_ANY, BCS_ANY, 1));
+	assert_int_equal(bcs_match_run(&m, on_match, &l), 0);
+	assert_non_null(m.diverged);
+	bcs_match_fini(&m, drop, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_undecided_receive_holds_only_overlapping),
 		cmocka_unit_test(test_probe_looks_without_taking),
 		cmocka_unit_test(test_arrival_order_and_patience),
+		cmocka_unit_test(test_replay_takes_the_recorded_send),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
