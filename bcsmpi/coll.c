@@ -114,6 +114,20 @@ static int wait_n(const char *fn, struct bcs_comm *c, MPI_Request *r, int n)
 			      "failed") : MPI_SUCCESS;
 }
 
+/* The messages a collective posted, all waited for even when it failed
+ * on the way (none may land after the call returned); its error, rc,
+ * through the communicator's handler. */
+static int settle(const char *fn, struct bcs_comm *c, MPI_Request *r, int n,
+		  int rc)
+{
+	int w = wait_n(fn, c, r, n);
+
+	if (rc)
+		return bcs_error(c, fn, rc, "this rank's own block of the "
+				 "collective");
+	return w;
+}
+
 #pragma weak MPI_Barrier = PMPI_Barrier
 int PMPI_Barrier(MPI_Comm comm)
 {
@@ -199,6 +213,8 @@ static int reduce_msgs(const char *fn, struct bcs_comm *c, const void *sbuf,
 		return bcs_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
 	}
 #define AT(k) (all + (size_t)span * (size_t)(k) - lb)
+	for (int k = 0; k < c->size; k++)
+		r[k] = MPI_REQUEST_NULL;
 	rc = MPI_SUCCESS;
 	for (int k = 0; k < c->size && !rc; k++) {
 		r[k] = MPI_REQUEST_NULL;
@@ -208,8 +224,7 @@ static int reduce_msgs(const char *fn, struct bcs_comm *c, const void *sbuf,
 			rc = bcs_irecv(AT(k), count, dt, c->world[k], T_REDUCE,
 				       cctx, c, &r[k]);
 	}
-	if (!rc)
-		rc = wait_n(fn, c, r, c->size);
+	rc = settle(fn, c, r, c->size, rc);
 	/* rank order: acc = r(n-1); then acc = r(k) op acc, k downwards */
 	for (int k = c->size - 2; !rc && k >= 0; k--)
 		rc = bcs_op_apply(op, AT(k), AT(c->size - 1), count, dt);
@@ -328,6 +343,8 @@ static int gatherv(const char *fn, const void *sbuf, int scount,
 	}
 	if (!(r = malloc((size_t)c->size * sizeof(*r))))
 		return bcs_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
+	for (int k = 0; k < c->size; k++)
+		r[k] = MPI_REQUEST_NULL;
 	for (int k = 0; k < c->size; k++) {
 		uint8_t *at = (uint8_t *)rbuf + (MPI_Aint)displs[k] * rext;
 
@@ -342,8 +359,7 @@ static int gatherv(const char *fn, const void *sbuf, int scount,
 		if (rc)
 			break;
 	}
-	if (!rc)
-		rc = wait_n(fn, c, r, c->size);
+	rc = settle(fn, c, r, c->size, rc);
 	free(r);
 	return rc;
 }
@@ -368,6 +384,8 @@ static int scatterv(const char *fn, const void *sbuf, const int *scounts,
 	}
 	if (!(r = malloc((size_t)c->size * sizeof(*r))))
 		return bcs_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
+	for (int k = 0; k < c->size; k++)
+		r[k] = MPI_REQUEST_NULL;
 	for (int k = 0; k < c->size; k++) {
 		const uint8_t *at = (const uint8_t *)sbuf +
 				    (MPI_Aint)displs[k] * sext;
@@ -383,8 +401,7 @@ static int scatterv(const char *fn, const void *sbuf, const int *scounts,
 		if (rc)
 			break;
 	}
-	if (!rc)
-		rc = wait_n(fn, c, r, c->size);
+	rc = settle(fn, c, r, c->size, rc);
 	free(r);
 	return rc;
 }
@@ -536,8 +553,7 @@ static int allgatherv(const char *fn, const void *sbuf, int scount,
 				       c->world[k], T_ALLGATHER, cctx, c, 0,
 				       &r[2 * k + 1]);
 	}
-	if (!rc)
-		rc = wait_n(fn, c, r, 2 * c->size);
+	rc = settle(fn, c, r, 2 * c->size, rc);
 	free(r);
 	return rc;
 }
@@ -611,8 +627,7 @@ static int alltoallv(const char *fn, const void *sbuf, const int *scounts,
 			rc = bcs_isend(s, scounts[k], stype, c->world[k],
 				       T_ALLTOALL, cctx, c, 0, &r[2 * k + 1]);
 	}
-	if (!rc)
-		rc = wait_n(fn, c, r, 2 * c->size);
+	rc = settle(fn, c, r, 2 * c->size, rc);
 	free(r);
 	return rc;
 }

@@ -35,7 +35,7 @@ struct bcs_comm *bcs_comm_get(MPI_Comm c)
 	if (H_KIND(c) == H_BUILTIN && i < 2)
 		return comms[i].used ? &comms[i] : NULL;
 	if (H_KIND(c) == H_DIRECT && i >= 2 && i < BCS_COMMS_MAX)
-		return comms[i].used ? &comms[i] : NULL;
+		return comms[i].used && !comms[i].freed ? &comms[i] : NULL;
 	return NULL;
 }
 
@@ -110,6 +110,18 @@ static void comm_release(struct bcs_comm *c)
 	memset(c, 0, sizeof(*c));
 }
 
+void bcs_comm_ref(struct bcs_comm *c)
+{
+	if (c)
+		c->refs++;
+}
+
+void bcs_comm_unref(struct bcs_comm *c)
+{
+	if (c && --c->refs <= 0 && c->freed)
+		comm_release(c);
+}
+
 void bcs_comms_fini(void)
 {
 	for (int i = 0; i < BCS_COMMS_MAX; i++)
@@ -124,7 +136,7 @@ MPI_Comm bcs_comm_new(struct bcs_comm *parent, uint32_t color, int size,
 	uint64_t n = parent->children++;
 
 	for (int i = 2; i < BCS_COMMS_MAX && !c; i++)
-		if (!comms[i].used)
+		if (!comms[i].used) /* a freed one in use is still used */
 			c = &comms[i];
 	if (!c) {
 		*rc = MPI_ERR_INTERN;
@@ -295,7 +307,11 @@ int PMPI_Comm_free(MPI_Comm *comm)
 		return bcs_error(c, "MPI_Comm_free", MPI_ERR_COMM,
 				 "MPI_COMM_WORLD and MPI_COMM_SELF cannot "
 				 "be freed");
-	comm_release(c);
+	/* requests still pending on it keep it until they are done (their
+	 * statuses translate through its group) */
+	c->freed = 1;
+	if (c->refs <= 0)
+		comm_release(c);
 	*comm = MPI_COMM_NULL;
 	return MPI_SUCCESS;
 }

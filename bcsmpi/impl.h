@@ -49,6 +49,8 @@ struct bcs_comm {
 	MPI_Errhandler errh;
 	struct bcs_cart *cart;
 	int builtin;         /* COMM_WORLD / COMM_SELF: never freed */
+	int refs;            /* requests still using it */
+	int freed;           /* MPI_Comm_free'd: gone once refs is 0 */
 };
 
 #define BCS_COMMS_MAX 4096
@@ -60,6 +62,9 @@ struct bcs_comm *bcs_comm_get(MPI_Comm c);
 MPI_Comm bcs_comm_new(struct bcs_comm *parent, uint32_t color, int size,
 		      const int32_t *world, int *rc);
 int bcs_comms_init(void);
+/* A request holds c (NULL: nothing) until it is freed. */
+void bcs_comm_ref(struct bcs_comm *c);
+void bcs_comm_unref(struct bcs_comm *c);
 void bcs_comms_fini(void);
 
 /* ---- requests ------------------------------------------------------------ */

@@ -62,6 +62,10 @@ int bcs_isend(const void *buf, int count, MPI_Datatype dt, int dest_world,
 	return MPI_SUCCESS;
 }
 
+/* Receives posted so far: an Iprobe's answer older than the last is
+ * stale (that receive may have taken the message). */
+static uint64_t recvs_posted;
+
 int bcs_irecv(void *buf, int count, MPI_Datatype dt, int src_world, int tag,
 	      uint64_t ctx, struct bcs_comm *c, MPI_Request *req)
 {
@@ -87,6 +91,7 @@ int bcs_irecv(void *buf, int count, MPI_Datatype dt, int src_world, int tag,
 	d.req = bcs_req_id(r);
 	if (bcs_rt_post(&d, NULL))
 		bcs_fatal(NULL, "%s", bcs_rt_failed());
+	recvs_posted++;
 	*req = bcs_req_handle(r);
 	return MPI_SUCCESS;
 }
@@ -273,8 +278,9 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 /* An Iprobe's question to the engine, outstanding until answered. */
 struct asked {
 	struct asked *next;
-	struct bcs_comm *c;
+	uint64_t ctx;           /* its communicator's (freed or not) */
 	int source, tag;
+	uint64_t posted_at;     /* recvs_posted when asked */
 	MPI_Request req;
 };
 static struct asked *asked;
@@ -342,15 +348,25 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
 	 * once and stays until answered; until then the answer is no */
 	bcs_rt_poll();
 	for (pp = &asked; (a = *pp); pp = &a->next)
-		if (a->c == c && a->source == source && a->tag == tag)
+		if (a->ctx == c->ctx && a->source == source && a->tag == tag)
 			break;
+	if (a && bcs_req_get(a->req)->done &&
+	    a->posted_at != recvs_posted) {
+		/* answered before a receive was posted, which may have taken
+		 * that very message: ask again */
+		bcs_req_free(bcs_req_get(a->req));
+		*pp = a->next;
+		free(a);
+		a = NULL;
+	}
 	if (!a) {
 		if (!(a = calloc(1, sizeof(*a))))
 			return bcs_error(c, "MPI_Iprobe", MPI_ERR_NO_MEM,
 					 "out of memory");
-		a->c = c;
+		a->ctx = c->ctx;
 		a->source = source;
 		a->tag = tag;
+		a->posted_at = recvs_posted;
 		if ((rc = probe_post(c, source, tag, &a->req))) {
 			free(a);
 			return bcs_error(c, "MPI_Iprobe", rc,
@@ -359,10 +375,12 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
 		a->next = asked;
 		asked = a;
 		*flag = 0;
+		bcs_rt_polled();
 		return MPI_SUCCESS;
 	}
 	if (!bcs_req_get(a->req)->done) {
 		*flag = 0;
+		bcs_rt_polled();
 		return MPI_SUCCESS;
 	}
 	*pp = a->next;

@@ -169,6 +169,11 @@ int bcs_rt_post(struct bcs_desc *d, const void *eager)
 	return 0;
 }
 
+void bcs_rt_polled(void)
+{
+	__atomic_add_fetch(&bcs_rt.area->polls, 1, __ATOMIC_RELAXED);
+}
+
 void bcs_rt_clock_recv(uint64_t c)
 {
 	bcs_rt.clock = (c > bcs_rt.clock ? c : bcs_rt.clock) + 1;

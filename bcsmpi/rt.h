@@ -52,6 +52,9 @@ uint32_t bcs_rt_poll(void);
 int bcs_rt_wait(int (*ready)(void *ctx), void *ctx);
 /* The program saw a receive complete whose send had clock c. */
 void bcs_rt_clock_recv(uint64_t c);
+/* A Test or Iprobe found nothing: the program polls (the engine's
+ * patience with an undecided ANY_SOURCE receive counts only then). */
+void bcs_rt_polled(void);
 /* The engine's reason, once it failed the job; NULL before. */
 const char *bcs_rt_failed(void);
 

@@ -73,6 +73,7 @@ struct bcs_comm {
 	uint32_t n;              /* members */
 	int32_t *world;          /* communicator rank -> world rank */
 	struct bcs_cpost **q;    /* per member: its collectives, in order */
+	uint64_t off;            /* the first's bytes done (a chunk a slice) */
 };
 
 struct bcs_job {
@@ -81,7 +82,9 @@ struct bcs_job {
 	int fd;
 	struct bcs_seg *seg;
 	uint64_t bytes;
-	char path[1300];
+	uint64_t area_off, area_stride; /* the layout, the engine's copy */
+	uint64_t held;           /* eager bytes kept for unmatched sends */
+	uint64_t nheld;          /* descriptors kept unmatched */
 	uint32_t *area_of;       /* world rank -> local area */
 	int32_t *world_of;       /* area -> world rank */
 	pid_t *pid;              /* area -> pid (0: not started / gone) */
@@ -92,6 +95,7 @@ struct bcs_job {
 	struct bcs_late **late;  /* area: completions waiting for room */
 	uint64_t *woken;         /* area: done_head when last woken */
 	uint32_t *incoming;      /* area: receives matched, bytes moving */
+	uint32_t *polls;         /* area: its polls counter when last read */
 	struct bcs_match m;
 	struct bcs_xfer *xfers, **xtail;
 	struct bcs_comm *comms;
@@ -109,6 +113,21 @@ struct bcs_job {
 };
 
 /* ---- helpers ---------------------------------------------------------- */
+
+/* Area i of the job's segment and the eager buffer of its slot k, from
+ * the engine's own copy of the layout: the segment's header is the
+ * user's to scribble on, so the engine never reads it back. */
+static struct bcs_area *area(const struct bcs_job *j, uint32_t i)
+{
+	return (struct bcs_area *)((char *)j->seg + j->area_off +
+				   (uint64_t)i * j->area_stride);
+}
+
+static uint8_t *eager(const struct bcs_job *j, uint32_t i, uint32_t k)
+{
+	return (uint8_t *)area(j, i) + sizeof(struct bcs_area) +
+	       (uint64_t)k * BCS_EAGER_MAX;
+}
 
 static struct bcs_job *job_find(struct nm_bcs *e, uint32_t id)
 {
@@ -135,7 +154,7 @@ static void job_fail(struct bcs_job *j, const char *fmt, ...)
 		snprintf(j->seg->reason, sizeof(j->seg->reason), "%.255s", j->why);
 		__atomic_store_n(&j->seg->failed, 1, __ATOMIC_RELEASE);
 		for (uint32_t i = 0; i < j->nlocal; i++) {
-			struct bcs_area *a = bcs_area_of(j->seg, i);
+			struct bcs_area *a = area(j, i);
 
 			__atomic_add_fetch(&a->wake, 1, __ATOMIC_RELEASE);
 			syscall(SYS_futex, &a->wake, FUTEX_WAKE, INT_MAX,
@@ -174,7 +193,7 @@ static void wake(struct bcs_area *a)
 /* A completion for area i: into its ring, or kept for the next slice. */
 static void complete(struct bcs_job *j, uint32_t i, const struct bcs_done *d)
 {
-	struct bcs_area *a = bcs_area_of(j->seg, i);
+	struct bcs_area *a = area(j, i);
 	uint64_t head = a->done_head;
 	uint64_t tail = __atomic_load_n(&a->done_tail, __ATOMIC_ACQUIRE);
 	struct bcs_late *l, **pp;
@@ -203,7 +222,7 @@ static void complete(struct bcs_job *j, uint32_t i, const struct bcs_done *d)
 /* Completions that waited for room, in order. */
 static void complete_late(struct bcs_job *j, uint32_t i)
 {
-	struct bcs_area *a = bcs_area_of(j->seg, i);
+	struct bcs_area *a = area(j, i);
 
 	while (j->late[i]) {
 		uint64_t head = a->done_head;
@@ -226,7 +245,9 @@ int nm_bcs_init(struct nm_bcs *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->bounce = malloc(NM_BCS_SLICE_BYTES);
-	return e->bounce ? 0 : -ENOMEM;
+	e->cbuf = malloc(NM_BCS_SLICE_BYTES);
+	e->ctmp = malloc(NM_BCS_SLICE_BYTES);
+	return e->bounce && e->cbuf && e->ctmp ? 0 : -ENOMEM;
 }
 
 static void comm_free(struct bcs_comm *c)
@@ -279,8 +300,6 @@ static void job_free(struct bcs_job *j)
 		munmap(j->seg, j->bytes);
 	if (j->fd >= 0)
 		close(j->fd);
-	if (j->path[0])
-		unlink(j->path);
 	free(j->area_of);
 	free(j->world_of);
 	free(j->pid);
@@ -291,6 +310,7 @@ static void job_free(struct bcs_job *j)
 	free(j->late);
 	free(j->woken);
 	free(j->incoming);
+	free(j->polls);
 	free(j->rseq);
 	free(j->trace);
 	free(j->picks);
@@ -308,7 +328,9 @@ void nm_bcs_fini(struct nm_bcs *e)
 		job_free(j);
 	}
 	free(e->bounce);
-	e->bounce = NULL;
+	free(e->cbuf);
+	free(e->ctmp);
+	e->bounce = e->cbuf = e->ctmp = NULL;
 }
 
 /* The world communicator: every rank, known without a descriptor. */
@@ -366,10 +388,11 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 	j->woken = calloc(nlocal, sizeof(*j->woken));
 	j->incoming = calloc(nlocal, sizeof(*j->incoming));
 	j->rseq = calloc(nlocal, sizeof(*j->rseq));
+	j->polls = calloc(nlocal, sizeof(*j->polls));
 	all = malloc(size * sizeof(*all));
 	if (!j->area_of || !j->world_of || !j->pid || !j->gone || !j->tail ||
 	    !j->seq || !j->pending || !j->late || !j->woken ||
-	    !j->incoming || !j->rseq || !all ||
+	    !j->incoming || !j->rseq || !j->polls || !all ||
 	    bcs_match_init(&j->m, size, order))
 		goto nomem;
 	for (uint32_t r = 0; r < size; r++)
@@ -386,17 +409,19 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 		j->world_of[i] = (int32_t)ranks[i];
 		j->area_of[ranks[i]] = i;
 	}
+	(void)dir;
 	j->bytes = bcs_seg_bytes(nlocal);
-	snprintf(j->path, sizeof(j->path), "%s/bcs-segment", dir);
-	j->fd = open(j->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
-		     O_CLOEXEC, 0600);
+	/* memory with no name a user could reach, owned by the job's user,
+	 * its size sealed: a rank that could shrink it would crash the
+	 * engine on its next access (SIGBUS) */
+	j->fd = memfd_create("bcs-segment", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (j->fd < 0 || fchown(j->fd, uid, gid) < 0 ||
-	    ftruncate(j->fd, (off_t)j->bytes) < 0) {
+	    fchmod(j->fd, 0600) < 0 ||
+	    ftruncate(j->fd, (off_t)j->bytes) < 0 ||
+	    fcntl(j->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+		  F_SEAL_SEAL) < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "BCS-MPI segment %s: %s", j->path,
-			 strerror(errno));
-		if (j->fd < 0)
-			j->path[0] = '\0'; /* not ours to remove */
+		snprintf(err, errlen, "BCS-MPI segment: %s", strerror(errno));
 		goto out;
 	}
 	j->seg = mmap(NULL, j->bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -408,15 +433,17 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 			 strerror(errno));
 		goto out;
 	}
+	j->area_off = 4096;
+	j->area_stride = (j->bytes - 4096) / (nlocal ? nlocal : 1);
 	*j->seg = (struct bcs_seg){
 		.magic = BCS_SEG_MAGIC, .version = BCS_SEG_VERSION,
 		.job = job, .size = size, .nlocal = nlocal,
 		.ring_slots = BCS_RING_SLOTS, .eager_max = BCS_EAGER_MAX,
-		.bytes = j->bytes, .area_off = 4096,
-		.area_stride = (j->bytes - 4096) / (nlocal ? nlocal : 1),
+		.bytes = j->bytes, .area_off = j->area_off,
+		.area_stride = j->area_stride,
 	};
 	for (uint32_t i = 0; i < nlocal; i++)
-		bcs_area_of(j->seg, i)->rank = j->world_of[i];
+		area(j, i)->rank = j->world_of[i];
 	free(all);
 	j->next = e->jobs;
 	e->jobs = j;
@@ -518,7 +545,7 @@ static int take_comm(struct bcs_job *j, uint32_t i, uint64_t slot,
 		return -ENOMEM;
 	}
 	if (d->flags & BCS_F_EAGER) /* the group in the slot */
-		memcpy(w, bcs_eager_of(j->seg, i,
+		memcpy(w, eager(j, i,
 				       (uint32_t)(slot % BCS_RING_SLOTS)),
 		       n * 4);
 	else
@@ -614,12 +641,15 @@ static int take_send(struct bcs_job *j, uint32_t i, uint64_t slot,
 			job_fail(j, "out of memory for a message");
 			return -ENOMEM;
 		}
-		memcpy(s->eager, bcs_eager_of(j->seg, i,
+		memcpy(s->eager, eager(j, i,
 					      (uint32_t)(slot % BCS_RING_SLOTS)),
 		       d->bytes);
 	}
 	if (!(d->flags & BCS_F_EAGER) || (d->flags & BCS_F_SYNC))
 		j->pending[i]++; /* completed when its bytes are moved */
+	j->nheld++;
+	if (s->eager)
+		j->held += s->bytes;
 	bcs_match_send(&j->m, s);
 	return 0;
 }
@@ -641,6 +671,7 @@ static int take_recv(struct bcs_job *j, uint32_t i, const struct bcs_desc *d)
 	r->req = d->req;
 	r->addr = d->addr;
 	r->seq = ++j->rseq[i];
+	j->nheld++;
 	bcs_match_recv(&j->m, r);
 	return 0;
 }
@@ -665,7 +696,7 @@ static void take_abort(struct bcs_job *j, uint32_t i, const struct bcs_desc *d)
 /* Everything area i posted since the last slice. */
 static void take(struct bcs_job *j, uint32_t i)
 {
-	struct bcs_area *a = bcs_area_of(j->seg, i);
+	struct bcs_area *a = area(j, i);
 	struct bcs_desc d[TAKE_MAX];
 	uint32_t n = 0;
 	char why[256];
@@ -681,11 +712,27 @@ static void take(struct bcs_job *j, uint32_t i)
 	full = n == BCS_RING_SLOTS; /* the rank may wait for room */
 	for (uint32_t k = 0; k < n && !j->failed; k++) {
 		uint64_t slot = j->tail[i] + k;
+		int p2p = d[k].kind == BCS_D_SEND || d[k].kind == BCS_D_RECV ||
+			  d[k].kind == BCS_D_PROBE;
 
 		if (bcs_desc_check(&d[k], j->size, why, sizeof(why))) {
 			job_fail(j, "rank %d: %s (its segment is corrupt)",
 				 j->world_of[i], why);
 			return;
+		}
+		if (j->gone[i]) {
+			job_fail(j, "rank %d posted after MPI_Finalize",
+				 j->world_of[i]);
+			return;
+		}
+		/* what the engine keeps for the job is bounded: past the
+		 * bound the rest stays in the rank's ring (it waits when
+		 * the ring is full), never in root's memory */
+		if (p2p && (j->nheld >= NM_BCS_HELD_DESCS ||
+			    ((d[k].flags & BCS_F_EAGER) &&
+			     j->held + d[k].bytes > NM_BCS_HELD_BYTES))) {
+			n = k;
+			break;
 		}
 		switch (d[k].kind) {
 		case BCS_D_SEND:
@@ -711,8 +758,8 @@ static void take(struct bcs_job *j, uint32_t i)
 	}
 	j->tail[i] += n;
 	__atomic_store_n(&a->post_tail, j->tail[i], __ATOMIC_RELEASE);
-	if (full)
-		wake(a);
+	if (full || n)
+		wake(a); /* room in its ring: a rank may be waiting for it */
 }
 
 /* ---- (2) matching and (3) moving ---------------------------------------- */
@@ -875,6 +922,14 @@ static void on_match(void *ctx, struct bcs_recv *r, struct bcs_msg *s)
 	struct bcs_xfer *x;
 
 	trace_match(j, r, s);
+	/* the receive leaves the engine's keeping, and so does the send
+	 * (its bytes move now; a probe's send stays) */
+	j->nheld -= j->nheld ? 1 : 0;
+	if (!r->probe) {
+		j->nheld -= j->nheld ? 1 : 0;
+		if (s->eager)
+			j->held -= j->held >= s->bytes ? s->bytes : j->held;
+	}
 	if (r->probe) {
 		struct bcs_done d = { .req = r->req, .source = s->src,
 				      .tag = s->tag, .bytes = s->bytes,
@@ -935,7 +990,7 @@ static int move(struct nm_bcs *e, struct bcs_job *j, struct bcs_xfer *x,
 static void finish(struct bcs_job *j, struct bcs_xfer *x)
 {
 	struct bcs_done dr = { .req = x->r->req, .source = x->s->src,
-			       .tag = x->s->tag, .bytes = x->s->bytes,
+			       .tag = x->s->tag, .bytes = x->len,
 			       .clock = x->s->clock,
 			       .status = x->s->bytes > x->r->cap ?
 					 BCS_E_TRUNCATE : BCS_OK };
@@ -991,78 +1046,15 @@ static int same_coll(const struct bcs_desc *a, const struct bcs_desc *b)
 	}
 }
 
-/* Run c's first collective (every member has posted it): 0, or -errno
- * (the job failed). */
-static int run_coll(struct bcs_job *j, struct bcs_comm *c)
+/* Complete c's first collective on every member (status, and the
+ * latest of the members' clocks) and drop it. */
+static void coll_done(struct bcs_job *j, struct bcs_comm *c, int status)
 {
-	const struct bcs_desc *d0 = &c->q[0]->d;
-	uint64_t clock = 0, bytes = d0->bytes;
-	uint8_t *acc = NULL, *tmp = NULL;
-	int status = BCS_OK, rc = 0;
+	uint64_t clock = 0;
 
-	for (uint32_t k = 0; k < c->n; k++) {
-		if (!same_coll(d0, &c->q[k]->d))
-			status = BCS_E_COLL;
+	for (uint32_t k = 0; k < c->n; k++)
 		if (c->q[k]->d.clock > clock)
 			clock = c->q[k]->d.clock;
-	}
-	if (status == BCS_OK && d0->coll != BCS_C_BARRIER && bytes &&
-	    !(acc = malloc(bytes))) {
-		job_fail(j, "out of memory for a collective of %llu bytes",
-			 (unsigned long long)bytes);
-		return -ENOMEM;
-	}
-	if (status == BCS_OK && d0->coll == BCS_C_BCAST) {
-		int32_t root = c->world[d0->peer];
-
-		rc = vm_copy(j->pid[j->area_of[root]], c->q[d0->peer]->d.addr,
-			     acc, bytes, 0);
-		for (uint32_t k = 0; !rc && k < c->n; k++)
-			if ((int32_t)k != d0->peer)
-				rc = vm_copy(j->pid[j->area_of[c->world[k]]],
-					     c->q[k]->d.addr, acc, bytes, 1);
-	} else if (status == BCS_OK && (d0->coll == BCS_C_REDUCE ||
-					d0->coll == BCS_C_ALLREDUCE)) {
-		size_t esz = bcs_type_size((enum bcs_type)d0->type);
-		size_t count = esz ? bytes / esz : 0;
-
-		/* acc = r0 op (r1 op (... op r(n-1))): one fixed order, so
-		 * every run gives the same bits */
-		if (esz == 0 || bytes % esz ||
-		    !bcs_op_valid((enum bcs_op)d0->op,
-				  (enum bcs_type)d0->type))
-			status = BCS_E_ARG;
-		else if (bytes && !(tmp = malloc(bytes)))
-			rc = -ENOMEM;
-		for (uint32_t k = c->n; status == BCS_OK && !rc && k-- > 0;) {
-			pid_t pid = j->pid[j->area_of[c->world[k]]];
-
-			if (k == c->n - 1) {
-				rc = vm_copy(pid, c->q[k]->d.addr, acc, bytes,
-					     0);
-				continue;
-			}
-			rc = vm_copy(pid, c->q[k]->d.addr, tmp, bytes, 0);
-			if (!rc)
-				bcs_reduce((enum bcs_op)d0->op,
-					   (enum bcs_type)d0->type, tmp, acc,
-					   count);
-		}
-		for (uint32_t k = 0; status == BCS_OK && !rc && k < c->n; k++)
-			if (d0->coll == BCS_C_ALLREDUCE ||
-			    (int32_t)k == d0->peer)
-				rc = vm_copy(j->pid[j->area_of[c->world[k]]],
-					     c->q[k]->d.addr2, acc, bytes, 1);
-	}
-	free(acc);
-	free(tmp);
-	if (rc) {
-		job_fail(j, "collective on communicator %#llx: %s",
-			 (unsigned long long)c->ctx, rc == -EFAULT ?
-			 "a buffer is not mapped in its rank" :
-			 strerror(-rc));
-		return rc;
-	}
 	for (uint32_t k = 0; k < c->n; k++) {
 		struct bcs_cpost *p = c->q[k];
 		uint32_t i = j->area_of[c->world[k]];
@@ -1075,10 +1067,87 @@ static int run_coll(struct bcs_job *j, struct bcs_comm *c)
 		c->q[k] = p->next;
 		free(p);
 	}
-	return 0;
+	c->off = 0;
 }
 
-static void collectives(struct bcs_job *j)
+/* One chunk of c's first collective (every member has posted it): at
+ * most NM_BCS_SLICE_BYTES of its data a slice, through the engine's own
+ * buffers (never the size a descriptor says).  1 once it is done, 0 if
+ * it goes on next slice, -errno (the job failed). */
+static int run_coll(struct nm_bcs *e, struct bcs_job *j, struct bcs_comm *c)
+{
+	const struct bcs_desc *d0 = &c->q[0]->d;
+	uint64_t bytes = d0->bytes, off = c->off, n;
+	int rc = 0;
+
+	if (off == 0) {
+		for (uint32_t k = 0; k < c->n; k++)
+			if (!same_coll(d0, &c->q[k]->d)) {
+				coll_done(j, c, BCS_E_COLL);
+				return 1;
+			}
+		if ((d0->coll == BCS_C_REDUCE || d0->coll == BCS_C_ALLREDUCE) &&
+		    (!bcs_type_size((enum bcs_type)d0->type) ||
+		     bytes % bcs_type_size((enum bcs_type)d0->type) ||
+		     !bcs_op_valid((enum bcs_op)d0->op,
+				   (enum bcs_type)d0->type))) {
+			coll_done(j, c, BCS_E_ARG);
+			return 1;
+		}
+	}
+	if (d0->coll == BCS_C_BARRIER || off >= bytes) {
+		coll_done(j, c, BCS_OK);
+		return 1;
+	}
+	n = bytes - off < NM_BCS_SLICE_BYTES ? bytes - off : NM_BCS_SLICE_BYTES;
+	if (d0->coll == BCS_C_BCAST) {
+		int32_t root = c->world[d0->peer];
+
+		rc = vm_copy(j->pid[j->area_of[root]],
+			     c->q[d0->peer]->d.addr + off, e->cbuf, n, 0);
+		for (uint32_t k = 0; !rc && k < c->n; k++)
+			if ((int32_t)k != d0->peer)
+				rc = vm_copy(j->pid[j->area_of[c->world[k]]],
+					     c->q[k]->d.addr + off, e->cbuf, n,
+					     1);
+	} else {
+		size_t esz = bcs_type_size((enum bcs_type)d0->type);
+
+		/* acc = r0 op (r1 op (... op r(n-1))): one fixed order, so
+		 * every run gives the same bits */
+		n -= n % esz;
+		for (uint32_t k = c->n; !rc && k-- > 0;) {
+			pid_t pid = j->pid[j->area_of[c->world[k]]];
+
+			rc = vm_copy(pid, c->q[k]->d.addr + off,
+				     k == c->n - 1 ? e->cbuf : e->ctmp, n, 0);
+			if (!rc && k != c->n - 1)
+				bcs_reduce((enum bcs_op)d0->op,
+					   (enum bcs_type)d0->type, e->ctmp,
+					   e->cbuf, n / esz);
+		}
+		for (uint32_t k = 0; !rc && k < c->n; k++)
+			if (d0->coll == BCS_C_ALLREDUCE ||
+			    (int32_t)k == d0->peer)
+				rc = vm_copy(j->pid[j->area_of[c->world[k]]],
+					     c->q[k]->d.addr2 + off, e->cbuf, n,
+					     1);
+	}
+	if (rc) {
+		job_fail(j, "collective on communicator %#llx: %s",
+			 (unsigned long long)c->ctx, rc == -EFAULT ?
+			 "a buffer is not mapped in its rank" :
+			 strerror(-rc));
+		return rc;
+	}
+	c->off = off + n;
+	if (c->off < bytes)
+		return 0;
+	coll_done(j, c, BCS_OK);
+	return 1;
+}
+
+static void collectives(struct nm_bcs *e, struct bcs_job *j)
 {
 	for (struct bcs_comm *c = j->comms; c && !j->failed; c = c->next)
 		for (;;) {
@@ -1086,7 +1155,7 @@ static void collectives(struct bcs_job *j)
 
 			for (k = 0; k < c->n && c->q[k]; k++)
 				;
-			if (k < c->n || run_coll(j, c))
+			if (k < c->n || run_coll(e, j, c) != 1)
 				break;
 		}
 }
@@ -1098,14 +1167,21 @@ static void job_slice(struct nm_bcs *e, struct bcs_job *j)
 	/* the ranks' states first, then their descriptors: a send posted
 	 * after the clock was read has a later clock (the library writes
 	 * the descriptor, then the clock) */
+	j->m.polling = 0;
 	for (uint32_t i = 0; i < j->nlocal; i++) {
-		struct bcs_area *a = bcs_area_of(j->seg, i);
+		struct bcs_area *a = area(j, i);
 		struct bcs_rank_state *k = &j->m.rk[j->world_of[i]];
+		uint32_t polls = __atomic_load_n(&a->polls, __ATOMIC_RELAXED);
 		uint64_t dt;
 
+		if (polls != j->polls[i])
+			j->m.polling = 1;
+		j->polls[i] = polls;
+		/* done_tail before blocked: the rank clears blocked before
+		 * it takes a completion, so a tail that moved shows here */
+		dt = __atomic_load_n(&a->done_tail, __ATOMIC_ACQUIRE);
 		k->clock = __atomic_load_n(&a->clock, __ATOMIC_ACQUIRE);
 		k->blocked = __atomic_load_n(&a->blocked, __ATOMIC_ACQUIRE);
-		dt = __atomic_load_n(&a->done_tail, __ATOMIC_ACQUIRE);
 		if (dt != a->done_head || j->late[i] || j->incoming[i])
 			k->blocked = 0; /* completions it has not seen, or
 					 * that are on their way */
@@ -1139,9 +1215,9 @@ static void job_slice(struct nm_bcs *e, struct bcs_job *j)
 		return;
 	}
 	transfers(e, j);
-	collectives(j);
+	collectives(e, j);
 	for (uint32_t i = 0; i < j->nlocal; i++) {
-		struct bcs_area *a = bcs_area_of(j->seg, i);
+		struct bcs_area *a = area(j, i);
 
 		complete_late(j, i);
 		if (a->done_head != j->woken[i]) {

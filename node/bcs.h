@@ -28,12 +28,15 @@
 #include "bcs_match.h"
 
 #define NM_BCS_SLICE_BYTES (8u << 20) /* bytes moved per job per slice */
+#define NM_BCS_HELD_BYTES (64u << 20) /* eager bytes kept per job */
+#define NM_BCS_HELD_DESCS (1u << 20)  /* unmatched sends and receives */
 
 struct bcs_job;
 
 struct nm_bcs {
 	struct bcs_job *jobs;
 	uint8_t *bounce;       /* NM_BCS_SLICE_BYTES: one chunk's way */
+	uint8_t *cbuf, *ctmp;  /* NM_BCS_SLICE_BYTES each: collectives' */
 };
 
 /* 0 or -ENOMEM. */

@@ -230,7 +230,7 @@ static struct bcs_msg *choose(struct bcs_match *m, struct bcs_recv *r,
 	}
 	if (safe(m, best))
 		return best;
-	if (++r->waited >= BCS_PATIENCE) {
+	if (m->polling && ++r->waited >= BCS_PATIENCE) {
 		m->forced++;
 		return best;
 	}
@@ -271,7 +271,8 @@ uint32_t bcs_match_run(struct bcs_match *m, bcs_matched_fn fn, void *ctx)
 			}
 			s = choose(m, r, &bounded, &hold);
 			if (!s) {
-				if (hold)
+				/* a probe takes nothing: it holds no one */
+				if (hold && !r->probe)
 					held[nheld++] = r;
 				pp = &r->next;
 				continue;

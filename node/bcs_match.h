@@ -24,9 +24,10 @@
  *
  * Liveness.  A rank that polls (MPI_Test in a loop) is not blocked and
  * keeps its bound at clock + 1; an ANY_SOURCE receive whose candidates
- * it blocks for BCS_PATIENCE slices is decided anyway, counted in
- * `forced` (the run is then not guaranteed to repeat; the trace says
- * so).  BCS_ORDER_ARRIVAL turns the rule off: first come, first matched.
+ * stay undecided for BCS_PATIENCE slices in which some rank of the job
+ * polled (m->polling: a program computing long, or slowed by a loaded
+ * host, never counts) is decided anyway, counted in `forced` (the run
+ * is then not guaranteed to repeat).  BCS_ORDER_ARRIVAL turns the rule off: first come, first matched.
  *
  * Replay.  With a pick function (a recorded run's matches, bcs.c), a
  * receive takes exactly the send the record names for it — (source,
@@ -96,6 +97,8 @@ struct bcs_match {
 	uint64_t *bound;         /* per rank: least clock of a future send */
 	uint64_t forced;         /* ANY_SOURCE receives decided by patience */
 	uint64_t matched;
+	int polling;             /* a rank polled since the last slice: only
+				  * then does patience count */
 	bcs_pick_fn pick;        /* replaying a record, or NULL */
 	void *pick_ctx;
 	const struct bcs_recv *diverged; /* the first receive the record's

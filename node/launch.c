@@ -171,6 +171,11 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 			_exit(127);
 		dup2(out, 1);
 		dup2(err, 2);
+		/* a BCS-MPI rank's memory is written by the engine (root)
+		 * through its pid: it may never become a more privileged
+		 * process (a set-uid program) under that pid */
+		if (j->bcs_fd >= 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+			child_fail("cannot set no_new_privs for ", prog);
 		/* BCS-MPI's segment: inherited (dup2 clears close-on-exec;
 		 * already there, the flag is cleared by hand) */
 		if (j->bcs_fd >= 0 &&

@@ -120,7 +120,9 @@ struct bcs_area {
 	uint64_t clock;       /* its logical clock now */
 	uint32_t blocked;     /* 1 while it waits in a blocking call and
 			       * can post nothing before a completion */
-	uint32_t pad0[9];
+	uint32_t polls;       /* bumped by a Test or Iprobe that found
+			       * nothing: the rank polls (bcs_match.h) */
+	uint32_t pad0[8];
 	/* written by the engine */
 	uint64_t post_tail;   /* descriptors taken */
 	uint64_t done_head;   /* completions posted (atomic, release) */

@@ -45,8 +45,35 @@ int main(int argc, char **argv)
 				}
 		}
 	}
+	/* collectives over several slices: the engine moves at most 8 MiB
+	 * of one a slice */
+	for (size_t i = 0; i < max; i++)
+		buf[i] = rank == 0 ? (unsigned char)(i * 13) : 0;
+	MPI_Bcast(buf, (int)max, MPI_BYTE, 0, MPI_COMM_WORLD);
+	for (size_t i = 0; i < max; i += 4093)
+		if (buf[i] != (unsigned char)(i * 13)) {
+			fprintf(stderr, "bcast: byte %zu differs\n", i);
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+	{
+		size_t n = max / sizeof(double) / 2;
+		double *v = (double *)buf, *w = (double *)(buf + max / 2);
+
+		for (size_t i = 0; i < n; i++)
+			v[i] = (double)(rank + 1) * (double)i;
+		MPI_Allreduce(v, w, (int)n, MPI_DOUBLE, MPI_SUM,
+			      MPI_COMM_WORLD);
+		for (size_t i = 0; i < n; i += 997)
+			if (w[i] != (double)i * size * (size + 1) / 2) {
+				fprintf(stderr, "allreduce: element %zu is "
+					"%g\n", i, w[i]);
+				MPI_Abort(MPI_COMM_WORLD, 2);
+			}
+	}
 	if (rank == 0)
-		printf("large: all arrived (0 B to %zu MiB)\n", max >> 20);
+		printf("large: all arrived (0 B to %zu MiB; bcast of %zu MiB, "
+		       "allreduce of %zu MiB)\n", max >> 20, max >> 20,
+		       max >> 21);
 	free(buf);
 	MPI_Finalize();
 	return 0;

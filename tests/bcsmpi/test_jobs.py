@@ -23,6 +23,10 @@ Usage: test_jobs.py BUILD TEST
                 ends FAILED naming it, the engine and the next job fine;
   mismatch      a broadcast with different roots: FAILED with the call
                 and the reason, never a hang;
+  hostile       a rank tries to shrink its segment (sealed), rewrites the
+                segment's layout (the engine keeps its own), and runs
+                with no_new_privs (the engine writes into it as root):
+                the job completes, every result right;
   trace_replay  a run matched by arrival, traced (--bcs-trace), then
                 replayed (--bcs-replay): the same output; a log naming a
                 send twice: FAILED naming the first differing match;
@@ -223,6 +227,15 @@ def test_master_kill(lab):
     print("master_kill: mm%d killed mid-run; %s" % (victim, text.strip()))
 
 
+def test_hostile(lab):
+    prog = build_prog(lab, "hostile")
+    r = run(lab, ["run", "--mpi=bcs", "-n", "3", prog])
+    check(r.returncode == 0 and "hostile: shrink refused, no_new_privs 1, "
+          "sum 3 right" in r.stdout,
+          "hostile: exit %d\n%s\n%s" % (r.returncode, r.stdout, r.stderr))
+    print(r.stdout.strip())
+
+
 def test_trace_replay(lab):
     prog = build_prog(lab, "anysource")
     log = os.path.join(lab.dir, "matches.log")
@@ -297,6 +310,7 @@ TESTS = {
     "flood": (test_flood, dict(managers=1, nodes=1, cpus=2)),
     "corrupt": (test_corrupt, dict(managers=1, nodes=1, cpus=2)),
     "mismatch": (test_mismatch, dict(managers=1, nodes=1, cpus=2)),
+    "hostile": (test_hostile, dict(managers=1, nodes=1, cpus=3)),
     "trace_replay": (test_trace_replay, dict(managers=1, nodes=1, cpus=4)),
     "gang": (test_gang, dict(managers=1, nodes=1, cpus=2, extra=[
         "sched_policy = gang", "mpl = 2", "quantum_us = 200000"])),
