@@ -42,6 +42,7 @@ Exit: 0 pass, 1 fail, 77 skipped (not root).
 """
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -327,6 +328,8 @@ def main():
         return 77
     build, name = sys.argv[1], sys.argv[2]
     fn, kw = TESTS[name]
+    # meson's timeout sends SIGTERM: stop the lab's daemons on the way out
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("SIGTERM"))
     stormlab.run_in_private_netns()
     d = tempfile.mkdtemp(prefix="storm-bcs-")
     os.chmod(d, 0o755)
