@@ -47,13 +47,6 @@ static MPI_Comm handle_of(const struct bcs_comm *c)
 		       H_MAKE(H_DIRECT, O_COMM, i);
 }
 
-static int all_taken(void *ctx)
-{
-	(void)ctx;
-	return __atomic_load_n(&bcs_rt.area->post_tail, __ATOMIC_ACQUIRE) >=
-	       bcs_rt.head;
-}
-
 /* The engine keeps the group of every communicator it runs collectives
  * on (BCS_D_COMM).  It takes it at its next slice, when the program may
  * have freed the communicator already: a group that fits travels in the
@@ -68,7 +61,7 @@ static int announce(struct bcs_comm *c)
 
 	d.flags = eager ? BCS_F_EAGER : 0;
 	if (bcs_rt_post(&d, eager ? c->world : NULL) ||
-	    (!eager && bcs_rt_wait(all_taken, NULL)))
+	    (!eager && bcs_rt_wait(bcs_rt_taken, NULL)))
 		return MPI_ERR_OTHER;
 	return MPI_SUCCESS;
 }

@@ -114,13 +114,6 @@ int PMPI_Init(int *argc, char ***argv)
 	return PMPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, NULL);
 }
 
-static int all_taken(void *ctx)
-{
-	(void)ctx;
-	return __atomic_load_n(&bcs_rt.area->post_tail, __ATOMIC_ACQUIRE) >=
-	       bcs_rt.head;
-}
-
 #pragma weak MPI_Finalize = PMPI_Finalize
 int PMPI_Finalize(void)
 {
@@ -131,7 +124,7 @@ int PMPI_Finalize(void)
 	/* every rank is here: nothing of theirs still needs this one */
 	if ((rc = PMPI_Barrier(MPI_COMM_WORLD)) != MPI_SUCCESS)
 		return rc;
-	if (bcs_rt_post(&d, NULL) || bcs_rt_wait(all_taken, NULL))
+	if (bcs_rt_post(&d, NULL) || bcs_rt_wait(bcs_rt_taken, NULL))
 		bcs_fatal("MPI_Finalize", "%s", bcs_rt_failed() ?
 			  bcs_rt_failed() : "the job failed");
 	bcs_comms_fini();

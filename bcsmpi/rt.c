@@ -169,6 +169,13 @@ int bcs_rt_post(struct bcs_desc *d, const void *eager)
 	return 0;
 }
 
+int bcs_rt_taken(void *ctx)
+{
+	(void)ctx;
+	return __atomic_load_n(&bcs_rt.area->post_tail, __ATOMIC_ACQUIRE) >=
+	       bcs_rt.head;
+}
+
 void bcs_rt_polled(void)
 {
 	__atomic_add_fetch(&bcs_rt.area->polls, 1, __ATOMIC_RELAXED);

@@ -50,6 +50,9 @@ uint32_t bcs_rt_poll(void);
 /* Sleep until ready(ctx) or the job failed: completions are taken as
  * they come.  0, or -EPIPE. */
 int bcs_rt_wait(int (*ready)(void *ctx), void *ctx);
+/* A ready function for bcs_rt_wait: the engine has taken every
+ * descriptor posted so far (ctx unused). */
+int bcs_rt_taken(void *ctx);
 /* The program saw a receive complete whose send had clock c. */
 void bcs_rt_clock_recv(uint64_t c);
 /* A Test or Iprobe found nothing: the program polls (the engine's
