@@ -183,7 +183,7 @@ void sp_wait_init(sp_world_t *w, struct sp_wait *wt, int timeout_ms)
 		deadline_after(&wt->dl, timeout_ms);
 }
 
-int sp_wait(sp_world_t *w, struct sp_wait *wt)
+static int wait_locked(sp_world_t *w, struct sp_wait *wt)
 {
 	if (w->spin_ns) {
 		/* An answer often comes sooner than a condvar wake-up would
@@ -206,6 +206,21 @@ int sp_wait(sp_world_t *w, struct sp_wait *wt)
 			       ETIMEDOUT ?
 		       -ETIMEDOUT :
 		       0;
+}
+
+int sp_wait(sp_world_t *w, struct sp_wait *wt)
+{
+	int rc;
+
+	atomic_fetch_add(&w->waiters, 1);
+	rc = wait_locked(w, wt);
+	atomic_fetch_sub(&w->waiters, 1);
+	return rc;
+}
+
+unsigned sp_engine_waiters(sp_world_t *w)
+{
+	return atomic_load(&w->waiters);
 }
 
 int sp_test_event(sp_world_t *w, sp_ev_t ev, int timeout_ms)

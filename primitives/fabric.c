@@ -32,8 +32,10 @@
  *         node's leftovers), its incarnation, its region name and a robust
  *         mutex held by its progress thread (death seen by a load).
  *  W_POLL others without FI_GETWAIT (udp;ofi_rxd): adaptive polling.
- * After a short sleep (a burst) the thread spins SPIN_NS before blocking:
- * ping-pong latency matters as much as idle cost.
+ * After a short sleep (a burst) the thread spins before blocking: ping-pong
+ * latency matters as much as idle cost.  The spin adapts (spin_after_wake):
+ * full while a caller of ours is blocked, else as long as recent spins
+ * found work, so a periodic strobe does not keep a core busy.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -713,12 +715,50 @@ static int wait_idle(struct fab *f, uint64_t now, uint64_t deadline,
 	return rc;
 }
 
+/* How long to spin after a wake-up.  A spin pays only if work follows
+ * soon: for a blocked caller's reply it always may; otherwise learn from
+ * the last spins (a hit keeps twice its wait, a miss halves the spin), so
+ * a periodic strobe — one message per slice, nothing after it — stops
+ * costing a fifth of a core while a stream of messages keeps its spin.
+ * Once the spin has decayed to nothing, every SPIN_PROBE-th hot wake-up
+ * tries a short one, to notice a stream starting. */
+static uint64_t spin_after_wake(struct fab *f, int w, uint64_t slept)
+{
+	if (f->mode == W_POLL || sp_engine_waiters(f->base.world))
+		return SPIN_NS;
+	if (w != WAIT_WORK && !(w == WAIT_WOKEN && slept < HOT_NS))
+		return 0;
+	if (f->spin_len)
+		return f->spin_len;
+	return ++f->spin_probe % SPIN_PROBE ? 0 : 2 * SPIN_MIN_NS;
+}
+
+static void spin_hit(struct fab *f, uint64_t waited)
+{
+	uint64_t len = 2 * waited;
+
+	if (len < f->spin_len)
+		len = f->spin_len;
+	f->spin_len = len < SPIN_MIN_NS ? SPIN_MIN_NS :
+		      len > SPIN_NS	 ? SPIN_NS :
+					   len;
+}
+
+static void spin_miss(struct fab *f)
+{
+	f->spin_len /= 2;
+	if (f->spin_len < SPIN_MIN_NS)
+		f->spin_len = 0;
+}
+
 static void *progress_main(void *arg)
 {
 	struct fab *f = arg;
 	uint64_t last = mono_ns(), backoff = 0, spin = SPIN_NS;
 	int alive = f->shm && pthread_mutex_lock(&f->bell->alive) == 0;
+	int spinning = 0; /* an idle look since the last work */
 
+	f->spin_len = SPIN_NS;
 	while (!atomic_load(&f->stopping)) {
 		uint64_t now = mono_ns(), deadline = UINT64_MAX;
 		int busy = drain_cq(f) + run_local(f);
@@ -742,22 +782,30 @@ static void *progress_main(void *arg)
 		if (f->hb_ns && f->next_tick < deadline)
 			deadline = f->next_tick;
 		if (busy) {
+			if (spinning && spin && f->mode != W_POLL)
+				spin_hit(f, now - last);
 			last = now;
 			backoff = 0;
+			spinning = 0;
 		}
+		if (spin && sp_engine_waiters(f->base.world))
+			spin = SPIN_NS;
 		/* Outside a burst go straight to sleep: its last look (and
 		 * fi_trywait) sees anything our work just caused. */
-		if (!busy && now - last < spin)
+		if (!busy && now - last < spin) {
+			spinning = 1;
 			sched_yield(); /* spinning: let an oversubscribed core run others */
+		}
 		if ((busy && !spin) || (!busy && now - last >= spin)) {
+			if (spinning && spin && f->mode != W_POLL &&
+			    !sp_engine_waiters(f->base.world))
+				spin_miss(f);
 			int w = wait_idle(f, now, deadline, &backoff);
 			last = mono_ns();
 			/* A burst: woken soon after the last work.  A refused
 			 * fi_trywait is none: just progress and retry. */
-			spin = 0;
-			if (f->mode == W_POLL || w == WAIT_WORK ||
-			    (w == WAIT_WOKEN && last - now < HOT_NS))
-				spin = SPIN_NS;
+			spin = spin_after_wake(f, w, last - now);
+			spinning = 0;
 			if (f->eagain && 2 * f->eagain_ns <= EAGAIN_MAX_NS)
 				f->eagain_ns *= 2;
 		}

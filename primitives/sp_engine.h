@@ -15,6 +15,7 @@
 #define SP_ENGINE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -168,6 +169,7 @@ struct sp_world {
 	struct sp_facts mywrite;  /* the last write applied here */
 	struct sp_stage stage;
 	uint64_t spin_ns; /* blocking calls yield-spin this long first */
+	atomic_uint waiters; /* callers inside sp_wait (sp_engine_waiters) */
 	/* scratch for building messages (guarded by lock) */
 	uint8_t *sbuf;
 	size_t sbuf_cap;

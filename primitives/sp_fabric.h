@@ -30,6 +30,8 @@
 #define SMALL_COPY 256u         /* payloads this small are copied: one iov */
 #define SPIN_NS 200000u         /* spin (yielding) this long after activity ... */
 #define HOT_NS 1000000u         /* ... if the last sleep was this short */
+#define SPIN_MIN_NS 20000u      /* adaptive spins shorter than this stop */
+#define SPIN_PROBE 16u          /* then every 16th hot wake-up probes */
 #define POLL_MIN_NS 20000u      /* polling sleeps double from this ... */
 #define POLL_MAX_NS 5000000u    /* ... up to this (W_POLL) */
 #define EAGAIN_MIN_NS 100000u   /* idle retry after EAGAIN, doubling */
@@ -156,6 +158,8 @@ struct fab {
 	pthread_t thr;
 	int thr_started;
 	uint64_t next_tick;
+	uint64_t spin_len;    /* adaptive spin after a wake (progress_main) */
+	unsigned spin_probe;
 	atomic_int stopping;
 };
 

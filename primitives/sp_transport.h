@@ -98,6 +98,9 @@ void sp_engine_read_done(sp_world_t *w, void *cookie, int status);
 void sp_engine_peer_down(sp_world_t *w, uint32_t node);
 /* Periodic call (every liveness period) for heartbeats and timeouts. */
 void sp_engine_tick(sp_world_t *w);
+/* Callers now blocked in a call of this node (no lock needed): while one
+ * waits, a reply is worth spinning for. */
+unsigned sp_engine_waiters(sp_world_t *w);
 /* 1 if node is this node's parent or child in the membership tree. */
 int sp_engine_is_neighbor(sp_world_t *w, uint32_t node);
 
