@@ -1,19 +1,12 @@
 /*
- * bcs.c — the node's BCS engine (bcs.h).  Key invariants: a rank's
+ * bcs.c — the node's BCS engine (bcs.h): its jobs, their segments, the
+ * completions it posts, the match log.  Key invariants: a rank's
  * segment is read as untrusted bytes (bcs_ring.c copies and checks);
  * a rank's memory is touched only through the pid of the engine's own
  * child, never after nm.c reaped it; bytes move and completions are
- * posted only inside nm_bcs_slice(), at a slice boundary; a completion
- * that finds the rank's done ring full waits in the engine for the next
- * slice (back-pressure, never loss).
- *
- * Within a slice, per job: (1) the ranks' states and descriptors are
- * taken (descriptor exchange; one node holds every rank today), (2)
- * sends are matched with receives (message scheduling, bcs_match.c),
- * (3) matched bytes move, at most NM_BCS_SLICE_BYTES a slice, a large
- * message over several (point-to-point), (4) collectives whose every
- * member has posted run (barrier, broadcast, reduce), (5) completions
- * are posted and the ranks woken.
+ * posted only in a round (bcs_round.c), which starts at a slice
+ * boundary; a completion that finds the rank's done ring full waits in
+ * the engine for the next round (back-pressure, never loss).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -33,103 +26,26 @@
 #include <qb/qblog.h>
 #include <storm_bcs.h>
 
-#include "bcs.h"
-#include "bcs_ring.h"
-
-#define TAKE_MAX BCS_RING_SLOTS /* descriptors taken per rank and slice */
-
-/* A matched pair still moving its bytes. */
-struct bcs_xfer {
-	struct bcs_xfer *next;
-	struct bcs_recv *r;
-	struct bcs_msg *s;
-	uint64_t len, done;
-};
-
-/* A recorded match (--bcs-replay). */
-struct bcs_pick {
-	int32_t dst;
-	uint64_t rseq;
-	int32_t src;
-	uint64_t sseq;
-	uint64_t k;              /* its number in the record */
-};
-
-/* A completion that found its ring full. */
-struct bcs_late {
-	struct bcs_late *next;
-	struct bcs_done d;
-};
-
-/* A collective posted by one member, waiting for the others. */
-struct bcs_cpost {
-	struct bcs_cpost *next;
-	struct bcs_desc d;
-};
-
-struct bcs_comm {
-	struct bcs_comm *next;
-	uint64_t ctx;
-	uint32_t n;              /* members */
-	int32_t *world;          /* communicator rank -> world rank */
-	struct bcs_cpost **q;    /* per member: its collectives, in order */
-	uint64_t off;            /* the first's bytes done (a chunk a slice) */
-};
-
-struct bcs_job {
-	struct bcs_job *next;
-	uint32_t id, size, nlocal;
-	int fd;
-	struct bcs_seg *seg;
-	uint64_t bytes;
-	uint64_t area_off, area_stride; /* the layout, the engine's copy */
-	uint64_t held;           /* eager bytes kept for unmatched sends */
-	uint64_t nheld;          /* descriptors kept unmatched */
-	uint32_t *area_of;       /* world rank -> local area */
-	int32_t *world_of;       /* area -> world rank */
-	pid_t *pid;              /* area -> pid (0: not started / gone) */
-	int *gone;               /* area: finalized or exited */
-	uint64_t *tail;          /* area: descriptors taken */
-	uint64_t *seq;           /* area: sends posted */
-	uint32_t *pending;       /* area: sends and collectives incomplete */
-	struct bcs_late **late;  /* area: completions waiting for room */
-	uint64_t *woken;         /* area: done_head when last woken */
-	uint32_t *incoming;      /* area: receives matched, bytes moving */
-	uint32_t *polls;         /* area: its polls counter when last read */
-	struct bcs_match m;
-	struct bcs_xfer *xfers, **xtail;
-	struct bcs_comm *comms;
-	uint64_t *rseq;          /* area: receives posted */
-	uint64_t slices;         /* the job's slices so far */
-	int trace_fd;            /* --bcs-trace: the match log, or -1 */
-	char *trace;             /* this slice's lines */
-	size_t trace_len, trace_cap;
-	struct bcs_pick *picks;  /* --bcs-replay: the record, sorted */
-	size_t npicks;
-	int stopped;
-	int failed;              /* reported by nm_bcs_failed once */
-	int reported;
-	char why[512];
-};
+#include "bcs_int.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
 /* Area i of the job's segment and the eager buffer of its slot k, from
  * the engine's own copy of the layout: the segment's header is the
  * user's to scribble on, so the engine never reads it back. */
-static struct bcs_area *area(const struct bcs_job *j, uint32_t i)
+struct bcs_area *bcs_job_area(const struct bcs_job *j, uint32_t i)
 {
 	return (struct bcs_area *)((char *)j->seg + j->area_off +
 				   (uint64_t)i * j->area_stride);
 }
 
-static uint8_t *eager(const struct bcs_job *j, uint32_t i, uint32_t k)
+uint8_t *bcs_job_eager(const struct bcs_job *j, uint32_t i, uint32_t k)
 {
-	return (uint8_t *)area(j, i) + sizeof(struct bcs_area) +
+	return (uint8_t *)bcs_job_area(j, i) + sizeof(struct bcs_area) +
 	       (uint64_t)k * BCS_EAGER_MAX;
 }
 
-static struct bcs_job *job_find(struct nm_bcs *e, uint32_t id)
+struct bcs_job *bcs_job_find(struct nm_bcs *e, uint32_t id)
 {
 	for (struct bcs_job *j = e->jobs; j; j = j->next)
 		if (j->id == id)
@@ -137,10 +53,7 @@ static struct bcs_job *job_find(struct nm_bcs *e, uint32_t id)
 	return NULL;
 }
 
-static void job_fail(struct bcs_job *j, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void job_fail(struct bcs_job *j, const char *fmt, ...)
+void bcs_job_fail(struct bcs_job *j, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -154,7 +67,7 @@ static void job_fail(struct bcs_job *j, const char *fmt, ...)
 		snprintf(j->seg->reason, sizeof(j->seg->reason), "%.255s", j->why);
 		__atomic_store_n(&j->seg->failed, 1, __ATOMIC_RELEASE);
 		for (uint32_t i = 0; i < j->nlocal; i++) {
-			struct bcs_area *a = area(j, i);
+			struct bcs_area *a = bcs_job_area(j, i);
 
 			__atomic_add_fetch(&a->wake, 1, __ATOMIC_RELEASE);
 			syscall(SYS_futex, &a->wake, FUTEX_WAKE, INT_MAX,
@@ -165,7 +78,7 @@ static void job_fail(struct bcs_job *j, const char *fmt, ...)
 }
 
 /* Bytes between the engine and a rank's memory, whole or an error. */
-static int vm_copy(pid_t pid, uint64_t addr, void *buf, size_t len,
+int bcs_vm_copy(pid_t pid, uint64_t addr, void *buf, size_t len,
 		   int write)
 {
 	struct iovec local = { .iov_base = buf, .iov_len = len };
@@ -184,22 +97,22 @@ static int vm_copy(pid_t pid, uint64_t addr, void *buf, size_t len,
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-static void wake(struct bcs_area *a)
+void bcs_wake(struct bcs_area *a)
 {
 	__atomic_add_fetch(&a->wake, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &a->wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 /* A completion for area i: into its ring, or kept for the next slice. */
-static void complete(struct bcs_job *j, uint32_t i, const struct bcs_done *d)
+void bcs_complete(struct bcs_job *j, uint32_t i, const struct bcs_done *d)
 {
-	struct bcs_area *a = area(j, i);
+	struct bcs_area *a = bcs_job_area(j, i);
 	uint64_t head = a->done_head;
 	uint64_t tail = __atomic_load_n(&a->done_tail, __ATOMIC_ACQUIRE);
 	struct bcs_late *l, **pp;
 
 	if (tail > head) {
-		job_fail(j, "rank %d: done ring indexes out of bounds (its "
+		bcs_job_fail(j, "rank %d: done ring indexes out of bounds (its "
 			 "segment is corrupt)", j->world_of[i]);
 		return;
 	}
@@ -209,7 +122,7 @@ static void complete(struct bcs_job *j, uint32_t i, const struct bcs_done *d)
 		return;
 	}
 	if (!(l = malloc(sizeof(*l)))) {
-		job_fail(j, "out of memory for a completion");
+		bcs_job_fail(j, "out of memory for a completion");
 		return;
 	}
 	l->d = *d;
@@ -220,9 +133,9 @@ static void complete(struct bcs_job *j, uint32_t i, const struct bcs_done *d)
 }
 
 /* Completions that waited for room, in order. */
-static void complete_late(struct bcs_job *j, uint32_t i)
+void bcs_complete_late(struct bcs_job *j, uint32_t i)
 {
-	struct bcs_area *a = area(j, i);
+	struct bcs_area *a = bcs_job_area(j, i);
 
 	while (j->late[i]) {
 		uint64_t head = a->done_head;
@@ -239,7 +152,16 @@ static void complete_late(struct bcs_job *j, uint32_t i)
 	}
 }
 
-/* ---- segment ------------------------------------------------------------ */
+/* ---- jobs ------------------------------------------------------------ */
+
+/* A section that came before its job opened here. */
+struct bcs_early {
+	struct bcs_early *next;
+	uint32_t job, from;
+	uint64_t round;
+	size_t len;
+	uint8_t data[];
+};
 
 int nm_bcs_init(struct nm_bcs *e)
 {
@@ -247,24 +169,24 @@ int nm_bcs_init(struct nm_bcs *e)
 	e->bounce = malloc(NM_BCS_SLICE_BYTES);
 	e->cbuf = malloc(NM_BCS_SLICE_BYTES);
 	e->ctmp = malloc(NM_BCS_SLICE_BYTES);
-	return e->bounce && e->cbuf && e->ctmp ? 0 : -ENOMEM;
+	e->sbuf = malloc(NM_BCS_SECT_LOCAL);
+	if (bcs_xchg_init(&e->x, NULL, 0, 0, 0, 0))
+		return -ENOMEM;
+	return e->bounce && e->cbuf && e->ctmp && e->sbuf ? 0 : -ENOMEM;
 }
 
-static void comm_free(struct bcs_comm *c)
+int nm_bcs_attach(struct nm_bcs *e, sp_world_t *w, uint64_t base,
+		  uint32_t len, uint32_t self, uint32_t nworld)
 {
-	for (uint32_t k = 0; c->q && k < c->n; k++)
-		while (c->q[k]) {
-			struct bcs_cpost *p = c->q[k];
-
-			c->q[k] = p->next;
-			free(p);
-		}
-	free(c->q);
-	free(c->world);
-	free(c);
+	bcs_xchg_fini(&e->x);
+	free(e->pbuf);
+	e->self = self;
+	if (!(e->pbuf = malloc(len)))
+		return -ENOMEM;
+	return bcs_xchg_init(&e->x, w, base, len, self, nworld);
 }
 
-static void drop_pair(void *ctx, struct bcs_msg *s, struct bcs_recv *r)
+void bcs_drop_pair(void *ctx, struct bcs_msg *s, struct bcs_recv *r)
 {
 	(void)ctx;
 	if (s)
@@ -273,21 +195,28 @@ static void drop_pair(void *ctx, struct bcs_msg *s, struct bcs_recv *r)
 	free(r);
 }
 
+static void xfers_free(struct bcs_xfer *x)
+{
+	while (x) {
+		struct bcs_xfer *n = x->next;
+
+		bcs_drop_pair(NULL, x->s, x->r);
+		free(x);
+		x = n;
+	}
+}
+
 static void job_free(struct bcs_job *j)
 {
-	bcs_match_fini(&j->m, drop_pair, NULL);
-	while (j->xfers) {
-		struct bcs_xfer *x = j->xfers;
-
-		j->xfers = x->next;
-		drop_pair(NULL, x->s, x->r);
-		free(x);
-	}
+	bcs_match_fini(&j->m, bcs_drop_pair, NULL);
+	xfers_free(j->xfers);
+	xfers_free(j->out);
+	xfers_free(j->in);
 	while (j->comms) {
 		struct bcs_comm *c = j->comms;
 
 		j->comms = c->next;
-		comm_free(c);
+		bcs_comm_free(c);
 	}
 	for (uint32_t i = 0; j->late && i < j->nlocal; i++)
 		while (j->late[i]) {
@@ -296,10 +225,15 @@ static void job_free(struct bcs_job *j)
 			j->late[i] = l->next;
 			free(l);
 		}
+	for (uint32_t k = 0; j->sect && k < 2 * j->nnodes; k++)
+		free(j->sect[k].data);
 	if (j->seg)
 		munmap(j->seg, j->bytes);
 	if (j->fd >= 0)
 		close(j->fd);
+	free(j->sect);
+	free(j->nodes);
+	free(j->node_of);
 	free(j->area_of);
 	free(j->world_of);
 	free(j->pid);
@@ -327,57 +261,143 @@ void nm_bcs_fini(struct nm_bcs *e)
 		e->jobs = j->next;
 		job_free(j);
 	}
+	while (e->early) {
+		struct bcs_early *x = e->early;
+
+		e->early = x->next;
+		free(x);
+	}
+	bcs_xchg_fini(&e->x);
 	free(e->bounce);
 	free(e->cbuf);
 	free(e->ctmp);
-	e->bounce = e->cbuf = e->ctmp = NULL;
+	free(e->sbuf);
+	free(e->pbuf);
+	e->bounce = e->cbuf = e->ctmp = e->sbuf = e->pbuf = NULL;
 }
 
-/* The world communicator: every rank, known without a descriptor. */
-static int comm_add(struct bcs_job *j, uint64_t ctx, uint32_t n,
-		    const int32_t *world)
+static int cmp_u32(const void *a, const void *b)
 {
-	struct bcs_comm *c = calloc(1, sizeof(*c));
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
-	if (!c || !(c->world = malloc(n * sizeof(int32_t))) ||
-	    !(c->q = calloc(n, sizeof(*c->q)))) {
-		if (c)
-			comm_free(c);
+	return x < y ? -1 : x > y;
+}
+
+/* The job's nodes from its ranks' (ascending world ids, this one among
+ * them), and a spread collective's chunk: what the most crowded node's
+ * members' bytes of one fit in an eighth of a record. */
+static int job_nodes(struct nm_bcs *e, struct bcs_job *j,
+		     const uint32_t *rank_node, char *err, size_t errlen)
+{
+	uint32_t *cnt;
+
+	if (!(j->nodes = malloc(j->size * sizeof(*j->nodes))) ||
+	    !(j->node_of = malloc(j->size * sizeof(*j->node_of))))
 		return -ENOMEM;
+	memcpy(j->node_of, rank_node, j->size * sizeof(*j->node_of));
+	memcpy(j->nodes, rank_node, j->size * sizeof(*j->nodes));
+	qsort(j->nodes, j->size, sizeof(*j->nodes), cmp_u32);
+	j->nnodes = 0;
+	for (uint32_t r = 0; r < j->size; r++)
+		if (!j->nnodes || j->nodes[j->nnodes - 1] != j->nodes[r])
+			j->nodes[j->nnodes++] = j->nodes[r];
+	j->me = UINT32_MAX;
+	for (uint32_t k = 0; k < j->nnodes; k++)
+		if (j->nodes[k] == e->self)
+			j->me = k;
+	if (j->me == UINT32_MAX) {
+		snprintf(err, errlen, "job %u has no rank on this node", j->id);
+		return -EINVAL;
 	}
-	c->ctx = ctx;
-	c->n = n;
-	memcpy(c->world, world, n * sizeof(int32_t));
-	c->next = j->comms;
-	j->comms = c;
-	return 0;
+	if (j->nnodes > 1 && (!e->x.w || j->nodes[j->nnodes - 1] >=
+						 e->x.nworld)) {
+		snprintf(err, errlen, "job %u spans nodes this node manager "
+			 "cannot reach", j->id);
+		return -EINVAL;
+	}
+	if (!(cnt = calloc(j->nnodes, sizeof(*cnt))))
+		return -ENOMEM;
+	j->maxlocal = 1;
+	for (uint32_t r = 0; r < j->size; r++) {
+		uint32_t *p = bsearch(&rank_node[r], j->nodes, j->nnodes,
+				      sizeof(*j->nodes), cmp_u32);
+		uint32_t k = (uint32_t)(p - j->nodes);
+
+		if (++cnt[k] > j->maxlocal)
+			j->maxlocal = cnt[k];
+	}
+	free(cnt);
+	j->coll_chunk = j->nnodes > 1 ?
+		(e->x.len / 8 / j->maxlocal) & ~(uint64_t)63 :
+		NM_BCS_SLICE_BYTES;
+	if (j->coll_chunk < 64)
+		j->coll_chunk = 64;
+	j->sect = calloc(2 * (size_t)j->nnodes, sizeof(*j->sect));
+	return j->sect ? 0 : -ENOMEM;
+}
+
+/* Sections that came for the job before it opened. */
+static void adopt_early(struct nm_bcs *e, struct bcs_job *j)
+{
+	for (struct bcs_early **pp = &e->early; *pp;) {
+		struct bcs_early *x = *pp;
+
+		if (x->job != j->id) {
+			pp = &x->next;
+			continue;
+		}
+		*pp = x->next;
+		e->nearly--;
+		bcs_round_section(e, j, x->from, x->round, x->data, x->len);
+		free(x);
+	}
+}
+
+/* A section for a job not open here (yet): kept, the oldest dropped
+ * past NM_BCS_EARLY_MAX (a job this node is not in, or one that ended
+ * here, never opens). */
+void bcs_early_keep(struct nm_bcs *e, uint32_t job, uint32_t from,
+		    uint64_t round, const uint8_t *data, size_t len)
+{
+	struct bcs_early *x = malloc(sizeof(*x) + len), **pp;
+
+	if (!x)
+		return;
+	*x = (struct bcs_early){ .job = job, .from = from, .round = round,
+				 .len = len };
+	memcpy(x->data, data, len);
+	for (pp = &e->early; *pp; pp = &(*pp)->next)
+		;
+	*pp = x;
+	if (++e->nearly > NM_BCS_EARLY_MAX) {
+		x = e->early;
+		e->early = x->next;
+		e->nearly--;
+		qb_log(LOG_WARNING, "BCS-MPI: a section of job %u from node "
+		       "%u dropped (no such job here)", x->job, x->from);
+		free(x);
+	}
 }
 
 int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
-		uint32_t nlocal, const uint32_t *ranks, const char *dir,
-		uid_t uid, gid_t gid, enum bcs_order order, int *fd, char *err,
-		size_t errlen)
+		uint32_t nlocal, const uint32_t *ranks,
+		const uint32_t *rank_node, uid_t uid, gid_t gid,
+		enum bcs_order order, int *fd, char *err, size_t errlen)
 {
 	struct bcs_job *j;
 	int32_t *all = NULL;
 	int rc = -ENOMEM;
 
-	if (nlocal != size) {
-		snprintf(err, errlen, "a BCS-MPI job runs within one node in "
-			 "this version: job %u has %u of its %u ranks here "
-			 "(ask for --nodes with one node, or fewer ranks)",
-			 job, nlocal, size);
-		return -ENOTSUP;
-	}
 	if (!(j = calloc(1, sizeof(*j))))
 		goto nomem;
+	j->e = e;
 	j->fd = -1;
 	j->trace_fd = -1;
 	j->id = job;
 	j->size = size;
 	j->nlocal = nlocal;
 	j->xtail = &j->xfers;
-	j->area_of = calloc(size, sizeof(*j->area_of));
+	j->area_of = malloc(size * sizeof(*j->area_of));
 	j->world_of = calloc(nlocal, sizeof(*j->world_of));
 	j->pid = calloc(nlocal, sizeof(*j->pid));
 	j->gone = calloc(nlocal, sizeof(*j->gone));
@@ -395,21 +415,27 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 	    !j->incoming || !j->rseq || !j->polls || !all ||
 	    bcs_match_init(&j->m, size, order))
 		goto nomem;
-	for (uint32_t r = 0; r < size; r++)
+	if ((rc = job_nodes(e, j, rank_node, err, errlen))) {
+		if (rc == -ENOMEM)
+			goto nomem;
+		goto out;
+	}
+	for (uint32_t r = 0; r < size; r++) {
 		all[r] = (int32_t)r;
-	if (comm_add(j, BCS_CTX_WORLD, size, all))
-		goto nomem;
+		j->area_of[r] = UINT32_MAX;
+	}
 	for (uint32_t i = 0; i < nlocal; i++) {
-		if (ranks[i] >= size) {
+		if (ranks[i] >= size || rank_node[ranks[i]] != e->self) {
 			rc = -EINVAL;
-			snprintf(err, errlen, "rank %u of a job of %u",
-				 ranks[i], size);
+			snprintf(err, errlen, "rank %u of a job of %u is not "
+				 "this node's", ranks[i], size);
 			goto out;
 		}
 		j->world_of[i] = (int32_t)ranks[i];
 		j->area_of[ranks[i]] = i;
 	}
-	(void)dir;
+	if (bcs_comm_add(j, BCS_CTX_WORLD, size, all))
+		goto nomem;
 	j->bytes = bcs_seg_bytes(nlocal);
 	/* memory with no name a user could reach, owned by the job's user,
 	 * its size sealed: a rank that could shrink it would crash the
@@ -443,11 +469,12 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 		.area_stride = j->area_stride,
 	};
 	for (uint32_t i = 0; i < nlocal; i++)
-		area(j, i)->rank = j->world_of[i];
+		bcs_job_area(j, i)->rank = j->world_of[i];
 	free(all);
 	j->next = e->jobs;
 	e->jobs = j;
 	*fd = j->fd;
+	adopt_early(e, j);
 	return 0;
 nomem:
 	snprintf(err, errlen, "out of memory for a BCS-MPI job");
@@ -460,7 +487,7 @@ out:
 
 void nm_bcs_started(struct nm_bcs *e, uint32_t job, uint32_t i, pid_t pid)
 {
-	struct bcs_job *j = job_find(e, job);
+	struct bcs_job *j = bcs_job_find(e, job);
 
 	if (j && i < j->nlocal)
 		j->pid[i] = pid;
@@ -468,13 +495,13 @@ void nm_bcs_started(struct nm_bcs *e, uint32_t job, uint32_t i, pid_t pid)
 
 void nm_bcs_exited(struct nm_bcs *e, uint32_t job, uint32_t i, int status)
 {
-	struct bcs_job *j = job_find(e, job);
+	struct bcs_job *j = bcs_job_find(e, job);
 
 	if (!j || i >= j->nlocal)
 		return;
 	j->pid[i] = 0; /* to be reaped: its pid is no longer ours */
 	if (!j->gone[i])
-		job_fail(j, "rank %d exited without MPI_Finalize (%s %d)",
+		bcs_job_fail(j, "rank %d exited without MPI_Finalize (%s %d)",
 			 j->world_of[i], WIFSIGNALED(status) ? "signal" :
 			 "exit code", WIFSIGNALED(status) ? WTERMSIG(status) :
 			 WEXITSTATUS(status));
@@ -495,7 +522,7 @@ void nm_bcs_close(struct nm_bcs *e, uint32_t job)
 
 void nm_bcs_stopped(struct nm_bcs *e, uint32_t job, int stopped)
 {
-	struct bcs_job *j = job_find(e, job);
+	struct bcs_job *j = bcs_job_find(e, job);
 
 	if (j)
 		j->stopped = stopped;
@@ -515,257 +542,44 @@ int nm_bcs_failed(struct nm_bcs *e, uint32_t *job, char *why, size_t whylen)
 
 /* ---- (1) descriptors in ------------------------------------------------ */
 
-static struct bcs_comm *comm_find(struct bcs_job *j, uint64_t ctx)
-{
-	for (struct bcs_comm *c = j->comms; c; c = c->next)
-		if (c->ctx == ctx)
-			return c;
-	return NULL;
-}
 
-/* Communicator rank of world rank w in c, or -1. */
-static int32_t comm_rank(const struct bcs_comm *c, int32_t w)
+void nm_bcs_view(struct nm_bcs *e, const sp_nodeset_t *live)
 {
-	for (uint32_t k = 0; k < c->n; k++)
-		if (c->world[k] == w)
-			return (int32_t)k;
-	return -1;
-}
-
-static int take_comm(struct bcs_job *j, uint32_t i, uint64_t slot,
-		     const struct bcs_desc *d)
-{
-	uint32_t n = (uint32_t)(d->bytes / 4);
-	int32_t *w = malloc(n * sizeof(*w));
-	struct bcs_comm *c;
-	int rc = 0;
-
-	if (!w) {
-		job_fail(j, "out of memory for a communicator");
-		return -ENOMEM;
-	}
-	if (d->flags & BCS_F_EAGER) /* the group in the slot */
-		memcpy(w, eager(j, i,
-				       (uint32_t)(slot % BCS_RING_SLOTS)),
-		       n * 4);
-	else
-		rc = vm_copy(j->pid[i], d->addr, w, n * 4, 0);
-	if (rc) {
-		free(w);
-		job_fail(j, "rank %d: communicator group at %#llx: %s",
-			 j->world_of[i], (unsigned long long)d->addr,
-			 strerror(-rc));
-		return rc;
-	}
-	for (uint32_t k = 0; k < n; k++)
-		for (uint32_t l = 0; l < k + 1; l++)
-			if (w[k] < 0 || (uint32_t)w[k] >= j->size ||
-			    (l < k && w[l] == w[k])) {
-				free(w);
-				job_fail(j, "rank %d: communicator %#llx: "
-					 "member %u is not a rank of the job "
-					 "or is there twice", j->world_of[i],
-					 (unsigned long long)d->ctx, k);
-				return -EINVAL;
+	for (uint32_t n = 0; e->x.w && n < e->x.nworld; n++)
+		if (n != e->self && !sp_nodeset_has(live, n))
+			bcs_xchg_reset(&e->x, n);
+	for (struct bcs_job *j = e->jobs; j; j = j->next)
+		for (uint32_t k = 0; k < j->nnodes; k++)
+			if (!sp_nodeset_has(live, j->nodes[k])) {
+				bcs_job_fail(j, "node %u, which holds ranks of "
+					     "the job, left the view",
+					     j->nodes[k]);
+				break;
 			}
-	c = comm_find(j, d->ctx);
-	if (c && (c->n != n || memcmp(c->world, w, n * 4))) {
-		free(w);
-		job_fail(j, "rank %d: communicator %#llx: another group than "
-			 "its other members gave", j->world_of[i],
-			 (unsigned long long)d->ctx);
-		return -EINVAL;
-	}
-	rc = c ? 0 : comm_add(j, d->ctx, n, w);
-	free(w);
-	if (rc)
-		job_fail(j, "out of memory for a communicator");
-	return rc;
 }
 
-static int take_coll(struct bcs_job *j, uint32_t i, const struct bcs_desc *d)
+/* The run left the replayed log: the job stops naming the first match
+ * that differs. */
+static int cmp_pick(const void *a, const void *b);
+
+void bcs_diverged(struct bcs_job *j)
 {
-	struct bcs_comm *c = comm_find(j, d->ctx);
-	struct bcs_cpost *p, **pp;
-	int32_t me;
+	const struct bcs_recv *r = j->m.diverged;
+	struct bcs_pick key = { .dst = r->dst, .rseq = r->seq }, *p;
 
-	if (!c || (me = comm_rank(c, j->world_of[i])) < 0) {
-		job_fail(j, "rank %d: a collective on communicator %#llx, "
-			 "which it is not a member of", j->world_of[i],
-			 (unsigned long long)d->ctx);
-		return -EINVAL;
-	}
-	if ((d->coll == BCS_C_BCAST || d->coll == BCS_C_REDUCE) &&
-	    (uint32_t)d->peer >= c->n) {
-		job_fail(j, "rank %d: root %d of a communicator of %u",
-			 j->world_of[i], d->peer, c->n);
-		return -EINVAL;
-	}
-	if (!(p = malloc(sizeof(*p)))) {
-		job_fail(j, "out of memory for a collective");
-		return -ENOMEM;
-	}
-	p->d = *d;
-	p->next = NULL;
-	for (pp = &c->q[me]; *pp; pp = &(*pp)->next)
-		;
-	*pp = p;
-	j->pending[i]++;
-	return 0;
+	p = bsearch(&key, j->picks, j->npicks, sizeof(key), cmp_pick);
+	bcs_job_fail(j, "the run diverged from the replayed log at its "
+		     "match %llu (round %llu): rank %d's receive %llu "
+		     "cannot take rank %d's send %llu",
+		     p ? (unsigned long long)p->k : 0ULL,
+		     (unsigned long long)j->round, r->dst,
+		     (unsigned long long)r->seq, p ? p->src : -1,
+		     p ? (unsigned long long)p->sseq : 0ULL);
 }
 
-static int take_send(struct bcs_job *j, uint32_t i, uint64_t slot,
-		     const struct bcs_desc *d)
-{
-	struct bcs_msg *s = calloc(1, sizeof(*s));
+/* ---- the match log ------------------------------------------------------ */
 
-	if (!s) {
-		job_fail(j, "out of memory for a message");
-		return -ENOMEM;
-	}
-	s->src = j->world_of[i];
-	s->dst = d->peer;
-	s->tag = d->tag;
-	s->flags = d->flags;
-	s->ctx = d->ctx;
-	s->bytes = d->bytes;
-	s->clock = d->clock;
-	s->seq = ++j->seq[i];
-	s->req = d->req;
-	s->addr = d->addr;
-	if (d->flags & BCS_F_EAGER) {
-		/* out of the slot now: the rank reuses it once taken */
-		s->eager = malloc(d->bytes ? d->bytes : 1);
-		if (!s->eager) {
-			free(s);
-			job_fail(j, "out of memory for a message");
-			return -ENOMEM;
-		}
-		memcpy(s->eager, eager(j, i,
-					      (uint32_t)(slot % BCS_RING_SLOTS)),
-		       d->bytes);
-	}
-	if (!(d->flags & BCS_F_EAGER) || (d->flags & BCS_F_SYNC))
-		j->pending[i]++; /* completed when its bytes are moved */
-	j->nheld++;
-	if (s->eager)
-		j->held += s->bytes;
-	bcs_match_send(&j->m, s);
-	return 0;
-}
-
-static int take_recv(struct bcs_job *j, uint32_t i, const struct bcs_desc *d)
-{
-	struct bcs_recv *r = calloc(1, sizeof(*r));
-
-	if (!r) {
-		job_fail(j, "out of memory for a receive");
-		return -ENOMEM;
-	}
-	r->dst = j->world_of[i];
-	r->src = d->peer;
-	r->tag = d->tag;
-	r->probe = d->kind == BCS_D_PROBE;
-	r->ctx = d->ctx;
-	r->cap = d->bytes;
-	r->req = d->req;
-	r->addr = d->addr;
-	r->seq = ++j->rseq[i];
-	j->nheld++;
-	bcs_match_recv(&j->m, r);
-	return 0;
-}
-
-static void take_abort(struct bcs_job *j, uint32_t i, const struct bcs_desc *d)
-{
-	char msg[BCS_REASON_MAX + 1] = "";
-
-	if (vm_copy(j->pid[i], d->addr, msg, d->bytes, 0))
-		msg[0] = '\0';
-	msg[d->bytes < BCS_REASON_MAX ? d->bytes : BCS_REASON_MAX] = '\0';
-	for (char *p = msg; *p; p++)
-		if ((unsigned char)*p < 32)
-			*p = ' ';
-	if (d->flags & 1) /* an error under MPI_ERRORS_ARE_FATAL */
-		job_fail(j, "rank %d: %s", j->world_of[i], msg);
-	else
-		job_fail(j, "rank %d called MPI_Abort (error code %u)%s%s",
-			 j->world_of[i], d->op, msg[0] ? ": " : "", msg);
-}
-
-/* Everything area i posted since the last slice. */
-static void take(struct bcs_job *j, uint32_t i)
-{
-	struct bcs_area *a = area(j, i);
-	struct bcs_desc d[TAKE_MAX];
-	uint32_t n = 0;
-	char why[256];
-	int full;
-
-	if (j->gone[i] && j->pid[i] <= 0)
-		return;
-	if (bcs_ring_take(a, j->tail[i], d, TAKE_MAX, &n, why, sizeof(why))) {
-		job_fail(j, "rank %d: %s (its segment is corrupt)",
-			 j->world_of[i], why);
-		return;
-	}
-	full = n == BCS_RING_SLOTS; /* the rank may wait for room */
-	for (uint32_t k = 0; k < n && !j->failed; k++) {
-		uint64_t slot = j->tail[i] + k;
-		int p2p = d[k].kind == BCS_D_SEND || d[k].kind == BCS_D_RECV ||
-			  d[k].kind == BCS_D_PROBE;
-
-		if (bcs_desc_check(&d[k], j->size, why, sizeof(why))) {
-			job_fail(j, "rank %d: %s (its segment is corrupt)",
-				 j->world_of[i], why);
-			return;
-		}
-		if (j->gone[i]) {
-			job_fail(j, "rank %d posted after MPI_Finalize",
-				 j->world_of[i]);
-			return;
-		}
-		/* what the engine keeps for the job is bounded: past the
-		 * bound the rest stays in the rank's ring (it waits when
-		 * the ring is full), never in root's memory */
-		if (p2p && (j->nheld >= NM_BCS_HELD_DESCS ||
-			    ((d[k].flags & BCS_F_EAGER) &&
-			     j->held + d[k].bytes > NM_BCS_HELD_BYTES))) {
-			n = k;
-			break;
-		}
-		switch (d[k].kind) {
-		case BCS_D_SEND:
-			take_send(j, i, slot, &d[k]);
-			break;
-		case BCS_D_RECV:
-		case BCS_D_PROBE:
-			take_recv(j, i, &d[k]);
-			break;
-		case BCS_D_COLL:
-			take_coll(j, i, &d[k]);
-			break;
-		case BCS_D_COMM:
-			take_comm(j, i, slot, &d[k]);
-			break;
-		case BCS_D_FINALIZE:
-			j->gone[i] = 1;
-			break;
-		case BCS_D_ABORT:
-			take_abort(j, i, &d[k]);
-			break;
-		}
-	}
-	j->tail[i] += n;
-	__atomic_store_n(&a->post_tail, j->tail[i], __ATOMIC_RELEASE);
-	if (full || n)
-		wake(a); /* room in its ring: a rank may be waiting for it */
-}
-
-/* ---- (2) matching and (3) moving ---------------------------------------- */
-
-/* A match into the job's log (written out at the end of the slice). */
-static void trace_match(struct bcs_job *j, const struct bcs_recv *r,
+void bcs_trace_match(struct bcs_job *j, const struct bcs_recv *r,
 			const struct bcs_msg *s)
 {
 	char line[256];
@@ -776,7 +590,7 @@ static void trace_match(struct bcs_job *j, const struct bcs_recv *r,
 	n = snprintf(line, sizeof(line), "match %llu slice %llu: rank %d recv "
 		     "%llu <- rank %d send %llu tag %d bytes %llu\n",
 		     (unsigned long long)j->m.matched,
-		     (unsigned long long)j->slices, r->dst,
+		     (unsigned long long)j->round, r->dst,
 		     (unsigned long long)r->seq, s->src,
 		     (unsigned long long)s->seq, s->tag,
 		     (unsigned long long)s->bytes);
@@ -795,7 +609,7 @@ static void trace_match(struct bcs_job *j, const struct bcs_recv *r,
 	j->trace_len += (size_t)n;
 }
 
-static void trace_flush(struct bcs_job *j)
+void bcs_trace_flush(struct bcs_job *j)
 {
 	size_t done = 0;
 
@@ -843,7 +657,7 @@ static int pick(void *ctx, const struct bcs_recv *r, int32_t *src,
 
 void nm_bcs_trace(struct nm_bcs *e, uint32_t job, int fd)
 {
-	struct bcs_job *j = job_find(e, job);
+	struct bcs_job *j = bcs_job_find(e, job);
 
 	if (!j) {
 		close(fd);
@@ -857,7 +671,7 @@ void nm_bcs_trace(struct nm_bcs *e, uint32_t job, int fd)
 int nm_bcs_replay(struct nm_bcs *e, uint32_t job, const char *text,
 		  size_t len, char *err, size_t errlen)
 {
-	struct bcs_job *j = job_find(e, job);
+	struct bcs_job *j = bcs_job_find(e, job);
 	size_t cap = 0, line = 0;
 	const char *p = text, *end = text + len;
 
@@ -916,321 +730,3 @@ int nm_bcs_replay(struct nm_bcs *e, uint32_t job, const char *text,
 	return 0;
 }
 
-static void on_match(void *ctx, struct bcs_recv *r, struct bcs_msg *s)
-{
-	struct bcs_job *j = ctx;
-	struct bcs_xfer *x;
-
-	trace_match(j, r, s);
-	/* the receive leaves the engine's keeping, and so does the send
-	 * (its bytes move now; a probe's send stays) */
-	j->nheld -= j->nheld ? 1 : 0;
-	if (!r->probe) {
-		j->nheld -= j->nheld ? 1 : 0;
-		if (s->eager)
-			j->held -= j->held >= s->bytes ? s->bytes : j->held;
-	}
-	if (r->probe) {
-		struct bcs_done d = { .req = r->req, .source = s->src,
-				      .tag = s->tag, .bytes = s->bytes,
-				      .clock = s->clock };
-
-		complete(j, j->area_of[r->dst], &d);
-		free(r);
-		return;
-	}
-	if (!(x = calloc(1, sizeof(*x)))) {
-		job_fail(j, "out of memory for a transfer");
-		drop_pair(NULL, s, r);
-		return;
-	}
-	x->r = r;
-	x->s = s;
-	x->len = s->bytes < r->cap ? s->bytes : r->cap;
-	j->incoming[j->area_of[r->dst]]++;
-	*j->xtail = x;
-	j->xtail = &x->next;
-}
-
-/* Move up to *budget bytes of x; 1 once all are moved. */
-static int move(struct nm_bcs *e, struct bcs_job *j, struct bcs_xfer *x,
-		uint64_t *budget)
-{
-	uint32_t si = j->area_of[x->s->src], ri = j->area_of[x->r->dst];
-	int rc = 0;
-
-	while (x->done < x->len && *budget) {
-		uint64_t n = x->len - x->done;
-
-		if (n > *budget)
-			n = *budget;
-		if (n > NM_BCS_SLICE_BYTES)
-			n = NM_BCS_SLICE_BYTES;
-		if (x->s->eager)
-			rc = vm_copy(j->pid[ri], x->r->addr + x->done,
-				     x->s->eager + x->done, n, 1);
-		else if (!(rc = vm_copy(j->pid[si], x->s->addr + x->done,
-					e->bounce, n, 0)))
-			rc = vm_copy(j->pid[ri], x->r->addr + x->done,
-				     e->bounce, n, 1);
-		if (rc) {
-			job_fail(j, "message from rank %d to rank %d (tag %d, "
-				 "%llu bytes): %s", x->s->src, x->r->dst,
-				 x->s->tag, (unsigned long long)x->s->bytes,
-				 rc == -EFAULT ? "a buffer is not mapped in "
-				 "its rank" : strerror(-rc));
-			return 0;
-		}
-		x->done += n;
-		*budget -= n;
-	}
-	return x->done == x->len;
-}
-
-static void finish(struct bcs_job *j, struct bcs_xfer *x)
-{
-	struct bcs_done dr = { .req = x->r->req, .source = x->s->src,
-			       .tag = x->s->tag, .bytes = x->len,
-			       .clock = x->s->clock,
-			       .status = x->s->bytes > x->r->cap ?
-					 BCS_E_TRUNCATE : BCS_OK };
-	uint32_t si = j->area_of[x->s->src], ri = j->area_of[x->r->dst];
-
-	complete(j, ri, &dr);
-	if (j->incoming[ri])
-		j->incoming[ri]--;
-	if (!(x->s->flags & BCS_F_EAGER) || (x->s->flags & BCS_F_SYNC)) {
-		struct bcs_done ds = { .req = x->s->req };
-
-		complete(j, si, &ds);
-		if (j->pending[si])
-			j->pending[si]--;
-	}
-	drop_pair(NULL, x->s, x->r);
-	free(x);
-}
-
-static void transfers(struct nm_bcs *e, struct bcs_job *j)
-{
-	uint64_t budget = NM_BCS_SLICE_BYTES;
-
-	while (j->xfers && !j->failed) {
-		struct bcs_xfer *x = j->xfers;
-
-		if (!move(e, j, x, &budget))
-			return; /* the rest next slice */
-		j->xfers = x->next;
-		if (!j->xfers)
-			j->xtail = &j->xfers;
-		finish(j, x);
-	}
-}
-
-/* ---- (4) collectives ----------------------------------------------------- */
-
-static int same_coll(const struct bcs_desc *a, const struct bcs_desc *b)
-{
-	if (a->coll != b->coll)
-		return 0;
-	switch (a->coll) {
-	case BCS_C_BCAST:
-		return a->peer == b->peer && a->bytes == b->bytes;
-	case BCS_C_REDUCE:
-		return a->peer == b->peer && a->bytes == b->bytes &&
-		       a->op == b->op && a->type == b->type;
-	case BCS_C_ALLREDUCE:
-		return a->bytes == b->bytes && a->op == b->op &&
-		       a->type == b->type;
-	default:
-		return 1;
-	}
-}
-
-/* Complete c's first collective on every member (status, and the
- * latest of the members' clocks) and drop it. */
-static void coll_done(struct bcs_job *j, struct bcs_comm *c, int status)
-{
-	uint64_t clock = 0;
-
-	for (uint32_t k = 0; k < c->n; k++)
-		if (c->q[k]->d.clock > clock)
-			clock = c->q[k]->d.clock;
-	for (uint32_t k = 0; k < c->n; k++) {
-		struct bcs_cpost *p = c->q[k];
-		uint32_t i = j->area_of[c->world[k]];
-		struct bcs_done d = { .req = p->d.req, .status = status,
-				      .clock = clock };
-
-		complete(j, i, &d);
-		if (j->pending[i])
-			j->pending[i]--;
-		c->q[k] = p->next;
-		free(p);
-	}
-	c->off = 0;
-}
-
-/* One chunk of c's first collective (every member has posted it): at
- * most NM_BCS_SLICE_BYTES of its data a slice, through the engine's own
- * buffers (never the size a descriptor says).  1 once it is done, 0 if
- * it goes on next slice, -errno (the job failed). */
-static int run_coll(struct nm_bcs *e, struct bcs_job *j, struct bcs_comm *c)
-{
-	const struct bcs_desc *d0 = &c->q[0]->d;
-	uint64_t bytes = d0->bytes, off = c->off, n;
-	int rc = 0;
-
-	if (off == 0) {
-		for (uint32_t k = 0; k < c->n; k++)
-			if (!same_coll(d0, &c->q[k]->d)) {
-				coll_done(j, c, BCS_E_COLL);
-				return 1;
-			}
-		if ((d0->coll == BCS_C_REDUCE || d0->coll == BCS_C_ALLREDUCE) &&
-		    (!bcs_type_size((enum bcs_type)d0->type) ||
-		     bytes % bcs_type_size((enum bcs_type)d0->type) ||
-		     !bcs_op_valid((enum bcs_op)d0->op,
-				   (enum bcs_type)d0->type))) {
-			coll_done(j, c, BCS_E_ARG);
-			return 1;
-		}
-	}
-	if (d0->coll == BCS_C_BARRIER || off >= bytes) {
-		coll_done(j, c, BCS_OK);
-		return 1;
-	}
-	n = bytes - off < NM_BCS_SLICE_BYTES ? bytes - off : NM_BCS_SLICE_BYTES;
-	if (d0->coll == BCS_C_BCAST) {
-		int32_t root = c->world[d0->peer];
-
-		rc = vm_copy(j->pid[j->area_of[root]],
-			     c->q[d0->peer]->d.addr + off, e->cbuf, n, 0);
-		for (uint32_t k = 0; !rc && k < c->n; k++)
-			if ((int32_t)k != d0->peer)
-				rc = vm_copy(j->pid[j->area_of[c->world[k]]],
-					     c->q[k]->d.addr + off, e->cbuf, n,
-					     1);
-	} else {
-		size_t esz = bcs_type_size((enum bcs_type)d0->type);
-
-		/* acc = r0 op (r1 op (... op r(n-1))): one fixed order, so
-		 * every run gives the same bits */
-		n -= n % esz;
-		for (uint32_t k = c->n; !rc && k-- > 0;) {
-			pid_t pid = j->pid[j->area_of[c->world[k]]];
-
-			rc = vm_copy(pid, c->q[k]->d.addr + off,
-				     k == c->n - 1 ? e->cbuf : e->ctmp, n, 0);
-			if (!rc && k != c->n - 1)
-				bcs_reduce((enum bcs_op)d0->op,
-					   (enum bcs_type)d0->type, e->ctmp,
-					   e->cbuf, n / esz);
-		}
-		for (uint32_t k = 0; !rc && k < c->n; k++)
-			if (d0->coll == BCS_C_ALLREDUCE ||
-			    (int32_t)k == d0->peer)
-				rc = vm_copy(j->pid[j->area_of[c->world[k]]],
-					     c->q[k]->d.addr2 + off, e->cbuf, n,
-					     1);
-	}
-	if (rc) {
-		job_fail(j, "collective on communicator %#llx: %s",
-			 (unsigned long long)c->ctx, rc == -EFAULT ?
-			 "a buffer is not mapped in its rank" :
-			 strerror(-rc));
-		return rc;
-	}
-	c->off = off + n;
-	if (c->off < bytes)
-		return 0;
-	coll_done(j, c, BCS_OK);
-	return 1;
-}
-
-static void collectives(struct nm_bcs *e, struct bcs_job *j)
-{
-	for (struct bcs_comm *c = j->comms; c && !j->failed; c = c->next)
-		for (;;) {
-			uint32_t k;
-
-			for (k = 0; k < c->n && c->q[k]; k++)
-				;
-			if (k < c->n || run_coll(e, j, c) != 1)
-				break;
-		}
-}
-
-/* ---- the slice ----------------------------------------------------------- */
-
-static void job_slice(struct nm_bcs *e, struct bcs_job *j)
-{
-	/* the ranks' states first, then their descriptors: a send posted
-	 * after the clock was read has a later clock (the library writes
-	 * the descriptor, then the clock) */
-	j->m.polling = 0;
-	for (uint32_t i = 0; i < j->nlocal; i++) {
-		struct bcs_area *a = area(j, i);
-		struct bcs_rank_state *k = &j->m.rk[j->world_of[i]];
-		uint32_t polls = __atomic_load_n(&a->polls, __ATOMIC_RELAXED);
-		uint64_t dt;
-
-		if (polls != j->polls[i])
-			j->m.polling = 1;
-		j->polls[i] = polls;
-		/* done_tail before blocked: the rank clears blocked before
-		 * it takes a completion, so a tail that moved shows here */
-		dt = __atomic_load_n(&a->done_tail, __ATOMIC_ACQUIRE);
-		k->clock = __atomic_load_n(&a->clock, __ATOMIC_ACQUIRE);
-		k->blocked = __atomic_load_n(&a->blocked, __ATOMIC_ACQUIRE);
-		if (dt != a->done_head || j->late[i] || j->incoming[i])
-			k->blocked = 0; /* completions it has not seen, or
-					 * that are on their way */
-	}
-	for (uint32_t i = 0; i < j->nlocal && !j->failed; i++)
-		take(j, i);
-	for (uint32_t i = 0; i < j->nlocal; i++) {
-		struct bcs_rank_state *k = &j->m.rk[j->world_of[i]];
-
-		k->gone = j->gone[i];
-		k->other_pending = j->pending[i];
-		k->sent = j->seq[i];
-	}
-	if (j->failed)
-		return;
-	j->slices++;
-	bcs_match_run(&j->m, on_match, j);
-	trace_flush(j);
-	if (j->m.diverged) {
-		const struct bcs_recv *r = j->m.diverged;
-		struct bcs_pick key = { .dst = r->dst, .rseq = r->seq }, *p;
-
-		p = bsearch(&key, j->picks, j->npicks, sizeof(key), cmp_pick);
-		job_fail(j, "the run diverged from the replayed log at its "
-			 "match %llu (slice %llu): rank %d's receive %llu "
-			 "cannot take rank %d's send %llu",
-			 p ? (unsigned long long)p->k : 0ULL,
-			 (unsigned long long)j->slices, r->dst,
-			 (unsigned long long)r->seq, p ? p->src : -1,
-			 p ? (unsigned long long)p->sseq : 0ULL);
-		return;
-	}
-	transfers(e, j);
-	collectives(e, j);
-	for (uint32_t i = 0; i < j->nlocal; i++) {
-		struct bcs_area *a = area(j, i);
-
-		complete_late(j, i);
-		if (a->done_head != j->woken[i]) {
-			j->woken[i] = a->done_head;
-			wake(a);
-		}
-	}
-}
-
-void nm_bcs_slice(struct nm_bcs *e, uint64_t slice)
-{
-	(void)slice;
-	for (struct bcs_job *j = e->jobs; j; j = j->next)
-		if (!j->stopped && !j->failed && j->seg)
-			job_slice(e, j);
-}

@@ -25,32 +25,49 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <storm_primitives.h>
+
 #include "bcs_match.h"
+#include "bcs_xchg.h"
 
 #define NM_BCS_SLICE_BYTES (8u << 20) /* bytes moved per job per slice */
 #define NM_BCS_HELD_BYTES (64u << 20) /* eager bytes kept per job */
 #define NM_BCS_HELD_DESCS (1u << 20)  /* unmatched sends and receives */
+#define NM_BCS_SECT_LOCAL (16u << 20) /* a one-node job's section */
+#define NM_BCS_EARLY_MAX 256u         /* sections of jobs not open yet */
 
 struct bcs_job;
+struct bcs_early;
 
 struct nm_bcs {
 	struct bcs_job *jobs;
 	uint8_t *bounce;       /* NM_BCS_SLICE_BYTES: one chunk's way */
 	uint8_t *cbuf, *ctmp;  /* NM_BCS_SLICE_BYTES each: collectives' */
+	uint8_t *sbuf;         /* NM_BCS_SECT_LOCAL: a section being built */
+	uint8_t *pbuf;         /* the record room: a peer's copy of it */
+	struct bcs_xchg x;     /* records to and from the other nodes */
+	uint32_t self;         /* this node's world id */
+	struct bcs_early *early; /* sections that came before their job */
+	uint32_t nearly;
 };
 
 /* 0 or -ENOMEM. */
 int nm_bcs_init(struct nm_bcs *e);
 void nm_bcs_fini(struct nm_bcs *e);
+/* The world the engine talks to the other nodes through: records of
+ * len bytes at base (layout.bcs) in global memory, self this node's
+ * world id of nworld.  0 or -ENOMEM. */
+int nm_bcs_attach(struct nm_bcs *e, sp_world_t *w, uint64_t base,
+		  uint32_t len, uint32_t self, uint32_t nworld);
 
 /* A BCS-MPI job with nlocal ranks here (world ranks ranks[], of size in
- * all): its segment is made in dir (the job's RAM-disk directory),
- * owned by uid:gid, mode 0600.  The descriptor the ranks inherit (not
+ * all, rank r on node rank_node[r], a world id): its segment is owned by
+ * uid:gid, mode 0600.  The descriptor the ranks inherit (not
  * close-on-exec; *fd), or -errno with err naming the cause. */
 int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
-		uint32_t nlocal, const uint32_t *ranks, const char *dir,
-		uid_t uid, gid_t gid, enum bcs_order order, int *fd, char *err,
-		size_t errlen);
+		uint32_t nlocal, const uint32_t *ranks,
+		const uint32_t *rank_node, uid_t uid, gid_t gid,
+		enum bcs_order order, int *fd, char *err, size_t errlen);
 /* The job's match log (--bcs-trace): every match appended to fd (the
  * engine's from now on, opened as the job's user), a line each:
  *   match K slice N: rank D recv R <- rank S send Q tag T bytes B
@@ -74,9 +91,17 @@ void nm_bcs_close(struct nm_bcs *e, uint32_t job);
 /* Whether the job is stopped (gang scheduling): it is skipped. */
 void nm_bcs_stopped(struct nm_bcs *e, uint32_t job, int stopped);
 
-/* A slice boundary: every job's descriptors taken, matched, moved,
- * completed. */
+/* A slice boundary: every running job's round starts — its ranks'
+ * descriptors taken into this node's section, sent to the job's other
+ * nodes — and a job whose sections are all here runs it (matched,
+ * moved, completed). */
 void nm_bcs_slice(struct nm_bcs *e, uint64_t slice);
+/* Records from other nodes arrived, or ours went (the world's notify):
+ * rounds whose sections are all here run. */
+void nm_bcs_events(struct nm_bcs *e);
+/* The view: a job with a node outside live fails; channels to nodes
+ * outside it are forgotten. */
+void nm_bcs_view(struct nm_bcs *e, const sp_nodeset_t *live);
 /* A job the engine failed since the last call: 1 with *job and why
  * (the rank and the reason), or 0. */
 int nm_bcs_failed(struct nm_bcs *e, uint32_t *job, char *why, size_t whylen);

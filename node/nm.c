@@ -458,7 +458,10 @@ static int bcs_trace_replay(struct nm *nm, struct nm_job *j, char *err,
 		return 0;
 	for (int i = 0; i < id->ngroups; i++)
 		groups[i] = id->groups[i];
-	if (trace && trace[0] == '/') {
+	/* the match log is the same on every node of the job (each makes
+	 * every match): the node of rank 0 writes it */
+	if (trace && trace[0] == '/' && j->m->rank_node &&
+	    j->m->rank_node[0] == sp_node_id(nm->w)) {
 		fd = st_open_as(trace, O_WRONLY | O_CREAT | O_TRUNC |
 				O_NOFOLLOW | O_CLOEXEC, 0644, id->uid, id->gid,
 				groups, id->ngroups);
@@ -523,7 +526,7 @@ static int bcs_open(struct nm *nm, struct nm_job *j, char *err,
 	for (uint32_t i = 0; i < j->nlocal; i++)
 		ranks[i] = j->ranks[i].rank;
 	rc = nm_bcs_open(&nm->bcs, j->id, j->m->ranks, j->nlocal, ranks,
-			 j->dir, j->ident ? j->ident->uid : getuid(),
+			 j->m->rank_node, j->ident ? j->ident->uid : getuid(),
 			 j->ident ? j->ident->gid : getgid(),
 			 j->m->mpi == ST_MPI_BCS_ARRIVAL ? BCS_ORDER_ARRIVAL :
 			 BCS_ORDER_DETERMINISTIC, &j->bcs_fd, err, errlen);
@@ -781,13 +784,21 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 		nm_relay_flush(&nm->relay);
 		jobs_changed(nm); /* a job's last lines may be written out */
 	}
-	if (hb)
+	if (hb) {
 		on_heartbeat(nm);
+	} else {
+		/* BCS-MPI records from the jobs' other nodes: rounds run as
+		 * soon as every section is here */
+		nm_bcs_events(&nm->bcs);
+		bcs_failures(nm);
+	}
 	/* a new view may have left us out: we exit, to be restarted and
 	 * rejoin (looked at only when the view changed) */
 	if (sp_view(nm->w, &vi, NULL) == 0 && vi.epoch != nm->view_epoch &&
 	    sp_view(nm->w, &vi, nm->live) == 0) {
 		nm->view_epoch = vi.epoch;
+		nm_bcs_view(&nm->bcs, nm->live);
+		bcs_failures(nm);
 		if (!sp_nodeset_has(nm->live, sp_node_id(nm->w))) {
 			qb_log(LOG_ERR, "this node was expelled from the "
 			       "view; exiting so that it can be restarted "
@@ -1040,7 +1051,9 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (nm_bcs_init(&nm.bcs)) {
+	if (nm_bcs_init(&nm.bcs) ||
+	    nm_bcs_attach(&nm.bcs, nm.w, nm.lay.bcs, nm.lay.bcs_len,
+			  sp_node_id(nm.w), sp_node_count(nm.w))) {
 		qb_log(LOG_ERR, "out of memory");
 		rc = 1;
 		goto out;

@@ -193,6 +193,7 @@ static const struct u32_key {
 	{ "slots", 1, 64, offsetof(st_config_t, slots) },
 	{ "heartbeat_kib", 1, 1024, offsetof(st_config_t, heartbeat_kib) },
 	{ "output_kib", 4, 4096, offsetof(st_config_t, output_kib) },
+	{ "bcs_kib", 16, 16384, offsetof(st_config_t, bcs_kib) },
 	{ "clients_max", 1, 1000000, offsetof(st_config_t, clients_max) },
 	{ "clients_root_reserved", 0, 10000,
 	  offsetof(st_config_t, clients_root_reserved) },
@@ -415,6 +416,7 @@ static void defaults(st_config_t *c)
 	c->slots = 4;
 	c->output_kib = 64;
 	c->heartbeat_kib = 64;
+	c->bcs_kib = 256;
 	c->clients_max = 1024;
 	c->clients_root_reserved = 32;
 	c->clients_per_user = 64;

@@ -61,6 +61,7 @@ typedef struct st_config {
 	uint32_t slots;           /* launch: ring slots per node */
 	uint32_t output_kib;      /* per-node output mailbox at the manager */
 	uint32_t heartbeat_kib;   /* heartbeat block: jobs listed per slice */
+	uint32_t bcs_kib;         /* BCS-MPI record from node to node, a slice */
 	char ramdisk[1024];       /* tmpfs directory for binaries on nodes */
 	char state_dir[1024];     /* manager state: LMDB, one directory per
 				   * manager below it */
@@ -290,6 +291,8 @@ enum st_event {
 	ST_EV_RELAY = 8,    /* node: another node's relay box arrived */
 	ST_EV_RELAYACK = 9, /* node: our relay box was written out */
 	ST_EV_LOCAL_RELAY = 10,
+	ST_EV_BCS = 11,     /* node: another node's BCS-MPI record arrived */
+	ST_EV_LOCAL_BCS = 12,
 	ST_EV_COUNT = 16
 };
 
@@ -310,6 +313,9 @@ typedef struct st_layout {
 	uint32_t chunk, slots;
 	uint64_t outbox;      /* manager: one mailbox per world id */
 	uint32_t outbox_len;
+	uint64_t bcs;         /* node: BCS-MPI records, two buffers per
+			       * world id (the sender), bcs_len each */
+	uint32_t bcs_len;
 	uint64_t size;        /* total */
 } st_layout_t;
 

@@ -1,0 +1,176 @@
+/*
+ * bcs_int.h — the BCS engine's own state, shared by its files and by no
+ * one else: bcs.c (jobs, segments, completions, the match log),
+ * bcs_round.c (a job's rounds: the section a node builds at a boundary,
+ * and every node's sections applied in one order), bcs_coll.c
+ * (collectives).  nm.c sees bcs.h only.
+ *
+ * State of a job is of two kinds.  Replicated: what every node of the
+ * job derives alike from the rounds' sections — the matcher and its
+ * ranks' states, the communicators and their posted collectives, the
+ * match and round counters.  Local: what only this node has — its
+ * ranks' areas, pids, ring tails, sequences, completions owed, and the
+ * bytes on their way to or from its ranks.
+ */
+#ifndef STORM_NM_BCS_INT_H
+#define STORM_NM_BCS_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <storm_bcs.h>
+
+#include "bcs.h"
+#include "bcs_match.h"
+
+/* A matched pair moving bytes to a rank of this node, or from one. */
+struct bcs_xfer {
+	struct bcs_xfer *next;
+	struct bcs_recv *r;
+	struct bcs_msg *s;
+	uint64_t match;          /* the job's match number */
+	uint32_t peer;           /* the other side's node (world id) */
+	uint64_t len, done;
+};
+
+/* A recorded match (--bcs-replay). */
+struct bcs_pick {
+	int32_t dst;
+	uint64_t rseq;
+	int32_t src;
+	uint64_t sseq;
+	uint64_t k;              /* its number in the record */
+};
+
+/* A completion that found its ring full. */
+struct bcs_late {
+	struct bcs_late *next;
+	struct bcs_done d;
+};
+
+/* A collective posted by one member, waiting for the others. */
+struct bcs_cpost {
+	struct bcs_cpost *next;
+	struct bcs_desc d;
+};
+
+struct bcs_comm {
+	struct bcs_comm *next;
+	uint64_t ctx;
+	uint32_t n;              /* members */
+	int32_t *world;          /* communicator rank -> world rank */
+	struct bcs_cpost **q;    /* per member: its collectives, in order */
+	uint64_t off;            /* the first's bytes done (a chunk a slice) */
+	uint64_t ndone;          /* collectives completed */
+	uint64_t start;          /* SPREAD: the round it was chosen in */
+	int where;               /* BCS_C_HERE, _ELSEWHERE or _SPREAD */
+};
+
+enum { BCS_C_HERE = 1, BCS_C_ELSEWHERE, BCS_C_SPREAD };
+
+/* A node's section of one round, as it arrived. */
+struct bcs_sect {
+	uint8_t *data;
+	size_t len, cap;
+	int have;
+};
+
+struct bcs_job {
+	struct bcs_job *next;
+	struct nm_bcs *e;
+	uint32_t id, size, nlocal;
+	int fd;
+	struct bcs_seg *seg;
+	uint64_t bytes;
+	uint64_t area_off, area_stride; /* the layout, the engine's copy */
+	/* the job's nodes, ascending world ids; sections apply in this
+	 * order */
+	uint32_t *nodes, nnodes, me;
+	uint32_t *node_of;       /* world rank -> node (world id) */
+	uint32_t maxlocal;       /* most ranks on one node */
+	uint64_t coll_chunk;     /* a spread collective's bytes a round */
+	/* local: this node's ranks ("areas") */
+	uint32_t *area_of;       /* world rank -> local area, or UINT32_MAX */
+	int32_t *world_of;       /* area -> world rank */
+	pid_t *pid;              /* area -> pid (0: not started / gone) */
+	int *gone;               /* area: finalized or exited */
+	uint64_t *tail;          /* area: descriptors taken */
+	uint64_t *seq;           /* area: sends posted */
+	uint64_t *rseq;          /* area: receives posted */
+	uint32_t *pending;       /* area: sends and collectives incomplete */
+	struct bcs_late **late;  /* area: completions waiting for room */
+	uint64_t *woken;         /* area: done_head when last woken */
+	uint32_t *incoming;      /* area: receives matched, bytes moving */
+	uint32_t *polls;         /* area: its polls counter when last read */
+	struct bcs_xfer *xfers, **xtail; /* both ends here */
+	struct bcs_xfer *out;    /* from a rank here to another node */
+	struct bcs_xfer *in;     /* to a rank here from another node */
+	/* replicated */
+	struct bcs_match m;
+	struct bcs_comm *comms;
+	struct bcs_comm *spread; /* the spread collective under way */
+	uint64_t held;           /* eager bytes kept for unmatched sends */
+	uint64_t nheld;          /* descriptors kept unmatched */
+	uint64_t round;          /* rounds applied (the job's slices) */
+	int built;               /* our section of round + 1 is out */
+	struct bcs_sect *sect;   /* [node index][2]: rounds by parity */
+	/* the match log */
+	int trace_fd;            /* --bcs-trace: the match log, or -1 */
+	char *trace;             /* this round's lines */
+	size_t trace_len, trace_cap;
+	struct bcs_pick *picks;  /* --bcs-replay: the record, sorted */
+	size_t npicks;
+	int stopped;
+	int failed;              /* reported by nm_bcs_failed once */
+	int reported;
+	char why[512];
+};
+
+/* bcs.c */
+struct bcs_job *bcs_job_find(struct nm_bcs *e, uint32_t id);
+void bcs_early_keep(struct nm_bcs *e, uint32_t job, uint32_t from,
+		    uint64_t round, const uint8_t *data, size_t len);
+struct bcs_area *bcs_job_area(const struct bcs_job *j, uint32_t i);
+uint8_t *bcs_job_eager(const struct bcs_job *j, uint32_t i, uint32_t k);
+void bcs_job_fail(struct bcs_job *j, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int bcs_vm_copy(pid_t pid, uint64_t addr, void *buf, size_t len, int write);
+void bcs_complete(struct bcs_job *j, uint32_t i, const struct bcs_done *d);
+void bcs_complete_late(struct bcs_job *j, uint32_t i);
+void bcs_wake(struct bcs_area *a);
+void bcs_drop_pair(void *ctx, struct bcs_msg *s, struct bcs_recv *r);
+void bcs_trace_match(struct bcs_job *j, const struct bcs_recv *r,
+		     const struct bcs_msg *s);
+void bcs_trace_flush(struct bcs_job *j);
+void bcs_diverged(struct bcs_job *j);
+static inline int bcs_local(const struct bcs_job *j, int32_t rank)
+{
+	return rank >= 0 && (uint32_t)rank < j->size &&
+	       j->area_of[rank] != UINT32_MAX;
+}
+
+/* bcs_coll.c */
+struct bcs_comm *bcs_comm_find(struct bcs_job *j, uint64_t ctx);
+int32_t bcs_comm_rank(const struct bcs_comm *c, int32_t w);
+int bcs_comm_add(struct bcs_job *j, uint64_t ctx, uint32_t n,
+		 const int32_t *world);
+void bcs_comm_free(struct bcs_comm *c);
+/* A COMM or COLL descriptor of rank applied (every node alike). */
+void bcs_coll_comm(struct bcs_job *j, int32_t rank, const struct bcs_desc *d,
+		   const uint8_t *group, size_t len);
+void bcs_coll_post(struct bcs_job *j, int32_t rank, const struct bcs_desc *d);
+/* Bytes our part of the spread collective's chunk takes in the next
+ * section (0: none due), and that part put into it. */
+size_t bcs_coll_need(const struct bcs_job *j);
+int bcs_coll_build(struct nm_bcs *e, struct bcs_job *j, uint8_t *sec,
+		   size_t cap, size_t *len);
+/* After a round's matching: the spread collective's chunk from the
+ * round's sections, then every collective that can run. */
+void bcs_coll_round(struct nm_bcs *e, struct bcs_job *j, uint32_t parity);
+
+/* bcs_round.c */
+void bcs_round_section(struct nm_bcs *e, struct bcs_job *j, uint32_t from,
+		       uint64_t round, const uint8_t *data, size_t len);
+
+#endif
