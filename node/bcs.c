@@ -176,8 +176,10 @@ int nm_bcs_init(struct nm_bcs *e)
 }
 
 int nm_bcs_attach(struct nm_bcs *e, sp_world_t *w, uint64_t base,
-		  uint32_t len, uint32_t self, uint32_t nworld)
+		  uint32_t len, uint32_t self, uint32_t nworld,
+		  const st_config_t *cfg)
 {
+	e->cfg = cfg;
 	bcs_xchg_fini(&e->x);
 	free(e->pbuf);
 	e->self = self;
@@ -543,6 +545,19 @@ int nm_bcs_failed(struct nm_bcs *e, uint32_t *job, char *why, size_t whylen)
 /* ---- (1) descriptors in ------------------------------------------------ */
 
 
+/* A node's name for messages (its world id if the configuration has
+ * none). */
+const char *bcs_node_name(const struct nm_bcs *e, uint32_t node)
+{
+	static char buf[24];
+
+	for (uint32_t i = 0; e->cfg && i < e->cfg->nnodes; i++)
+		if (e->cfg->nodes[i].world_id == node)
+			return e->cfg->nodes[i].name;
+	snprintf(buf, sizeof(buf), "#%u", node);
+	return buf;
+}
+
 void nm_bcs_view(struct nm_bcs *e, const sp_nodeset_t *live)
 {
 	for (uint32_t n = 0; e->x.w && n < e->x.nworld; n++)
@@ -551,9 +566,10 @@ void nm_bcs_view(struct nm_bcs *e, const sp_nodeset_t *live)
 	for (struct bcs_job *j = e->jobs; j; j = j->next)
 		for (uint32_t k = 0; k < j->nnodes; k++)
 			if (!sp_nodeset_has(live, j->nodes[k])) {
-				bcs_job_fail(j, "node %u, which holds ranks of "
-					     "the job, left the view",
-					     j->nodes[k]);
+				bcs_job_fail(j, "node %s, which holds ranks of "
+					     "the job, left the view (its node "
+					     "manager or its host failed)",
+					     bcs_node_name(e, j->nodes[k]));
 				break;
 			}
 }

@@ -26,6 +26,7 @@
 #include <sys/types.h>
 
 #include <storm_primitives.h>
+#include <storm_proto.h>
 
 #include "bcs_match.h"
 #include "bcs_xchg.h"
@@ -47,6 +48,7 @@ struct nm_bcs {
 	uint8_t *pbuf;         /* the record room: a peer's copy of it */
 	struct bcs_xchg x;     /* records to and from the other nodes */
 	uint32_t self;         /* this node's world id */
+	const st_config_t *cfg; /* the nodes' names */
 	struct bcs_early *early; /* sections that came before their job */
 	uint32_t nearly;
 };
@@ -56,9 +58,11 @@ int nm_bcs_init(struct nm_bcs *e);
 void nm_bcs_fini(struct nm_bcs *e);
 /* The world the engine talks to the other nodes through: records of
  * len bytes at base (layout.bcs) in global memory, self this node's
- * world id of nworld.  0 or -ENOMEM. */
+ * world id of nworld; cfg names the nodes in messages.  0 or
+ * -ENOMEM. */
 int nm_bcs_attach(struct nm_bcs *e, sp_world_t *w, uint64_t base,
-		  uint32_t len, uint32_t self, uint32_t nworld);
+		  uint32_t len, uint32_t self, uint32_t nworld,
+		  const st_config_t *cfg);
 
 /* A BCS-MPI job with nlocal ranks here (world ranks ranks[], of size in
  * all, rank r on node rank_node[r], a world id): its segment is owned by

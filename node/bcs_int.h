@@ -129,6 +129,7 @@ struct bcs_job {
 
 /* bcs.c */
 struct bcs_job *bcs_job_find(struct nm_bcs *e, uint32_t id);
+const char *bcs_node_name(const struct nm_bcs *e, uint32_t node);
 void bcs_early_keep(struct nm_bcs *e, uint32_t job, uint32_t from,
 		    uint64_t round, const uint8_t *data, size_t len);
 struct bcs_area *bcs_job_area(const struct bcs_job *j, uint32_t i);

@@ -314,8 +314,9 @@ static int build(struct nm_bcs *e, struct bcs_job *j)
 		if (bcs_xchg_put(&e->x, j->nodes[k], j->id, r, e->pbuf,
 				 plen)) {
 			bcs_job_fail(j, "round %llu: no room for the section "
-				     "to node %u",
-				     (unsigned long long)r, j->nodes[k]);
+				     "to node %s",
+				     (unsigned long long)r,
+				     bcs_node_name(e, j->nodes[k]));
 			return 0;
 		}
 	}
@@ -689,8 +690,9 @@ static int apply(struct nm_bcs *e, struct bcs_job *j)
 		struct bcs_sect *s = sect_of(j, k, r);
 
 		if (apply_section(j, k, s->data, s->len, why, sizeof(why))) {
-			bcs_job_fail(j, "round %llu: node %u's section: %s",
-				     (unsigned long long)r, j->nodes[k], why);
+			bcs_job_fail(j, "round %llu: node %s's section: %s",
+				     (unsigned long long)r,
+				     bcs_node_name(e, j->nodes[k]), why);
 			break;
 		}
 	}
@@ -724,14 +726,13 @@ void bcs_round_section(struct nm_bcs *e, struct bcs_job *j, uint32_t from,
 {
 	uint32_t k;
 
-	(void)e;
 	for (k = 0; k < j->nnodes && j->nodes[k] != from; k++)
 		;
 	if (k == j->nnodes || k == j->me || round <= j->round ||
 	    round > j->round + 2 || sect_of(j, k, round)->have) {
 		qb_log(LOG_WARNING, "job %u: BCS-MPI section of round %llu "
-		       "from node %u dropped (the job is at round %llu)",
-		       j->id, (unsigned long long)round, from,
+		       "from node %s dropped (the job is at round %llu)",
+		       j->id, (unsigned long long)round, bcs_node_name(e, from),
 		       (unsigned long long)j->round);
 		return;
 	}

@@ -1053,7 +1053,7 @@ int main(int argc, char **argv)
 	}
 	if (nm_bcs_init(&nm.bcs) ||
 	    nm_bcs_attach(&nm.bcs, nm.w, nm.lay.bcs, nm.lay.bcs_len,
-			  sp_node_id(nm.w), sp_node_count(nm.w))) {
+			  sp_node_id(nm.w), sp_node_count(nm.w), &nm.cfg)) {
 		qb_log(LOG_ERR, "out of memory");
 		rc = 1;
 		goto out;

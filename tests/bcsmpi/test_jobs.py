@@ -38,6 +38,22 @@ Usage: test_jobs.py BUILD TEST
                 communicates; under the new master the job completes,
                 every result right (the engine sees only slower slices).
 
+Jobs over several node managers (the engines' rounds, docs/bcsmpi.md
+section 6), 1 or 2 ranks on each:
+  core_spread   core on 2, 3 and 4 ranks of 4 node managers, one each;
+  core_pairs    core on 4 and 3 ranks of 2 node managers, two each;
+  large_spread  0 B to 64 MiB between two node managers, and the
+                collectives of 64 and 32 MiB (chunks over many rounds);
+  determinism_spread  the ANY_SOURCE program over 2 node managers, 8
+                runs with a CPU hog in every other: one output;
+  trace_replay_spread  trace_replay over 2 node managers (the log written
+                by rank 0's node, the replay enforced by both);
+  gang_spread   gang with each job over 2 node managers;
+  master_kill_spread  master_kill with the job over 2 node managers;
+  node_death    a node manager killed under a running job: the job ends
+                FAILED saying why, its other node manager runs the next
+                job.
+
 Exit: 0 pass, 1 fail, 77 skipped (not root).
 """
 
@@ -271,10 +287,10 @@ def test_trace_replay(lab):
           % (len(lines), j["reason"]))
 
 
-def test_determinism(lab):
+def test_determinism(lab, runs=20):
     prog = build_prog(lab, "anysource")
     outs = []
-    for k in range(20):
+    for k in range(runs):
         hog = None
         if k % 2:
             # a CPU hog on the node's cpus: the ranks' timing changes
@@ -296,11 +312,52 @@ def test_determinism(lab):
     check(r.returncode == 0, "arrival order: %s %s" % (r.stdout, r.stderr))
     j = show(lab, last_job(lab))
     check(j.get("mpi") == "bcs (arrival order)", "show: %s" % j)
-    print("determinism: 20 runs (10 with a CPU hog), one output of %d "
+    print("determinism: %d runs (%d with a CPU hog), one output of %d "
           "lines; by arrival the output %s" % (
-              len(outs[0].splitlines()),
+              runs, runs // 2, len(outs[0].splitlines()),
               "was the same" if r.stdout == outs[0] else "differed"))
 
+
+def test_core_spread(lab):
+    test_core_spread_n(lab, (2, 3, 4))
+
+
+def test_core_pairs(lab):
+    test_core_spread_n(lab, (4, 3))
+
+
+def test_core_spread_n(lab, ns):
+    prog = build_prog(lab, "core")
+    for n in ns:
+        r = run(lab, ["run", "--mpi=bcs", "-n", str(n), prog])
+        check(r.returncode == 0 and
+              "core: all passed on %d ranks" % n in r.stdout,
+              "core on %d ranks: exit %d\n%s\n%s" %
+              (n, r.returncode, r.stdout, r.stderr))
+        print("core on %d ranks over %d node managers: passed" % (n, lab.n))
+
+
+def test_determinism_spread(lab):
+    test_determinism(lab, runs=8)
+
+
+def test_node_death(lab):
+    job, out = submit_loop(lab, "orphan", 2, 100000, 5)
+    stormlab.wait_for(lambda: show(lab, job)["state"] == "RUNNING", 60,
+                      "the job running")
+    lab.p.kill("nm2")
+    j = wait_end(lab, job)
+    check(j["state"] == "FAILED", "the job after nm2 died: %s" % j)
+    # the surviving node manager's engine is fine: a job runs there
+    prog = build_prog(lab, "core")
+    r = run(lab, ["run", "--mpi=bcs", "-n", "1", prog])
+    check(r.returncode == 0 and "core: all passed on 1 ranks" in r.stdout,
+          "the next job on nm1: %s %s" % (r.stdout, r.stderr))
+    print("node_death: nm2 killed; the job FAILED (%s); nm1 ran the next"
+          % j.get("reason"))
+
+
+GANG = ["sched_policy = gang", "mpl = 2", "quantum_us = 200000"]
 
 TESTS = {
     "core": (test_core, dict(managers=1, nodes=1, cpus=4)),
@@ -313,9 +370,21 @@ TESTS = {
     "mismatch": (test_mismatch, dict(managers=1, nodes=1, cpus=2)),
     "hostile": (test_hostile, dict(managers=1, nodes=1, cpus=3)),
     "trace_replay": (test_trace_replay, dict(managers=1, nodes=1, cpus=4)),
-    "gang": (test_gang, dict(managers=1, nodes=1, cpus=2, extra=[
-        "sched_policy = gang", "mpl = 2", "quantum_us = 200000"])),
+    "gang": (test_gang, dict(managers=1, nodes=1, cpus=2, extra=GANG)),
     "master_kill": (test_master_kill, dict(managers=3, nodes=1, cpus=2)),
+    "core_spread": (test_core_spread, dict(managers=1, nodes=4, cpus=1)),
+    "core_pairs": (test_core_pairs, dict(managers=1, nodes=2, cpus=2)),
+    "large_spread": (test_large, dict(managers=1, nodes=2, cpus=1,
+                                     slice_us=2000)),
+    "determinism_spread": (test_determinism_spread,
+                           dict(managers=1, nodes=2, cpus=2)),
+    "trace_replay_spread": (test_trace_replay,
+                            dict(managers=1, nodes=2, cpus=2)),
+    "gang_spread": (test_gang, dict(managers=1, nodes=2, cpus=1,
+                                    extra=GANG)),
+    "master_kill_spread": (test_master_kill,
+                           dict(managers=3, nodes=2, cpus=1)),
+    "node_death": (test_node_death, dict(managers=1, nodes=2, cpus=1)),
 }
 
 
