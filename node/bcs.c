@@ -286,8 +286,9 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* The job's nodes from its ranks' (ascending world ids, this one among
- * them), and a spread collective's chunk: what the most crowded node's
- * members' bytes of one fit in an eighth of a record. */
+ * them), and a spread collective's chunk: half a record for a
+ * broadcast's root, half a record over the most crowded node's members
+ * for a reduction. */
 static int job_nodes(struct nm_bcs *e, struct bcs_job *j,
 		     const uint32_t *rank_node, char *err, size_t errlen)
 {
@@ -329,11 +330,18 @@ static int job_nodes(struct nm_bcs *e, struct bcs_job *j,
 			j->maxlocal = cnt[k];
 	}
 	free(cnt);
-	j->coll_chunk = j->nnodes > 1 ?
-		(e->x.len / 8 / j->maxlocal) & ~(uint64_t)63 :
-		NM_BCS_SLICE_BYTES;
+	/* a round's section holds the chunk beside the descriptors: a
+	 * broadcast's root sends one, a reduction's nodes one per member */
+	if (j->nnodes > 1) {
+		j->bcast_chunk = (e->x.len / 2) & ~(uint64_t)63;
+		j->coll_chunk = (e->x.len / 2 / j->maxlocal) & ~(uint64_t)63;
+	} else {
+		j->bcast_chunk = j->coll_chunk = NM_BCS_SLICE_BYTES;
+	}
 	if (j->coll_chunk < 64)
 		j->coll_chunk = 64;
+	if (j->bcast_chunk < 64)
+		j->bcast_chunk = 64;
 	j->sect = calloc(2 * (size_t)j->nnodes, sizeof(*j->sect));
 	return j->sect ? 0 : -ENOMEM;
 }

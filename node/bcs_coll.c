@@ -318,9 +318,11 @@ static uint64_t chunk_len(const struct bcs_job *j, const struct bcs_comm *c)
 {
 	const struct bcs_desc *d0 = &c->q[0]->d;
 	uint64_t n = d0->bytes - c->off;
+	uint64_t most = d0->coll == BCS_C_BCAST ? j->bcast_chunk :
+						   j->coll_chunk;
 
-	if (n > j->coll_chunk)
-		n = j->coll_chunk;
+	if (n > most)
+		n = most;
 	if (d0->coll != BCS_C_BCAST) {
 		size_t esz = bcs_type_size((enum bcs_type)d0->type);
 

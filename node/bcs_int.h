@@ -89,7 +89,8 @@ struct bcs_job {
 	uint32_t *nodes, nnodes, me;
 	uint32_t *node_of;       /* world rank -> node (world id) */
 	uint32_t maxlocal;       /* most ranks on one node */
-	uint64_t coll_chunk;     /* a spread collective's bytes a round */
+	uint64_t coll_chunk;     /* a spread reduction's bytes a round */
+	uint64_t bcast_chunk;    /* a spread broadcast's */
 	/* local: this node's ranks ("areas") */
 	uint32_t *area_of;       /* world rank -> local area, or UINT32_MAX */
 	int32_t *world_of;       /* area -> world rank */

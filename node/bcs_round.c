@@ -291,6 +291,9 @@ static int build(struct nm_bcs *e, struct bcs_job *j)
 	need = bcs_coll_need(j);
 	if (cap < need + 4096)
 		return 0; /* a full record: next boundary */
+	/* the states of every rank here, at least, after the chunk */
+	if (cap - need < 4096 + (size_t)j->nlocal * 64)
+		return 0;
 	if (bcs_coll_build(e, j, e->sbuf, cap, &len))
 		return 0;
 	/* a quarter of the room stays for bytes of matched messages */

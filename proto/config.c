@@ -416,7 +416,7 @@ static void defaults(st_config_t *c)
 	c->slots = 4;
 	c->output_kib = 64;
 	c->heartbeat_kib = 64;
-	c->bcs_kib = 256;
+	c->bcs_kib = 512;
 	c->clients_max = 1024;
 	c->clients_root_reserved = 32;
 	c->clients_per_user = 64;

@@ -46,7 +46,7 @@ void st_layout(const st_config_t *cfg, st_layout_t *out)
 	out->outbox_len = cfg->output_kib << 10;
 	at = ALIGN(at + (uint64_t)out->outbox_len * nworld, 4096);
 	out->bcs = at;
-	out->bcs_len = (cfg->bcs_kib ? cfg->bcs_kib : 256) << 10;
+	out->bcs_len = (cfg->bcs_kib ? cfg->bcs_kib : 512) << 10;
 	at = ALIGN(at + 2ull * out->bcs_len * nworld, 4096);
 	out->size = at;
 }
