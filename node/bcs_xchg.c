@@ -93,7 +93,8 @@ int bcs_xchg_put(struct bcs_xchg *x, uint32_t peer, uint32_t job,
 	struct bcs_sect_hdr h = { .job = job, .len = (uint32_t)len,
 				  .round = round };
 
-	if (len > bcs_xchg_room(x, peer))
+	/* not ready: room is 0, which an empty section would pass */
+	if (!bcs_xchg_ready(x, peer) || len > bcs_xchg_room(x, peer))
 		return -ENOSPC;
 	c = &x->ch[peer];
 	if (!c->out && !(c->out = malloc(x->len)))

@@ -86,7 +86,8 @@ int bcs_xchg_ready(const struct bcs_xchg *x, uint32_t peer);
 /* Bytes a section to peer may still hold in this boundary's record. */
 size_t bcs_xchg_room(const struct bcs_xchg *x, uint32_t peer);
 /* Append a section (job, round, len bytes of data) to the record for
- * peer.  0, or -ENOSPC (nothing appended). */
+ * peer.  0; -ENOSPC (no room, or not bcs_xchg_ready: a section of any
+ * length), -ENOMEM: nothing appended. */
 int bcs_xchg_put(struct bcs_xchg *x, uint32_t peer, uint32_t job,
 		 uint64_t round, const void *data, size_t len);
 /* Start this boundary's transfers: every record with sections, and an
