@@ -254,18 +254,21 @@ static int take(struct bcs_xchg *x, uint32_t from, int buf,
 	uint64_t at = x->base + ((uint64_t)from * 2 + (uint64_t)buf) * x->len;
 	struct bcs_rec_hdr h;
 	char why[160];
-	size_t off;
+	size_t off, n;
 	int changed = 0;
 
 	if (sp_gmem_read(x->w, at, &h, sizeof(h)) || !is_new(c, &h, from))
 		return 0;
-	if (h.len > x->len || sp_gmem_read(x->w, at, x->copy, h.len))
+	n = h.len;
+	if (n < sizeof(h) || n > x->len || sp_gmem_read(x->w, at, x->copy, n))
 		return 0;
-	/* read again whole: the header may be of an older image */
+	/* read again whole: the first header may be of an older image
+	 * than the copy, whose own length need not be n — the n bytes
+	 * read are what is checked */
 	memcpy(&h, x->copy, sizeof(h));
 	if (!is_new(c, &h, from))
 		return 0;
-	if (bcs_rec_check(x->copy, h.len, why, sizeof(why))) {
+	if (bcs_rec_check(x->copy, n, why, sizeof(why))) {
 		qb_log(LOG_ERR, "BCS record from node %u dropped: %s", from,
 		       why);
 		x->lost++;
