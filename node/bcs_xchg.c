@@ -93,7 +93,8 @@ int bcs_xchg_put(struct bcs_xchg *x, uint32_t peer, uint32_t job,
 	struct bcs_sect_hdr h = { .job = job, .len = (uint32_t)len,
 				  .round = round };
 
-	if (len > bcs_xchg_room(x, peer))
+	/* not ready: room is 0, which an empty section would pass */
+	if (!bcs_xchg_ready(x, peer) || len > bcs_xchg_room(x, peer))
 		return -ENOSPC;
 	c = &x->ch[peer];
 	if (!c->out && !(c->out = malloc(x->len)))
@@ -116,7 +117,11 @@ static int send_one(struct bcs_xchg *x, uint32_t peer, int with_sections)
 	struct bcs_chan *c = &x->ch[peer];
 	uint8_t ackbuf[sizeof(struct bcs_rec_hdr)];
 	uint8_t *rec = with_sections ? c->out : ackbuf;
-	uint64_t seq = c->sent + 1;
+	/* an acknowledgement alone is no record of the sequence: it names
+	 * the last one, and goes where the next one will (free: its last
+	 * record was taken), to be overwritten by it or by a newer
+	 * acknowledgement, either carrying as much */
+	uint64_t seq = with_sections ? c->sent + 1 : c->sent;
 	struct bcs_rec_hdr h = { .magic = BCS_REC_MAGIC,
 				 .len = with_sections ? c->out_len :
 							(uint32_t)sizeof(h),
@@ -130,8 +135,8 @@ static int send_one(struct bcs_xchg *x, uint32_t peer, int with_sections)
 	memcpy(rec, &h, sizeof(h));
 	sp_nodeset_clear(x->one);
 	sp_nodeset_add(x->one, peer);
-	rc = sp_xfer_and_signal(x->w, x->one, rec, h.len, buf_at(x, x->self,
-								 seq),
+	rc = sp_xfer_and_signal(x->w, x->one, rec, h.len,
+				buf_at(x, x->self, c->sent + 1),
 				ST_EV_LOCAL_BCS, ST_EV_BCS, err, sizeof(err));
 	if (rc) {
 		/* the peer left the view: its jobs fail (the engine sees
@@ -140,9 +145,10 @@ static int send_one(struct bcs_xchg *x, uint32_t peer, int with_sections)
 		x->lost++;
 		return 0;
 	}
-	c->sent = seq;
-	if (with_sections)
+	if (with_sections) {
+		c->sent = seq;
 		c->need[seq % 2] = seq;
+	}
 	c->told = c->taken;
 	c->owe = 0;
 	x->sent_records++;
@@ -223,7 +229,24 @@ int bcs_rec_check(const uint8_t *rec, size_t len, char *why, size_t whylen)
 	return 0;
 }
 
-/* Take the record in buf, if it is the next from its sender. */
+/* Whether a record, from its header, is new to c: the next record with
+ * sections of the incarnation we know, or the first of a new one; or an
+ * acknowledgement alone naming the last we took, or none for a new
+ * incarnation (seen any number of times: it stays in its buffer until
+ * overwritten, and taking it again changes nothing). */
+static int is_new(const struct bcs_chan *c, const struct bcs_rec_hdr *h,
+		  uint32_t from)
+{
+	if (h->magic != BCS_REC_MAGIC || h->from != from ||
+	    h->inc == c->old_inc)
+		return 0;
+	if (!h->nsect)
+		return h->inc == c->inc ? h->seq == c->taken : h->seq == 0;
+	return h->inc == c->inc ? h->seq == c->taken + 1 : h->seq == 1;
+}
+
+/* Take the record in buf, if it is new (is_new).  1 if it was the next
+ * record with sections, else 0. */
 static int take(struct bcs_xchg *x, uint32_t from, int buf,
 		bcs_xchg_section_fn fn, void *ctx)
 {
@@ -231,21 +254,21 @@ static int take(struct bcs_xchg *x, uint32_t from, int buf,
 	uint64_t at = x->base + ((uint64_t)from * 2 + (uint64_t)buf) * x->len;
 	struct bcs_rec_hdr h;
 	char why[160];
-	size_t off;
+	size_t off, n;
+	int changed = 0;
 
-	if (sp_gmem_read(x->w, at, &h, sizeof(h)) || h.magic != BCS_REC_MAGIC ||
-	    h.from != from || h.inc == c->old_inc)
+	if (sp_gmem_read(x->w, at, &h, sizeof(h)) || !is_new(c, &h, from))
 		return 0;
-	if (h.inc == c->inc ? h.seq != c->taken + 1 : h.seq != 1)
+	n = h.len;
+	if (n < sizeof(h) || n > x->len || sp_gmem_read(x->w, at, x->copy, n))
 		return 0;
-	if (h.len > x->len || sp_gmem_read(x->w, at, x->copy, h.len))
-		return 0;
-	/* read again whole: the header may be of an older image */
+	/* read again whole: the first header may be of an older image
+	 * than the copy, whose own length need not be n — the n bytes
+	 * read are what is checked */
 	memcpy(&h, x->copy, sizeof(h));
-	if (h.magic != BCS_REC_MAGIC || h.from != from ||
-	    (h.inc == c->inc ? h.seq != c->taken + 1 : h.seq != 1))
+	if (!is_new(c, &h, from))
 		return 0;
-	if (bcs_rec_check(x->copy, h.len, why, sizeof(why))) {
+	if (bcs_rec_check(x->copy, n, why, sizeof(why))) {
 		qb_log(LOG_ERR, "BCS record from node %u dropped: %s", from,
 		       why);
 		x->lost++;
@@ -256,12 +279,19 @@ static int take(struct bcs_xchg *x, uint32_t from, int buf,
 		c->inc = h.inc;
 		c->taken = 0;
 		c->told = 0;
+		changed = 1;
+	}
+	if (h.ack_inc == x->inc && h.ack > c->acked && h.ack <= c->sent) {
+		c->acked = h.ack;
+		changed = 1;
+	}
+	if (!h.nsect) {
+		/* an acknowledgement alone: needs none */
+		x->taken_records += (uint64_t)changed;
+		return 0;
 	}
 	c->taken = h.seq;
-	if (h.ack_inc == x->inc && h.ack > c->acked && h.ack <= c->sent)
-		c->acked = h.ack;
-	if (h.nsect)
-		c->owe = 1;
+	c->owe = 1;
 	x->taken_records++;
 	off = sizeof(h);
 	for (uint32_t k = 0; k < h.nsect; k++) {
@@ -284,7 +314,9 @@ void bcs_xchg_receive(struct bcs_xchg *x, bcs_xchg_section_fn fn, void *ctx)
 	for (uint32_t n = 0; n < x->nworld; n++) {
 		if (n == x->self)
 			continue;
-		/* two at most are new: the lesser first */
+		/* two at most are new: the lesser first (an acknowledgement
+		 * alone is seen on the way: it is where the next record
+		 * goes, or where the last came from) */
 		for (int k = 0; k < 2; k++)
 			if (!take(x, n, (int)((x->ch[n].taken + 1) % 2), fn,
 				  ctx) &&

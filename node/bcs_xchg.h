@@ -12,10 +12,14 @@
  * has acknowledged the record with sections last written there: every
  * record carries the sender's count of records taken from the
  * destination, and a node that took a record with sections and has
- * nothing to say sends an acknowledgement alone (which needs none).  So
- * no record is overwritten unread, and a node never waits for more than
- * its peers' last record.  The transfers of one boundary all complete
- * (ST_EV_LOCAL_BCS) before the next boundary's start.
+ * nothing to say sends an acknowledgement alone (which needs none).  An
+ * acknowledgement alone takes no number of the sequence: it names the
+ * last record with sections and goes into the buffer the next one will
+ * fill, so whatever overwrites it, unread or not, carries at least as
+ * much, and the destination never waits for a record that is gone.  So
+ * no record with sections is overwritten unread, and a node never waits
+ * for more than its peers' last record.  The transfers of one boundary
+ * all complete (ST_EV_LOCAL_BCS) before the next boundary's start.
  *
  * Pure plumbing: sections are opaque here, and what a lost peer means
  * (its jobs fail) is the engine's to decide.
@@ -36,9 +40,12 @@ struct bcs_rec_hdr {
 	uint32_t magic;
 	uint32_t len;    /* the whole record */
 	uint64_t inc;    /* the sender's incarnation (random, nonzero) */
-	uint64_t seq;    /* the sender's records to this node, from 1 */
+	uint64_t seq;    /* the sender's records with sections to this
+			  * node, from 1 (this one's, or, nsect 0: the
+			  * last one's) */
 	uint64_t ack_inc; /* the destination's incarnation ack is of */
-	uint64_t ack;    /* the destination's records the sender took */
+	uint64_t ack;    /* the destination's records (with sections) the
+			  * sender took */
 	uint32_t from;   /* the sender's world id */
 	uint32_t nsect;
 };
@@ -50,11 +57,11 @@ struct bcs_sect_hdr {
 };
 
 struct bcs_chan {
-	uint64_t sent;    /* records sent to it */
+	uint64_t sent;    /* records with sections sent to it */
 	uint64_t need[2]; /* per buffer there: the seq of the record with
 			   * sections last written, until it acknowledges */
 	uint64_t acked;   /* its acknowledgement of ours */
-	uint64_t taken;   /* its records we took */
+	uint64_t taken;   /* its records (with sections) we took */
 	uint64_t inc, old_inc; /* its incarnation, and the one before */
 	uint64_t told;    /* the acknowledgement it last got from us */
 	int owe;          /* we took a record with sections since */
@@ -86,7 +93,8 @@ int bcs_xchg_ready(const struct bcs_xchg *x, uint32_t peer);
 /* Bytes a section to peer may still hold in this boundary's record. */
 size_t bcs_xchg_room(const struct bcs_xchg *x, uint32_t peer);
 /* Append a section (job, round, len bytes of data) to the record for
- * peer.  0, or -ENOSPC (nothing appended). */
+ * peer.  0; -ENOSPC (no room, or not bcs_xchg_ready: a section of any
+ * length), -ENOMEM: nothing appended. */
 int bcs_xchg_put(struct bcs_xchg *x, uint32_t peer, uint32_t job,
 		 uint64_t round, const void *data, size_t len);
 /* Start this boundary's transfers: every record with sections, and an

@@ -13,6 +13,8 @@
 #include <storm_manager.h>
 #include <storm_proto.h>
 
+#include "bcs_wire.h"
+#include "bcs_xchg.h"
 #include "rp_internal.h"
 #include "sp_wire.h"
 
@@ -248,6 +250,70 @@ static void wire(void)
 	}
 }
 
+/* A BCS round's section: one item of each type, as bcs_round.c and
+ * bcs_coll.c build them. */
+static size_t bcs_section(uint8_t *b, size_t cap)
+{
+	struct bcs_w_state st = { .rank = 1, .flags = BCS_W_BLOCKED,
+				  .clock = 12, .sent = 3, .pending = 1 };
+	struct bcs_w_desc d = { .rank = 1, .seq = 3,
+				.d = { .kind = BCS_D_SEND, .req = 77,
+				       .ctx = 1, .peer = 0, .tag = 5,
+				       .bytes = 5, .clock = 11 } };
+	struct bcs_w_data da = { .match = 4, .off = 0 };
+	struct bcs_w_coll co = { .ctx = 1, .n = 2, .member = 1, .off = 0 };
+	size_t len = 0;
+
+	if (bcs_wire_put(b, cap, &len, BCS_W_STATE, &st, NULL, 0) ||
+	    bcs_wire_put(b, cap, &len, BCS_W_DESC, &d, "hello", 5) ||
+	    bcs_wire_put(b, cap, &len, BCS_W_DATA, &da, "0123456789abcdef",
+			 16) ||
+	    bcs_wire_put(b, cap, &len, BCS_W_COLL, &co, "\1\0\0\0", 4))
+		exit(1);
+	return len;
+}
+
+static void bcswire(void)
+{
+	struct bcs_w_state st = { .rank = 0, .flags = BCS_W_GONE };
+	uint8_t b[1024];
+	size_t len = bcs_section(b, sizeof(b)), one = 0;
+
+	put("bcswire", 0, b, len);
+	if (bcs_wire_put(b, sizeof(b), &one, BCS_W_STATE, &st, NULL, 0))
+		exit(1);
+	put("bcswire", 1, b, one);
+}
+
+/* A BCS record (bcs_xchg.c): the header, then sections of
+ * struct bcs_sect_hdr and 8-aligned bytes; and an acknowledgement
+ * alone. */
+static void bcsrec(void)
+{
+	uint8_t b[2048], sec[1024];
+	size_t slen = bcs_section(sec, sizeof(sec)), len = sizeof(struct
+								  bcs_rec_hdr);
+	struct bcs_rec_hdr h = { .magic = BCS_REC_MAGIC, .inc = 0x1234,
+				 .seq = 2, .ack_inc = 0x5678, .ack = 1,
+				 .from = 1, .nsect = 2 };
+
+	for (uint32_t k = 0; k < 2; k++) {
+		struct bcs_sect_hdr s = { .job = 7 + k, .len = (uint32_t)slen,
+					  .round = 3 };
+
+		memcpy(b + len, &s, sizeof(s));
+		memcpy(b + len + sizeof(s), sec, slen);
+		len += sizeof(s) + ((slen + 7) & ~(size_t)7);
+	}
+	h.len = (uint32_t)len;
+	memcpy(b, &h, sizeof(h));
+	put("bcsrec", 0, b, len);
+	h.len = sizeof(h);
+	h.nsect = 0;
+	memcpy(b, &h, sizeof(h));
+	put("bcsrec", 1, b, sizeof(h));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -267,5 +333,7 @@ int main(int argc, char **argv)
 	config();
 	wire();
 	jobsnap();
+	bcswire();
+	bcsrec();
 	return 0;
 }
