@@ -255,6 +255,11 @@ static void job_free(struct bcs_job *j)
 	free(j);
 }
 
+void bcs_job_free(struct bcs_job *j)
+{
+	job_free(j);
+}
+
 void nm_bcs_fini(struct nm_bcs *e)
 {
 	while (e->jobs) {

@@ -95,6 +95,38 @@ void nm_bcs_close(struct nm_bcs *e, uint32_t job);
 /* Whether the job is stopped (gang scheduling): it is skipped. */
 void nm_bcs_stopped(struct nm_bcs *e, uint32_t job, int stopped);
 
+/* Coordinated checkpoints (docs/bcsmpi.md §7): the engine's state of
+ * a job — its unmatched sends (with their eager bytes) and receives,
+ * its ranks' states and counters, communicators and posted
+ * collectives, the sections of the next rounds already here, its
+ * areas' ring positions, sequences and late completions, the bytes of
+ * matched messages still to move — as a self-contained image: a
+ * version, a BLAKE2b-256 checksum (it detects a damaged file; a forged
+ * one is refused by the decoder's checks).  Not in it: the ranks' pids,
+ * the segment (its descriptor, mapping and bytes: the checkpoint
+ * work's), the match log's file and a replayed record.
+ *
+ * Save: the job must be stopped (nm_bcs_stopped(e, job, 1)) or failed.
+ * 0 with *buf (malloc'd; the caller frees it) and *len; -ENOENT (no
+ * such job), -EBUSY (it runs), -ENOMEM; err says which. */
+int nm_bcs_save(struct nm_bcs *e, uint32_t job, uint8_t **buf, size_t *len,
+		char *err, size_t errlen);
+/* Restore: into a job opened here with nm_bcs_open alike (the same job
+ * id, size, local ranks in the same areas, ranks' nodes, order, and
+ * this node the image's), its segment's bytes already restored.  The
+ * image is untrusted bytes: checked whole before anything changes.  On
+ * success the job's engine state is the image's (what it held before is
+ * freed; a record given by nm_bcs_replay stays), and it is stopped:
+ * nm_bcs_started for each rank, then nm_bcs_stopped(e, job, 0).  A
+ * failed job's image restores a failed job, reported again by
+ * nm_bcs_failed.  0; -ENOENT (no such job); -EBADMSG (not an image:
+ * truncated, damaged, malformed); -EPROTONOSUPPORT (a version this
+ * engine does not read); -EINVAL (an image of another job or shape:
+ * err names the difference); -ENOMEM.  On failure the job is as it
+ * was. */
+int nm_bcs_restore(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
+		   size_t len, char *err, size_t errlen);
+
 /* A slice boundary: every running job's round starts — its ranks'
  * descriptors taken into this node's section, sent to the job's other
  * nodes — and a job whose sections are all here runs it (matched,

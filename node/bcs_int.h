@@ -130,6 +130,9 @@ struct bcs_job {
 
 /* bcs.c */
 struct bcs_job *bcs_job_find(struct nm_bcs *e, uint32_t id);
+/* Everything a job holds (NULL or half-built: its segment if mapped,
+ * its descriptors if open), and the job. */
+void bcs_job_free(struct bcs_job *j);
 const char *bcs_node_name(const struct nm_bcs *e, uint32_t node);
 void bcs_early_keep(struct nm_bcs *e, uint32_t job, uint32_t from,
 		    uint64_t round, const uint8_t *data, size_t len);
@@ -170,6 +173,16 @@ int bcs_coll_build(struct nm_bcs *e, struct bcs_job *j, uint8_t *sec,
 /* After a round's matching: the spread collective's chunk from the
  * round's sections, then every collective that can run. */
 void bcs_coll_round(struct nm_bcs *e, struct bcs_job *j, uint32_t parity);
+
+/* bcs_save.c: a job's state as an image (format there), and back.
+ * encode: 0 with *buf (malloc'd, the caller's) and *len, or -ENOMEM.
+ * decode: 0 with *out, a job of the image's shape and state (no
+ * segment, descriptor or pids; bcs_job_free it), the image's node taken
+ * as this one; or -EBADMSG, -EPROTONOSUPPORT, -ENOMEM with err saying
+ * what.  e may be NULL. */
+int bcs_save_encode(const struct bcs_job *j, uint8_t **buf, size_t *len);
+int bcs_save_decode(struct nm_bcs *e, const uint8_t *buf, size_t len,
+		    struct bcs_job **out, char *err, size_t errlen);
 
 /* bcs_round.c */
 void bcs_round_section(struct nm_bcs *e, struct bcs_job *j, uint32_t from,
