@@ -300,6 +300,14 @@ int PMPI_Comm_free(MPI_Comm *comm)
 		return bcs_error(c, "MPI_Comm_free", MPI_ERR_COMM,
 				 "MPI_COMM_WORLD and MPI_COMM_SELF cannot "
 				 "be freed");
+	/* the engine forgets its group once every member has freed it */
+	if (c->size > 1) {
+		struct bcs_desc d = { .kind = BCS_D_COMM_FREE, .ctx = c->ctx };
+
+		if (bcs_rt_post(&d, NULL))
+			return bcs_error(c, "MPI_Comm_free", MPI_ERR_OTHER,
+					 "the job has failed");
+	}
 	/* requests still pending on it keep it until they are done (their
 	 * statuses translate through its group) */
 	c->freed = 1;

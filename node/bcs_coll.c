@@ -57,6 +57,7 @@ void bcs_comm_free(struct bcs_comm *c)
 		}
 	free(c->q);
 	free(c->world);
+	free(c->freed);
 	free(c);
 }
 
@@ -70,7 +71,8 @@ int bcs_comm_add(struct bcs_job *j, uint64_t ctx, uint32_t n,
 	int one_node = 1;
 
 	if (!c || !(c->world = malloc((n ? n : 1) * sizeof(int32_t))) ||
-	    !(c->q = calloc(n ? n : 1, sizeof(*c->q)))) {
+	    !(c->q = calloc(n ? n : 1, sizeof(*c->q))) ||
+	    !(c->freed = calloc(n ? n : 1, 1))) {
 		if (c)
 			bcs_comm_free(c);
 		return -ENOMEM;
@@ -127,9 +129,54 @@ void bcs_coll_comm(struct bcs_job *j, int32_t rank, const struct bcs_desc *d,
 			     (unsigned long long)d->ctx);
 		return;
 	}
-	if (!c && bcs_comm_add(j, d->ctx, n, w))
-		bcs_job_fail(j, "out of memory for a communicator");
+	if (!c) {
+		uint32_t count = 0;
+
+		for (struct bcs_comm *x = j->comms; x; x = x->next)
+			count++;
+		if (count >= BCS_COMMS_MAX)
+			bcs_job_fail(j, "rank %d: more than %u communicators "
+				     "at once (free those no longer used with "
+				     "MPI_Comm_free)", rank, BCS_COMMS_MAX);
+		else if (bcs_comm_add(j, d->ctx, n, w))
+			bcs_job_fail(j, "out of memory for a communicator");
+	}
 	free(w);
+}
+
+void bcs_coll_free(struct bcs_job *j, int32_t rank, const struct bcs_desc *d)
+{
+	struct bcs_comm *c = bcs_comm_find(j, d->ctx);
+	int32_t me;
+
+	if (!c || (me = bcs_comm_rank(c, rank)) < 0 || c->freed[me]) {
+		bcs_job_fail(j, "rank %d: MPI_Comm_free of communicator %#llx, "
+			     "%s", rank, (unsigned long long)d->ctx,
+			     !c || me < 0 ? "which it is not a member of" :
+			     "which it had freed already");
+		return;
+	}
+	c->freed[me] = 1;
+	c->nfreed++;
+}
+
+/* Communicators every member freed, none of whose collectives is
+ * pending: gone (alike on every node). */
+static void comms_sweep(struct bcs_job *j)
+{
+	for (struct bcs_comm **pp = &j->comms; *pp;) {
+		struct bcs_comm *c = *pp;
+		int idle = c->nfreed == c->n && j->spread != c;
+
+		for (uint32_t k = 0; idle && k < c->n; k++)
+			idle = !c->q[k];
+		if (!idle) {
+			pp = &c->next;
+			continue;
+		}
+		*pp = c->next;
+		bcs_comm_free(c);
+	}
 }
 
 void bcs_coll_post(struct bcs_job *j, int32_t rank, const struct bcs_desc *d)
@@ -150,14 +197,26 @@ void bcs_coll_post(struct bcs_job *j, int32_t rank, const struct bcs_desc *d)
 			     rank, d->peer, c->n);
 		return;
 	}
+	{
+		uint32_t queued = 0;
+
+		for (pp = &c->q[me]; *pp; pp = &(*pp)->next)
+			queued++;
+		if (queued >= BCS_COLL_QUEUED_MAX) {
+			bcs_job_fail(j, "rank %d: more than %u collectives "
+				     "on communicator %#llx that its other "
+				     "members have not joined", rank,
+				     BCS_COLL_QUEUED_MAX,
+				     (unsigned long long)d->ctx);
+			return;
+		}
+	}
 	if (!(p = malloc(sizeof(*p)))) {
 		bcs_job_fail(j, "out of memory for a collective");
 		return;
 	}
 	p->d = *d;
 	p->next = NULL;
-	for (pp = &c->q[me]; *pp; pp = &(*pp)->next)
-		;
 	*pp = p;
 }
 
@@ -495,4 +554,5 @@ void bcs_coll_round(struct nm_bcs *e, struct bcs_job *j, uint32_t parity)
 				break; /* after the one under way */
 			}
 		}
+	comms_sweep(j);
 }

@@ -24,6 +24,10 @@
 #include "bcs.h"
 #include "bcs_match.h"
 
+#define BCS_COMMS_MAX 4096u       /* communicators a job holds at once */
+#define BCS_COLL_QUEUED_MAX 1024u /* collectives a member posted ahead */
+#define BCS_LATE_MAX 4096u        /* completions waiting for ring room */
+
 /* A matched pair moving bytes to a rank of this node, or from one. */
 struct bcs_xfer {
 	struct bcs_xfer *next;
@@ -64,6 +68,8 @@ struct bcs_comm {
 	uint64_t off;            /* the first's bytes done (a chunk a slice) */
 	uint64_t ndone;          /* collectives completed */
 	uint64_t start;          /* SPREAD: the round it was chosen in */
+	uint8_t *freed;          /* per member: MPI_Comm_free posted */
+	uint32_t nfreed;
 	int where;               /* BCS_C_HERE, _ELSEWHERE or _SPREAD */
 };
 
@@ -165,6 +171,7 @@ void bcs_comm_free(struct bcs_comm *c);
 void bcs_coll_comm(struct bcs_job *j, int32_t rank, const struct bcs_desc *d,
 		   const uint8_t *group, size_t len);
 void bcs_coll_post(struct bcs_job *j, int32_t rank, const struct bcs_desc *d);
+void bcs_coll_free(struct bcs_job *j, int32_t rank, const struct bcs_desc *d);
 /* Bytes our part of the spread collective's chunk takes in the next
  * section (0: none due), and that part put into it. */
 size_t bcs_coll_need(const struct bcs_job *j);

@@ -84,6 +84,27 @@ static int desc_bytes(struct bcs_job *j, uint32_t i, uint64_t slot,
 
 /* Area i's state and what it posted since the last round, into the
  * section (up to cap bytes; what does not fit waits in its ring). */
+/* Whether area i has BCS_LATE_MAX completions waiting for room in its
+ * done ring: it takes no more descriptors until it reads them (the
+ * library does while it waits for room to post). */
+static int late_full(const struct bcs_job *j, uint32_t i)
+{
+	uint32_t n = 0;
+
+	for (const struct bcs_late *l = j->late[i]; l && n < BCS_LATE_MAX;
+	     l = l->next)
+		n++;
+	return n >= BCS_LATE_MAX;
+}
+
+/* What this node may add to the job's unmatched descriptors and eager
+ * bytes in a round: its share of what the bound leaves (every node
+ * adds its own in the same round). */
+static uint64_t share(uint64_t bound, uint64_t now, uint32_t nnodes)
+{
+	return now + (bound > now ? (bound - now) / nnodes : 0);
+}
+
 static void take(struct bcs_job *j, uint32_t i, uint8_t *sec, size_t cap,
 		 size_t *len, uint64_t *nheld, uint64_t *held)
 {
@@ -113,7 +134,7 @@ static void take(struct bcs_job *j, uint32_t i, uint8_t *sec, size_t cap,
 	if (cap < *len + STATE_ROOM)
 		return; /* no room for even its state: next round */
 	cap -= STATE_ROOM;
-	if (!(j->gone[i] && j->pid[i] <= 0)) {
+	if (!(j->gone[i] && j->pid[i] <= 0) && !late_full(j, i)) {
 		if (bcs_ring_take(a, j->tail[i], d, TAKE_MAX, &n, why,
 				  sizeof(why))) {
 			bcs_job_fail(j, "rank %d: %s (its segment is corrupt)",
@@ -143,9 +164,12 @@ static void take(struct bcs_job *j, uint32_t i, uint8_t *sec, size_t cap,
 		/* what the engines keep for the job is bounded: past the
 		 * bound the rest stays in the rank's ring (it waits when
 		 * the ring is full), never in root's memory */
-		if (p2p && (*nheld >= NM_BCS_HELD_DESCS ||
+		if (p2p && (*nheld >= share(NM_BCS_HELD_DESCS, j->nheld,
+					    j->nnodes) ||
 			    ((d[k].flags & BCS_F_EAGER) &&
-			     *held + d[k].bytes > NM_BCS_HELD_BYTES))) {
+			     *held + d[k].bytes > share(NM_BCS_HELD_BYTES,
+							 j->held,
+							 j->nnodes)))) {
 			n = k;
 			break;
 		}
@@ -616,6 +640,9 @@ static int apply_desc(struct bcs_job *j, uint32_t node,
 		return 0;
 	case BCS_D_COMM:
 		bcs_coll_comm(j, wd->rank, d, it->bytes, it->nbytes);
+		return 0;
+	case BCS_D_COMM_FREE:
+		bcs_coll_free(j, wd->rank, d);
 		return 0;
 	default: /* FINALIZE: its state says gone */
 		return 0;

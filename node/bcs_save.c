@@ -39,7 +39,8 @@
  *   per destination rank: list of sends (MSG)
  *   per receiving rank: list of receives (RECV)
  *   list of communicators: u64 ctx, u32 n, i32 world[n], u64 off,
- *        u64 ndone, u64 start, u32 where, per member a list of DESC
+ *        u64 ndone, u64 start, u32 where, u8 freed[n], per member a
+ *        list of DESC
  *   u32 spread: 0, or 1 + its index in the communicators' list
  *   sect[2 * nnodes]: u32 have [have: u64 len, len bytes]
  *   per area: u32 gone, u64 tail, u64 seq, u64 rseq, u32 pending,
@@ -221,6 +222,8 @@ static void put_comm(struct wr *w, const struct bcs_comm *c)
 	put_u64(w, c->ndone);
 	put_u64(w, c->start);
 	put_u32(w, (uint32_t)c->where);
+	for (uint32_t k = 0; k < c->n; k++)
+		put_u8(w, c->freed[k]);
 	for (uint32_t k = 0; k < c->n; k++) {
 		uint32_t n = 0;
 
@@ -750,6 +753,16 @@ static int get_comm(struct dec *x, uint8_t *seen, struct bcs_comm **out)
 	if (where != (uint32_t)c->where)
 		return bad(x, "a communicator's place (here, elsewhere, "
 			   "spread) is not its members'");
+	for (uint32_t k = 0; k < n; k++) {
+		uint8_t f = get_u8(&x->r);
+
+		if (x->r.bad)
+			return short_image(x, "a communicator");
+		if (f > 1)
+			return bad(x, "a member's freed flag");
+		c->freed[k] = f;
+		c->nfreed += f;
+	}
 	for (uint32_t k = 0; k < n; k++) {
 		struct bcs_cpost **tail = &c->q[k];
 		uint32_t np;

@@ -54,6 +54,9 @@ enum bcs_kind {
 	BCS_D_FINALIZE,  /* the rank is done: no more descriptors */
 	BCS_D_ABORT,     /* MPI_Abort: the job ends FAILED; errcode in op,
 			  * the message (bytes at addr) in its reason */
+	BCS_D_COMM_FREE, /* MPI_Comm_free of communicator ctx: once every
+			  * member has and none of its collectives is
+			  * pending, the engine forgets it */
 };
 
 /* Descriptor flags. */

@@ -302,6 +302,8 @@ static void test_ops_and_types(void)
 	ok("ops_types");
 }
 
+static int comms_loop;
+
 static void test_comms(void)
 {
 	MPI_Comm dup, half, cart;
@@ -340,6 +342,18 @@ static void test_comms(void)
 	CHECK(coords[1] != dims[1] - 1 || dst == MPI_PROC_NULL,
 	      "edge %d", dst);
 	MPI_Comm_free(&cart);
+	/* more communicators over the job's life than the engine holds at
+	 * once (4096): freeing them must release the engine's copies
+	 * (argument "comms-loop": a dup is a barrier, so this takes 5000
+	 * slices) */
+	for (int k = 0; comms_loop && k < 5000; k++) {
+		MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+		MPI_Comm_free(&dup);
+	}
+	MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+	MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, dup);
+	CHECK(sum == size * (size - 1) / 2, "sum on the 5001st dup %d", sum);
+	MPI_Comm_free(&dup);
 	ok("comms");
 }
 
@@ -381,6 +395,7 @@ int main(int argc, char **argv)
 	int provided;
 
 	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+	comms_loop = argc > 1 && !strcmp(argv[1], "comms-loop");
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	test_basics();

@@ -6,7 +6,9 @@ engine): programs built with BUILD/bcsmpi/bcsmpicc, run with
 Usage: test_jobs.py BUILD TEST
 
   core          tests/bcsmpi/core.c on 1, 2, 3 and 4 ranks: every call of
-                the core, each result checked by the program;
+                the core, each result checked by the program; then 5001
+                communicators made and freed on 2 ranks (more than the
+                engine holds at once);
   determinism   an ANY_SOURCE program (tests/bcsmpi/anysource.c) run 20
                 times, a CPU hog perturbing every other run: the same
                 output each time; --bcs-order=arrival runs it too;
@@ -123,6 +125,13 @@ def test_core(lab):
         print("core on %d ranks: %s" % (n, " ".join(
             line.split()[1] for line in r.stdout.splitlines()
             if line.startswith("ok "))))
+    # 5001 communicators made and freed, more than the engine holds at
+    # once: MPI_Comm_free releases the engine's copy
+    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog, "comms-loop"])
+    check(r.returncode == 0 and "core: all passed on 2 ranks" in r.stdout,
+          "core with 5001 communicators: exit %d\n%s\n%s" %
+          (r.returncode, r.stdout, r.stderr))
+    print("core on 2 ranks with 5001 communicators made and freed: passed")
 
 
 def test_bad_exit(lab):
@@ -360,7 +369,7 @@ def test_node_death(lab):
 GANG = ["sched_policy = gang", "mpl = 2", "quantum_us = 200000"]
 
 TESTS = {
-    "core": (test_core, dict(managers=1, nodes=1, cpus=4)),
+    "core": (test_core, dict(managers=1, nodes=1, cpus=4, slice_us=1000)),
     "bad_exit": (test_bad_exit, dict(managers=1, nodes=1, cpus=4)),
     "abort": (test_abort, dict(managers=1, nodes=1, cpus=4)),
     "large": (test_large, dict(managers=1, nodes=1, cpus=2)),
