@@ -178,12 +178,8 @@ static int post_locked(struct fab *f, struct peer *p, struct fsend *s)
 	if (p->fa == FI_ADDR_NOTAVAIL &&
 	    (!f->shm || fab_shm_resolve_locked(f, p, s->dst)))
 		return -FI_EAGAIN;
-	if (f->shm && !(s->rd && f->cma) &&
-	    !fab_region_wait_free(p->region, REGION_WAIT_NS)) {
-		fab_watch_poke(f); /* its holder may be dead */
-		return -FI_EAGAIN; /* its holder is not running: retry later */
-	}
-	if (s->rd && f->cma) {
+	if (s->rd && f->shm) {
+		/* by ourselves, from its mapped arena or by CMA */
 		if ((rc = fab_shm_read_locked(f, p, s)) == 0)
 			return 0;
 		if (rc == -EPERM) {
@@ -192,8 +188,12 @@ static int post_locked(struct fab *f, struct peer *p, struct fsend *s)
 			qb_log(LOG_NOTICE, "fabric: node %u: CMA refused, "
 			       "staging read through the shm provider", f->self);
 		}
-		else
+		else if (rc != -ENOSYS)
 			return (int)rc;
+	}
+	if (f->shm && !fab_region_wait_free(p->region, REGION_WAIT_NS)) {
+		fab_watch_poke(f); /* its holder may be dead */
+		return -FI_EAGAIN; /* its holder is not running: retry later */
 	}
 	if (s->rd) {
 		rc = fi_read(f->ep, s->rlocal, s->rlen, NULL, p->fa, s->raddr,
@@ -896,6 +896,7 @@ static void fab_destroy(struct sp_transport *t)
 		free(f->peers[i].rbuf);
 	}
 	fab_shm_unshare_gmem(f);
+	fab_shm_unshare_stage(f);
 	if (f->bell != &f->own) {
 		if (!fab_lock_path(path, sizeof(path), f->names[f->self]))
 			unlink(path); /* still locked by us: nobody else's */
@@ -921,6 +922,11 @@ static void *fab_share_gmem(struct sp_transport *t, size_t len)
 	return fab_shm_share_gmem(fab_of(t), len);
 }
 
+static void *fab_share_stage(struct sp_transport *t, size_t len)
+{
+	return fab_shm_share_stage(fab_of(t), len);
+}
+
 static int fab_peek(struct sp_transport *t, uint32_t node, uint64_t gaddr,
 		    int64_t *value)
 {
@@ -936,7 +942,7 @@ static int fab_peek(struct sp_transport *t, uint32_t node, uint64_t gaddr,
 }
 
 static const struct sp_transport_ops fabric_ops = {
-	.version = SP_TRANSPORT_OPS_V3,
+	.version = SP_TRANSPORT_OPS_V4,
 	.name = "fabric",
 	.send = fab_send,
 	.now_ns = fab_now_ns,
@@ -948,6 +954,7 @@ static const struct sp_transport_ops fabric_ops = {
 	.read = fab_read,
 	.share_gmem = fab_share_gmem,
 	.peek = fab_peek,
+	.share_stage = fab_share_stage,
 };
 
 /* ------------------------------------------------------------------------ */

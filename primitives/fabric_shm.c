@@ -138,6 +138,10 @@ void fab_shm_forget_locked(struct peer *p)
 		munmap((void *)p->gmem, p->gmem_len);
 	p->gmem = NULL;
 	p->gmem_len = 0;
+	if (p->stage)
+		munmap((void *)p->stage, p->stage_len);
+	p->stage = NULL;
+	p->stage_len = 0;
 	if (p->bell)
 		munmap(p->bell, BELL_SIZE);
 	if (p->lfd >= 0)
@@ -195,8 +199,12 @@ int fab_shm_claim(struct fab *f, char *path, size_t len, char *err,
 		if ((size_t)snprintf(path, len, SHM_DIR "%s.gmem",
 				     f->bell->region) < len)
 			unlink(path);
+		if ((size_t)snprintf(path, len, SHM_DIR "%s.stage",
+				     f->bell->region) < len)
+			unlink(path);
 	}
 	atomic_store(&f->bell->gmem_len, 0);
+	atomic_store(&f->bell->stage_len, 0);
 	atomic_store(&f->bell->pid, (int32_t)getpid());
 	clock_gettime(CLOCK_REALTIME, &ts);
 	atomic_store(&f->bell->inc,
@@ -206,16 +214,36 @@ int fab_shm_claim(struct fab *f, char *path, size_t len, char *err,
 	return 0;
 }
 
-/* shm: read s->rlen bytes of p's staging with one CMA copy, here and now.
- * 1.17's shm does the same copy inside fi_read, but holding p's region
- * spinlock: the children of one parent then copy one at a time while the
- * others spin, on a machine with fewer cores than nodes.  Returns 0
- * (s reported), -EPERM (CMA not allowed: use fi_read) or -FI_ECONNRESET
- * (p is gone). */
+static int map_peer_stage(struct peer *p);
+
+/* shm: read s->rlen bytes of p's staging here and now, with one copy.
+ * Preferably a memcpy from p's arena, which is a file we map read-only
+ * (share_stage): no syscall, no page pinning — CMA costs about four times
+ * a memcpy per byte here, and its page-table walks of one parent's pages
+ * contend between its children.  Else with process_vm_readv (CMA).  Not
+ * fi_read: 1.17's shm makes the CMA copy holding p's region spinlock, so
+ * the children of one parent copy one at a time while the others spin, on
+ * a machine with fewer cores than nodes.  Returns 0 (s reported), -EPERM
+ * (CMA not allowed: use fi_read), -ENOSYS (neither way: use fi_read) or
+ * -FI_ECONNRESET (p is gone). */
 int fab_shm_read_locked(struct fab *f, struct peer *p, struct fsend *s)
 {
 	size_t done = 0;
 
+	if (p->stage || map_peer_stage(p) == 0) {
+		uint64_t off = s->raddr - p->stage_base;
+
+		/* A file never faults (it is as long as we mapped it);
+		 * only an address outside it goes the CMA way (and fails) */
+		if (s->raddr >= p->stage_base && off <= p->stage_len &&
+		    s->rlen <= p->stage_len - off) {
+			atomic_thread_fence(memory_order_acquire);
+			memcpy(s->rlocal, p->stage + off, s->rlen);
+			done = s->rlen;
+		}
+	}
+	if (!done && !f->cma)
+		return -ENOSYS;
 	while (done < s->rlen) {
 		struct iovec l = { .iov_base = (uint8_t *)s->rlocal + done,
 				   .iov_len = s->rlen - done };
@@ -231,6 +259,9 @@ int fab_shm_read_locked(struct fab *f, struct peer *p, struct fsend *s)
 			return -FI_ECONNRESET; /* gone, or another process */
 		done += (size_t)n;
 	}
+	/* as with CMA: the bytes count only if p lived through the copy */
+	if (atomic_load(&p->bell->inc) != p->inc || fab_died(p->bell))
+		return -FI_ECONNRESET;
 	s->status = 0;
 	p->sent = 1;
 	fab_done_locked(f, s);
@@ -297,22 +328,29 @@ int fab_shm_names(struct fab *f, const sp_config_t *cfg, char *err,
 /* shm: global memory peers load directly                                    */
 /* ------------------------------------------------------------------------ */
 
-static int gmem_path(char *buf, size_t len, const char *region)
+static int shm_path(char *buf, size_t len, const char *region,
+		    const char *sfx)
 {
 	return !region[0] || strchr(region, '/') ||
-	       (size_t)snprintf(buf, len, SHM_DIR "%s.gmem", region) >= len;
+	       (size_t)snprintf(buf, len, SHM_DIR "%s.%s", region, sfx) >= len;
 }
 
-/* Our global memory as a file named after this incarnation's region, so
- * a peer never maps a predecessor's.  NULL: keep private memory. */
-void *fab_shm_share_gmem(struct fab *f, size_t len)
+static int gmem_path(char *buf, size_t len, const char *region)
+{
+	return shm_path(buf, len, region, "gmem");
+}
+
+/* A new file "<region>.<sfx>" of len bytes (sparse: pages cost once
+ * used), mapped read-write; named after this incarnation's region, so a
+ * peer never maps a predecessor's.  NULL on any failure. */
+static void *share_file(struct fab *f, const char *sfx, size_t len)
 {
 	char path[PATH_MAX];
 	void *m;
 	int fd;
 
 	if (!f->shm || f->bell == &f->own ||
-	    gmem_path(path, sizeof(path), f->bell->region))
+	    shm_path(path, sizeof(path), f->bell->region, sfx))
 		return NULL;
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -328,10 +366,86 @@ void *fab_shm_share_gmem(struct fab *f, size_t len)
 		unlink(path);
 		return NULL;
 	}
+	return m;
+}
+
+/* Our global memory, in a file peers map.  NULL: keep private memory. */
+void *fab_shm_share_gmem(struct fab *f, size_t len)
+{
+	void *m = share_file(f, "gmem", len);
+
+	if (!m)
+		return NULL;
 	f->gmem = m;
 	f->gmem_len = len;
 	atomic_store(&f->bell->gmem_len, (uint64_t)len); /* peers may map */
 	return m;
+}
+
+/* Our staging arena, in a file our children map to read their chunks
+ * with a memcpy.  NULL: the engine maps its own (read by CMA). */
+void *fab_shm_share_stage(struct fab *f, size_t len)
+{
+	void *m = share_file(f, "stage", len);
+
+	if (!m)
+		return NULL;
+	f->stage = m;
+	f->stage_len = len;
+	atomic_store(&f->bell->stage_base, (uint64_t)(uintptr_t)m);
+	atomic_store(&f->bell->stage_len, (uint64_t)len); /* peers may map */
+	return m;
+}
+
+void fab_shm_unshare_stage(struct fab *f)
+{
+	char path[PATH_MAX];
+
+	if (!f->stage)
+		return;
+	if (f->bell != &f->own) {
+		atomic_store(&f->bell->stage_len, 0);
+		if (!shm_path(path, sizeof(path), f->bell->region, "stage"))
+			unlink(path);
+	}
+	munmap(f->stage, f->stage_len);
+	f->stage = NULL;
+}
+
+/* Map p's staging arena read-only, if it shares one.  0 or -ENOSYS.  The
+ * mapping outlives p: a read racing its death copies bytes of a transfer
+ * that then never commits (the caller checks p lived through it). */
+static int map_peer_stage(struct peer *p)
+{
+	char region[sizeof(p->bell->region)], path[PATH_MAX];
+	uint64_t len, base;
+	struct stat st;
+	void *m;
+	int fd;
+
+	if (!p->bell || !(len = atomic_load(&p->bell->stage_len)))
+		return -ENOSYS;
+	base = atomic_load(&p->bell->stage_base);
+	memcpy(region, p->bell->region, sizeof(region));
+	region[sizeof(region) - 1] = '\0';
+	if (atomic_load(&p->bell->inc) != p->inc ||
+	    shm_path(path, sizeof(path), region, "stage"))
+		return -ENOSYS;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOSYS;
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < len) {
+		close(fd);
+		return -ENOSYS;
+	}
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -ENOSYS;
+	p->stage = m;
+	p->stage_len = len;
+	p->stage_base = base;
+	return 0;
 }
 
 void fab_shm_unshare_gmem(struct fab *f)

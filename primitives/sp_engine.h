@@ -124,6 +124,7 @@ struct sp_stage {
 	size_t size, units;
 	uint64_t *map;     /* one bit per unit in use */
 	uint64_t key, raddr; /* what peers name base by in a read */
+	int shared;        /* base is the back-end's (share_stage) */
 };
 
 struct sp_world {

@@ -97,6 +97,9 @@ struct bell {
 	_Atomic int32_t pid;       /* its process: staging is read by CMA */
 	_Atomic uint64_t gmem_len; /* its global memory file "<region>.gmem"
 				    * exists with this size; 0: none */
+	_Atomic uint64_t stage_base; /* its staging arena "<region>.stage" */
+	_Atomic uint64_t stage_len;  /* at this address of its, this long
+				      * (set last); 0: none */
 };
 
 /* A node as seen from here.  P_NEW: no send to it has completed yet
@@ -118,6 +121,9 @@ struct peer {
 	uint8_t *region;  /* shm: its region header (lock), or NULL */
 	const uint8_t *gmem; /* shm: its global memory, mapped read-only */
 	size_t gmem_len;
+	const uint8_t *stage; /* shm: its staging arena, mapped read-only */
+	size_t stage_len;
+	uint64_t stage_base;  /* the arena's address in its process */
 	uint8_t *rbuf;    /* shm: message being reassembled (progress) */
 	size_t rlen, rtot;
 };
@@ -141,6 +147,8 @@ struct fab {
 	struct bell own, *bell; /* &own, or our shm lock file */
 	void *gmem;             /* shm: our global memory (share_gmem) */
 	size_t gmem_len;
+	void *stage;            /* shm: our staging arena (share_stage) */
+	size_t stage_len;
 	char **names;           /* shm: base name of every node */
 	/* Receive pool: the progress thread's alone once started. */
 	struct frecv *rx;
@@ -226,6 +234,7 @@ int fab_shm_claim(struct fab *f, char *path, size_t len, char *err,
 int fab_shm_read_locked(struct fab *f, struct peer *p, struct fsend *s);
 int fab_post_frags_locked(struct fab *f, struct peer *p, struct fsend *s);
 void *fab_shm_share_gmem(struct fab *f, size_t len);
+void *fab_shm_share_stage(struct fab *f, size_t len);
 
 /* The provider's region header (fabric_shm.c): mapped read-write, its
  * first page, iff it is 1.17's layout and pid's. */
@@ -241,6 +250,7 @@ void fab_watch_stop(struct fab *f);
 /* Wake the watchdog for a while: a peer went down, or a lock stays held. */
 void fab_watch_poke(struct fab *f);
 void fab_shm_unshare_gmem(struct fab *f);
+void fab_shm_unshare_stage(struct fab *f);
 int fab_shm_peek_locked(struct fab *f, struct peer *p, uint64_t gaddr,
 			int64_t *value);
 int fab_shm_names(struct fab *f, const sp_config_t *cfg, char *err,

@@ -25,6 +25,7 @@
 #define SP_TRANSPORT_OPS_V1 1
 #define SP_TRANSPORT_OPS_V2 2 /* + reg, read */
 #define SP_TRANSPORT_OPS_V3 3 /* + share_gmem, peek */
+#define SP_TRANSPORT_OPS_V4 4 /* + share_stage */
 
 struct sp_transport;
 
@@ -78,6 +79,13 @@ struct sp_transport_ops {
 	 * -STORM_EUNREACH (node is gone). */
 	int (*peek)(struct sp_transport *t, uint32_t node, uint64_t gaddr,
 		    int64_t *value);
+	/* --- V4, optional (NULL: the engine maps its own arena) --- */
+	/* Give the staging arena of len bytes (page-aligned, pages cost
+	 * once used) in memory that read() of peers can copy from without
+	 * this node's help.  Called once, before reg() and start(); the
+	 * memory is the back-end's until destroy(), which unmaps it.
+	 * Returns it, or NULL. */
+	void *(*share_stage)(struct sp_transport *t, size_t len);
 };
 
 struct sp_transport {

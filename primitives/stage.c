@@ -9,9 +9,11 @@
  * read that races an abort may land on freed staging, and then reads stale
  * bytes of a transfer that will never commit instead of faulting.
  *
- * The arena is mapped lazily (MAP_NORESERVE: pages cost only once used)
- * and carved in STAGE_UNIT runs by a first-fit bitmap; a transfer that does
- * not fit goes by messages instead.  Guarded by the world lock.
+ * The arena is the back-end's shared memory where it offers one (shm: a
+ * file peers map, so a child's read is a memcpy), else mapped here
+ * (MAP_NORESERVE); either way pages cost only once used.  It is carved in
+ * STAGE_UNIT runs by a first-fit bitmap; a transfer that does not fit goes
+ * by messages instead.  Guarded by the world lock.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,8 +52,14 @@ int sp_stage_init(sp_world_t *w, size_t bytes)
 	    !ops->reg || !ops->read)
 		return 0; /* messages only */
 	bytes = (bytes + STAGE_UNIT - 1) / STAGE_UNIT * STAGE_UNIT;
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/* Shared with the back-end where it can (shm: children copy from
+	 * it with a memcpy); the back-end unmaps that one itself. */
+	p = ops->version >= SP_TRANSPORT_OPS_V4 && ops->share_stage ?
+		    ops->share_stage(w->tp, bytes) : NULL;
+	s->shared = p != NULL;
+	if (!p)
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return 0;
 	s->units = bytes / STAGE_UNIT;
@@ -61,7 +69,8 @@ int sp_stage_init(sp_world_t *w, size_t bytes)
 		qb_log(LOG_INFO, "node %u: no remote reads of staging, "
 		       "transfers go by messages", w->id);
 		free(s->map);
-		munmap(p, bytes);
+		if (!s->shared)
+			munmap(p, bytes);
 		memset(s, 0, sizeof(*s));
 		return 0;
 	}
@@ -74,8 +83,8 @@ void sp_stage_fini(sp_world_t *w)
 {
 	struct sp_stage *s = &w->stage;
 
-	if (s->base)
-		munmap(s->base, s->size);
+	if (s->base && !s->shared)
+		munmap(s->base, s->size); /* else the back-end's, gone with it */
 	free(s->map);
 	memset(s, 0, sizeof(*s));
 }

@@ -6,7 +6,8 @@
  * private staging buffer and forwards them to its children (XDATA carries
  * the bytes; XRMA, for transfers of XFER_RMA_MIN or more when the
  * back-end reads remotely, names a chunk in the parent's staging arena and
- * the child reads it — one copy, by the reader); a node reports
+ * the child reads it — one copy, by the reader; a leaf of the tree, which
+ * forwards nothing, is named the whole transfer at once); a node reports
  * XSTAGED up once it holds every byte and its whole subtree has reported;
  * (2) DECIDE — when the source has every XSTAGED it commits: XDECIDE(commit)
  * flows down, each node copies staging -> global memory, signals the remote
@@ -39,6 +40,8 @@ enum { X_STAGING, X_STAGED, X_COMMITTING, X_COMMITTED, X_ABORTED, X_DONE };
 #define XREF_OUT 1
 #define XREF_IN 2
 #define XIN_KEEP 1024 /* decided records kept as tombstones */
+#define XRD_WHOLE 1   /* a leaf reads the whole transfer at once */
+#define XRD_CHUNKS 2  /* others read it chunk by chunk */
 /* From this size on, children read staging remotely when the back-end
  * can (one copy by the reader, no per-chunk messages); below it one
  * message per chunk is cheaper than a read's round trip. */
@@ -87,6 +90,7 @@ struct sp_xfer_in {
 	uint8_t *stage; /* arena run, or malloc'd (sp_stage_free knows) */
 	size_t len, got;
 	uint32_t reads_left; /* remote reads in flight (each holds a ref) */
+	int rdmode;          /* 0, XRD_WHOLE (one read) or XRD_CHUNKS */
 	struct xread *rd;    /* one per chunk, for the reads' cookies */
 	uint64_t gaddr;
 	sp_ev_t rev;
@@ -311,6 +315,20 @@ static uint32_t kids_of(sp_world_t *w, const uint64_t *set, uint32_t source,
 	return n < max ? n : max;
 }
 
+/* Whether kid has no children of its own in the tree of (set, source):
+ * a leaf forwards nothing, so chunking its read buys no pipelining — one
+ * read of the whole transfer costs a quarter of the messages and wake-ups
+ * of four chunk reads. */
+static int is_leaf(sp_world_t *w, const uint64_t *set, uint32_t source,
+		   uint32_t kid, size_t len)
+{
+	uint32_t one[1];
+
+	return len <= UINT32_MAX &&
+	       sp_settree_children(set, w->nwords, source, kid, w->fanout,
+				   one, 1) == 0;
+}
+
 static int in_set(const uint64_t *set, uint32_t id)
 {
 	return (set[id / 64] >> (id % 64)) & 1;
@@ -430,10 +448,16 @@ int sp_xfer_and_signal(sp_world_t *w, const sp_nodeset_t *dst,
 		struct xhdr h = { o->xid, w->id, len, gaddr, remote_ev };
 
 		memcpy(o->stage, src, len);
+		for (uint32_t i = 0; i < nk; i++)
+			if (is_leaf(w, o->set, w->id, kids[i], len))
+				send_rma(w, kids[i], h, o->set, o->stage, 0,
+					 (uint32_t)len);
 		for (size_t off = 0; off < len; off += w->chunk)
 			for (uint32_t i = 0; i < nk; i++)
-				send_rma(w, kids[i], h, o->set, o->stage, off,
-					 chunk_len(w, len, off));
+				if (!is_leaf(w, o->set, w->id, kids[i], len))
+					send_rma(w, kids[i], h, o->set,
+						 o->stage, off,
+						 chunk_len(w, len, off));
 	}
 	/* chunk-major order: every child gets chunk i before chunk i+1, so
 	 * the whole tree pipelines */
@@ -491,7 +515,8 @@ static struct sp_xfer_in *in_start(sp_world_t *w, uint64_t xid,
 }
 
 /* Chunk [off, off+clen) is staged here: pass it on to our children, by a
- * read of our arena staging or, if it is malloc'd, by messages. */
+ * read of our arena staging or, if it is malloc'd, by messages.  A leaf
+ * child reads the whole transfer at once, when the last chunk is in. */
 static void in_forward(sp_world_t *w, struct sp_xfer_in *x, size_t off,
 		       uint32_t clen)
 {
@@ -499,7 +524,12 @@ static void in_forward(sp_world_t *w, struct sp_xfer_in *x, size_t off,
 	uint32_t *kids, nk = kids_of(w, x->set, x->source, &kids);
 
 	for (uint32_t i = 0; i < nk; i++) {
-		if (sp_stage_owns(w, x->stage))
+		if (sp_stage_owns(w, x->stage) &&
+		    is_leaf(w, x->set, x->source, kids[i], x->len)) {
+			if (x->got == x->len)
+				send_rma(w, kids[i], h, x->set, x->stage, 0,
+					 (uint32_t)x->len);
+		} else if (sp_stage_owns(w, x->stage))
 			send_rma(w, kids[i], h, x->set, x->stage, off, clen);
 		else
 			send_chunk(w, kids[i], x->xid, x->source, x->len,
@@ -521,10 +551,12 @@ static void on_rma(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
 	const uint8_t *setw = sp_r_ptr(r, w->nwords * 8u);
 	struct sp_xfer_in *x;
 	struct xread *rd;
+	int mode;
 
 	if (r->bad || !setw || source >= w->n || len == 0 ||
 	    gaddr > w->gmem_size || len > w->gmem_size - gaddr ||
-	    off >= len || off % w->chunk || clen != chunk_len(w, len, off) ||
+	    off >= len || off % w->chunk ||
+	    (clen != chunk_len(w, len, off) && (off || clen != len)) ||
 	    !w->stage.base)
 		return; /* malformed, or we cannot read remotely: dropped */
 	x = in_find(w, xid);
@@ -539,8 +571,10 @@ static void on_rma(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
 		return;
 	}
 	rd = &x->rd[off / w->chunk];
-	if (rd->x)
-		return; /* a duplicate */
+	mode = off == 0 && clen == len ? XRD_WHOLE : XRD_CHUNKS;
+	if (rd->x || (x->rdmode && x->rdmode != mode))
+		return; /* a duplicate, or a mix of whole and chunks */
+	x->rdmode = mode;
 	*rd = (struct xread){ x, off, clen };
 	/* A failed read means src is gone: the view change that follows
 	 * aborts or resolves the transfer. */
