@@ -16,12 +16,19 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rt.h"
 
 struct bcs_rt bcs_rt;
+
+/* BCS_D_PULLED descriptors owed the engine (posted as room allows). */
+static struct bcs_desc *pulled;
+static size_t npulled, pulled_cap;
+static int no_pull; /* STORM_BCS_NO_PULL=1: leave every copy to the
+		     * engine (a comparison, and its fallback's test) */
 static bcs_rt_done_fn rt_done;
 
 #define WAIT_NS 100000000L /* a sleep re-checks the job at least this often */
@@ -90,6 +97,8 @@ int bcs_rt_init(bcs_rt_done_fn done, char *err, size_t errlen)
 	bcs_rt.done_tail = bcs_rt.area->done_tail;
 	bcs_rt.clock = bcs_rt.area->clock;
 	rt_done = done;
+	no_pull = getenv("STORM_BCS_NO_PULL") &&
+		  !strcmp(getenv("STORM_BCS_NO_PULL"), "1");
 	return 0;
 }
 
@@ -98,6 +107,9 @@ void bcs_rt_fini(void)
 	if (bcs_rt.seg)
 		munmap(bcs_rt.seg, bcs_rt.bytes);
 	memset(&bcs_rt, 0, sizeof(bcs_rt));
+	free(pulled);
+	pulled = NULL;
+	npulled = pulled_cap = 0;
 }
 
 const char *bcs_rt_failed(void)
@@ -106,6 +118,60 @@ const char *bcs_rt_failed(void)
 	    !__atomic_load_n(&bcs_rt.seg->failed, __ATOMIC_ACQUIRE))
 		return NULL;
 	return bcs_rt.seg->reason[0] ? bcs_rt.seg->reason : "job failed";
+}
+
+/* Post what fits of the PULLED descriptors owed, without waiting. */
+static void flush_pulled(void)
+{
+	struct bcs_area *a = bcs_rt.area;
+	size_t k = 0;
+
+	while (k < npulled &&
+	       bcs_rt.head - __atomic_load_n(&a->post_tail, __ATOMIC_ACQUIRE) <
+		       BCS_RING_SLOTS) {
+		pulled[k].clock = bcs_rt.clock;
+		a->post[bcs_rt.head % BCS_RING_SLOTS] = pulled[k++];
+		bcs_rt.head++;
+		__atomic_store_n(&a->post_head, bcs_rt.head, __ATOMIC_RELEASE);
+	}
+	memmove(pulled, pulled + k, (npulled - k) * sizeof(*pulled));
+	npulled -= k;
+}
+
+/* A large message from a rank of this node: read it straight from the
+ * sender (one copy, with this rank's own rights), then tell the engine.
+ * 1 if the receive is complete here, 0 if the engine copies it. */
+static int pull(struct bcs_done *d)
+{
+	struct iovec l = { .iov_base = (void *)(uintptr_t)d->dst_addr,
+			   .iov_len = d->len };
+	struct iovec r = { .iov_base = (void *)(uintptr_t)d->src_addr,
+			   .iov_len = d->len };
+	struct bcs_desc p = { .kind = BCS_D_PULLED, .req = d->req,
+			      .addr = d->pull };
+	int ok = !no_pull &&
+		 process_vm_readv(d->src_pid, &l, 1, &r, 1, 0) ==
+			 (ssize_t)d->len;
+
+	if (!ok)
+		p.flags = BCS_F_PULL_FAILED;
+	if (npulled == pulled_cap) {
+		size_t cap = pulled_cap ? 2 * pulled_cap : 64;
+		struct bcs_desc *np = realloc(pulled, cap * sizeof(*np));
+
+		if (!np) { /* no memory: the engine never learns of this
+			    * pull; the job fails rather than hangs */
+			abort();
+		}
+		pulled = np;
+		pulled_cap = cap;
+	}
+	pulled[npulled++] = p;
+	if (!ok)
+		return 0;
+	d->status = d->bytes > d->len ? BCS_E_TRUNCATE : BCS_OK;
+	d->bytes = d->len;
+	return 1;
 }
 
 uint32_t bcs_rt_poll(void)
@@ -120,9 +186,13 @@ uint32_t bcs_rt_poll(void)
 		bcs_rt.done_tail++;
 		__atomic_store_n(&a->done_tail, bcs_rt.done_tail,
 				 __ATOMIC_RELEASE);
+		if (d.status == BCS_PULL && !pull(&d))
+			continue;
 		rt_done(&d);
 		n++;
 	}
+	if (npulled)
+		flush_pulled();
 	return n;
 }
 
@@ -139,15 +209,20 @@ int bcs_rt_post(struct bcs_desc *d, const void *eager)
 	struct bcs_area *a = bcs_rt.area;
 	uint64_t k;
 
-	/* room in the ring: the engine takes descriptors every slice */
-	while (bcs_rt.head - __atomic_load_n(&a->post_tail, __ATOMIC_ACQUIRE)
+	/* room in the ring (the engine takes descriptors every slice),
+	 * after the PULLED owed: they go first, and before a FINALIZE */
+	if (npulled)
+		flush_pulled();
+	while (npulled ||
+	       bcs_rt.head - __atomic_load_n(&a->post_tail, __ATOMIC_ACQUIRE)
 	       >= BCS_RING_SLOTS) {
 		uint32_t seen = __atomic_load_n(&a->wake, __ATOMIC_ACQUIRE);
 
 		if (bcs_rt_failed())
 			return -EPIPE;
 		bcs_rt_poll();
-		if (bcs_rt.head - __atomic_load_n(&a->post_tail,
+		if (npulled ||
+		    bcs_rt.head - __atomic_load_n(&a->post_tail,
 						  __ATOMIC_ACQUIRE) >=
 		    BCS_RING_SLOTS)
 			sleep_on(seen);

@@ -214,6 +214,7 @@ static void job_free(struct bcs_job *j)
 	xfers_free(j->xfers);
 	xfers_free(j->out);
 	xfers_free(j->in);
+	xfers_free(j->pulls);
 	while (j->comms) {
 		struct bcs_comm *c = j->comms;
 

@@ -113,6 +113,7 @@ struct bcs_job {
 	struct bcs_xfer *xfers, **xtail; /* both ends here */
 	struct bcs_xfer *out;    /* from a rank here to another node */
 	struct bcs_xfer *in;     /* to a rank here from another node */
+	struct bcs_xfer *pulls;  /* both ends here: the receiver pulls */
 	/* replicated */
 	struct bcs_match m;
 	struct bcs_comm *comms;

@@ -91,6 +91,10 @@ int bcs_desc_check(const struct bcs_desc *d, uint32_t size, char *why,
 		return 0;
 	case BCS_D_FINALIZE:
 		return 0;
+	case BCS_D_PULLED:
+		if (d->bytes || (d->flags & ~BCS_F_PULL_FAILED))
+			return bad(why, whylen, "pulled flags", d->flags);
+		return 0;
 	case BCS_D_COMM_FREE:
 		if (d->flags || d->bytes || d->ctx == BCS_CTX_WORLD)
 			return bad(why, whylen, "communicator free", d->ctx);

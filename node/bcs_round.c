@@ -46,6 +46,44 @@ static void take_abort(struct bcs_job *j, uint32_t i, const struct bcs_desc *d)
 			     j->world_of[i], d->op, msg[0] ? ": " : "", msg);
 }
 
+static void finish(struct bcs_job *j, struct bcs_xfer *x);
+
+/* Area i pulled the bytes of a message (or could not: the engine moves
+ * them itself this round).  The receive completed in the rank; the
+ * send completes now. */
+static void pulled(struct bcs_job *j, uint32_t i, const struct bcs_desc *d)
+{
+	struct bcs_xfer **pp, *x;
+
+	for (pp = &j->pulls; *pp && (*pp)->match != d->addr; pp = &(*pp)->next)
+		;
+	if (!(x = *pp) || j->area_of[x->r->dst] != i) {
+		bcs_job_fail(j, "rank %d: a pull the engine did not ask for "
+			     "(%llu)", j->world_of[i],
+			     (unsigned long long)d->addr);
+		return;
+	}
+	*pp = x->next;
+	if (d->flags & BCS_F_PULL_FAILED) {
+		x->next = NULL;
+		*j->xtail = x;
+		j->xtail = &x->next;
+		return;
+	}
+	{
+		uint32_t si = j->area_of[x->s->src];
+		struct bcs_done ds = { .req = x->s->req };
+
+		if (j->incoming[i])
+			j->incoming[i]--;
+		bcs_complete(j, si, &ds);
+		if (j->pending[si])
+			j->pending[si]--;
+	}
+	bcs_drop_pair(NULL, x->s, x->r);
+	free(x);
+}
+
 /* The bytes a descriptor carries into the section (eager data, a
  * communicator's group), read now: the rank reuses its slot once the
  * descriptor is taken.  *buf is the slot or the engine's copy. */
@@ -176,6 +214,10 @@ static void take(struct bcs_job *j, uint32_t i, uint8_t *sec, size_t cap,
 		if (d[k].kind == BCS_D_ABORT) {
 			take_abort(j, i, &d[k]);
 			return;
+		}
+		if (d[k].kind == BCS_D_PULLED) {
+			pulled(j, i, &d[k]);
+			continue;
 		}
 		if (desc_bytes(j, i, slot, &d[k], &bytes, &nb))
 			return;
@@ -407,7 +449,22 @@ static void on_match(void *ctx, struct bcs_recv *r, struct bcs_msg *s)
 	x->len = s->bytes < r->cap ? s->bytes : r->cap;
 	if (here_r)
 		j->incoming[j->area_of[r->dst]]++;
-	if (here_r && (here_s || (s->flags & BCS_F_EAGER))) {
+	if (here_r && here_s && !(s->flags & BCS_F_EAGER) && x->len &&
+	    j->pid[j->area_of[s->src]] > 0) {
+		/* one copy, by the receiver (it waits anyway): it reads the
+		 * sender's memory with its own rights, then says so */
+		struct bcs_done d = { .req = r->req, .status = BCS_PULL,
+				      .source = s->src, .tag = s->tag,
+				      .bytes = s->bytes, .clock = s->clock,
+				      .pull = x->match, .src_addr = s->addr,
+				      .dst_addr = r->addr, .len = x->len,
+				      .src_pid = j->pid[j->area_of[s->src]] };
+
+		x->peer = j->e->self;
+		x->next = j->pulls;
+		j->pulls = x;
+		bcs_complete(j, j->area_of[r->dst], &d);
+	} else if (here_r && (here_s || (s->flags & BCS_F_EAGER))) {
 		x->peer = j->e->self;
 		*j->xtail = x; /* moved here, this round */
 		j->xtail = &x->next;

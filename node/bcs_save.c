@@ -45,8 +45,8 @@
  *   sect[2 * nnodes]: u32 have [have: u64 len, len bytes]
  *   per area: u32 gone, u64 tail, u64 seq, u64 rseq, u32 pending,
  *             u64 woken, u32 incoming, u32 polls, list of DONE (late)
- *   xfers, out, in: each a list of u64 match, u32 peer, u64 len,
- *             u64 done, RECV, MSG
+ *   xfers, out, in, pulls: each a list of u64 match, u32 peer,
+ *             u64 len, u64 done, RECV, MSG
  *   32 bytes: BLAKE2b-256 (libsodium's crypto_generichash, no key) of
  *             every byte before it
  *
@@ -193,6 +193,12 @@ static void put_done(struct wr *w, const struct bcs_done *d)
 	put_u32(w, d->pad);
 	put_u64(w, d->bytes);
 	put_u64(w, d->clock);
+	put_u64(w, d->pull);
+	put_u64(w, d->src_addr);
+	put_u64(w, d->dst_addr);
+	put_u64(w, d->len);
+	put_i32(w, d->src_pid);
+	put_u32(w, d->pad2);
 }
 
 static void put_xfers(struct wr *w, const struct bcs_xfer *x)
@@ -333,6 +339,7 @@ int bcs_save_encode(const struct bcs_job *j, uint8_t **buf, size_t *len)
 	put_xfers(&w, j->xfers);
 	put_xfers(&w, j->out);
 	put_xfers(&w, j->in);
+	put_xfers(&w, j->pulls);
 	/* room for the checksum, then the length and the checksum */
 	{
 		uint8_t zero[SAVE_SUM] = { 0 };
@@ -569,6 +576,12 @@ static void get_done(struct rd *r, struct bcs_done *d)
 	d->pad = get_u32(r);
 	d->bytes = get_u64(r);
 	d->clock = get_u64(r);
+	d->pull = get_u64(r);
+	d->src_addr = get_u64(r);
+	d->dst_addr = get_u64(r);
+	d->len = get_u64(r);
+	d->src_pid = get_i32(r);
+	d->pad2 = get_u32(r);
 }
 
 /* Bytes an entry takes at least: a count of n entries needs n times
@@ -576,7 +589,7 @@ static void get_done(struct rd *r, struct bcs_done *d)
 #define MSG_MIN 65u   /* a send without eager bytes */
 #define RECV_MIN 60u
 #define DESC_MIN 80u
-#define DONE_MIN 40u
+#define DONE_MIN 80u
 #define XFER_MIN (28u + RECV_MIN + MSG_MIN)
 #define COMM_MIN 48u
 
@@ -918,7 +931,7 @@ static int in_job(const struct bcs_job *j, uint32_t node)
 	return 0;
 }
 
-enum { L_XFERS, L_OUT, L_IN };
+enum { L_XFERS, L_OUT, L_IN, L_PULL };
 
 /* A transfer as on_match (bcs_round.c) makes one for its list: the
  * ranks and nodes that list's code reaches through it. */
@@ -940,6 +953,9 @@ static int xfer_ok(const struct bcs_job *j, const struct bcs_xfer *x,
 	case L_OUT:
 		return here_s && !here_r && !s->eager &&
 		       x->peer == j->node_of[r->dst] && in_job(j, x->peer);
+	case L_PULL:
+		return here_r && here_s && !s->eager && x->len &&
+		       !x->done && x->peer == self;
 	default:
 		return here_r && !here_s && !s->eager &&
 		       x->peer == j->node_of[s->src] && in_job(j, x->peer);
@@ -1140,7 +1156,8 @@ int bcs_save_decode(struct nm_bcs *e, const uint8_t *buf, size_t len,
 	x.j->built = (int)built;
 	if (get_matcher(&x) || get_comms(&x) || get_sects(&x) ||
 	    get_areas(&x) || get_xfers(&x, L_XFERS, &x.j->xfers) ||
-	    get_xfers(&x, L_OUT, &x.j->out) || get_xfers(&x, L_IN, &x.j->in))
+	    get_xfers(&x, L_OUT, &x.j->out) || get_xfers(&x, L_IN, &x.j->in) ||
+	    get_xfers(&x, L_PULL, &x.j->pulls))
 		goto out;
 	if (x.r.off != x.r.len) {
 		bad(&x, "bytes after the last transfer");

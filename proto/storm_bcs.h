@@ -30,7 +30,7 @@
 #include "bcs_reduce.h"
 
 #define BCS_SEG_MAGIC 0x53534342u /* "BCSS" */
-#define BCS_SEG_VERSION 1u
+#define BCS_SEG_VERSION 2u
 #define BCS_RING_SLOTS 256u     /* descriptors in flight per rank */
 #define BCS_EAGER_MAX 4096u     /* a send this small travels in its slot */
 #define BCS_ANY (-1)            /* a receive's source or tag: any */
@@ -57,11 +57,15 @@ enum bcs_kind {
 	BCS_D_COMM_FREE, /* MPI_Comm_free of communicator ctx: once every
 			  * member has and none of its collectives is
 			  * pending, the engine forgets it */
+	BCS_D_PULLED,    /* the rank pulled the bytes a BCS_PULL completion
+			  * named (addr: its pull id), or could not
+			  * (BCS_F_PULL_FAILED: the engine copies them) */
 };
 
 /* Descriptor flags. */
 #define BCS_F_EAGER 0x1u /* SEND: the bytes are in the slot's buffer */
 #define BCS_F_SYNC 0x2u  /* SEND: complete only once matched (Ssend) */
+#define BCS_F_PULL_FAILED 0x4u /* PULLED: the read failed */
 
 /* Collectives the engine runs in its microphases. */
 enum bcs_coll {
@@ -101,6 +105,11 @@ enum bcs_status {
 			  * the segment's header */
 	BCS_E_COLL,      /* mismatched collective (kind, root, op, size) */
 	BCS_E_INTERN,    /* the engine could not do it (out of memory) */
+	BCS_PULL = 16,   /* not a completion yet: a large message from a
+			  * rank of this node matched this receive; read
+			  * len bytes at src_addr of process src_pid into
+			  * dst_addr (one copy, by the side that waits, as
+			  * Open MPI's CMA), then post BCS_D_PULLED */
 };
 
 /* One completion. */
@@ -112,6 +121,11 @@ struct bcs_done {
 	uint32_t pad;
 	uint64_t bytes;  /* RECV/PROBE: the send's bytes */
 	uint64_t clock;  /* RECV/PROBE: the send's clock */
+	/* BCS_PULL only */
+	uint64_t pull;   /* its id, for BCS_D_PULLED */
+	uint64_t src_addr, dst_addr, len;
+	int32_t src_pid;
+	uint32_t pad2;
 };
 
 /* A rank's area.  Rank-written fields first, engine-written after, each

@@ -17,7 +17,8 @@ Usage: test_jobs.py BUILD TEST
                 manager alive for the next job;
   abort         MPI_Abort: FAILED with the error code and the call;
   large         messages of 0 B to 64 MiB (chunked across slices) arrive
-                whole;
+                whole, pulled by their receivers, and again with every
+                pull declined (the engine copies);
   flood         3000 sends posted before any receive: the ring fills,
                 the sender waits (back-pressure), every message arrives
                 in order;
@@ -164,6 +165,15 @@ def test_large(lab):
     check(r.returncode == 0 and "large: all arrived" in r.stdout,
           "large: exit %d\n%s\n%s" % (r.returncode, r.stdout, r.stderr))
     print(r.stdout.strip().splitlines()[-1])
+    if lab.n == 1:
+        # the ranks decline to pull (as where ptrace rules forbid it):
+        # the engine copies every large message itself
+        r = run(lab, ["run", "--mpi=bcs", "--export",
+                      "STORM_BCS_NO_PULL=1", "-n", "2", prog], timeout=300)
+        check(r.returncode == 0 and "large: all arrived" in r.stdout,
+              "large, copied by the engine: exit %d\n%s\n%s" %
+              (r.returncode, r.stdout, r.stderr))
+        print("the same with every pull declined: all arrived")
 
 
 def test_flood(lab):
