@@ -155,6 +155,18 @@ static int pull(struct bcs_done *d)
 
 	if (!ok)
 		p.flags = BCS_F_PULL_FAILED;
+	else if (d->notice < BCS_RING_SLOTS &&
+		 d->src_area < bcs_rt.seg->nlocal) {
+		/* the sender may reuse its buffer now: tell it */
+		struct bcs_area *s = bcs_area_of(bcs_rt.seg, d->src_area);
+
+		__atomic_store_n(&s->notice[d->notice], d->src_req,
+				 __ATOMIC_RELEASE);
+		__atomic_add_fetch(&s->notices, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&s->wake, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &s->wake, FUTEX_WAKE, INT_MAX, NULL, NULL,
+			0);
+	}
 	if (npulled == pulled_cap) {
 		size_t cap = pulled_cap ? 2 * pulled_cap : 64;
 		struct bcs_desc *np = realloc(pulled, cap * sizeof(*np));
@@ -174,11 +186,35 @@ static int pull(struct bcs_done *d)
 	return 1;
 }
 
+/* Sends of ours whose bytes a receiver pulled: complete (the engine's
+ * completion of each comes later, a repeat the request layer drops). */
+static uint32_t take_notices(void)
+{
+	struct bcs_area *a = bcs_rt.area;
+	uint64_t seen = __atomic_load_n(&a->notices, __ATOMIC_ACQUIRE);
+	uint32_t n = 0;
+
+	if (seen == bcs_rt.notices)
+		return 0;
+	bcs_rt.notices = seen;
+	for (uint32_t k = 0; k < BCS_RING_SLOTS; k++) {
+		uint64_t req = __atomic_exchange_n(&a->notice[k], 0,
+						   __ATOMIC_ACQ_REL);
+		struct bcs_done d = { .req = req };
+
+		if (req) {
+			rt_done(&d);
+			n++;
+		}
+	}
+	return n;
+}
+
 uint32_t bcs_rt_poll(void)
 {
 	struct bcs_area *a = bcs_rt.area;
 	uint64_t head = __atomic_load_n(&a->done_head, __ATOMIC_ACQUIRE);
-	uint32_t n = 0;
+	uint32_t n = take_notices();
 
 	while (bcs_rt.done_tail < head) {
 		struct bcs_done d = a->done[bcs_rt.done_tail % BCS_RING_SLOTS];
@@ -278,7 +314,9 @@ int bcs_rt_wait(int (*ready)(void *ctx), void *ctx)
 		 * on it (bcs_match.h); then look once more before sleeping */
 		__atomic_store_n(&a->blocked, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&a->done_head, __ATOMIC_SEQ_CST) ==
-		    bcs_rt.done_tail)
+			    bcs_rt.done_tail &&
+		    __atomic_load_n(&a->notices, __ATOMIC_SEQ_CST) ==
+			    bcs_rt.notices)
 			sleep_on(seen);
 		__atomic_store_n(&a->blocked, 0, __ATOMIC_SEQ_CST);
 	}

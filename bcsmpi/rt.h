@@ -28,6 +28,7 @@ struct bcs_rt {
 	uint64_t clock;
 	uint64_t head;          /* descriptors posted (ours) */
 	uint64_t done_tail;     /* completions taken (ours) */
+	uint64_t notices;       /* the area's notices when last looked */
 };
 
 extern struct bcs_rt bcs_rt;

@@ -458,7 +458,11 @@ static void on_match(void *ctx, struct bcs_recv *r, struct bcs_msg *s)
 				      .bytes = s->bytes, .clock = s->clock,
 				      .pull = x->match, .src_addr = s->addr,
 				      .dst_addr = r->addr, .len = x->len,
-				      .src_pid = j->pid[j->area_of[s->src]] };
+				      .src_pid = j->pid[j->area_of[s->src]],
+				      .src_area = j->area_of[s->src],
+				      .notice = (uint32_t)(x->match %
+							   BCS_RING_SLOTS),
+				      .src_req = s->req };
 
 		x->peer = j->e->self;
 		x->next = j->pulls;

@@ -198,7 +198,10 @@ static void put_done(struct wr *w, const struct bcs_done *d)
 	put_u64(w, d->dst_addr);
 	put_u64(w, d->len);
 	put_i32(w, d->src_pid);
+	put_u32(w, d->src_area);
+	put_u32(w, d->notice);
 	put_u32(w, d->pad2);
+	put_u64(w, d->src_req);
 }
 
 static void put_xfers(struct wr *w, const struct bcs_xfer *x)
@@ -581,7 +584,10 @@ static void get_done(struct rd *r, struct bcs_done *d)
 	d->dst_addr = get_u64(r);
 	d->len = get_u64(r);
 	d->src_pid = get_i32(r);
+	d->src_area = get_u32(r);
+	d->notice = get_u32(r);
 	d->pad2 = get_u32(r);
+	d->src_req = get_u64(r);
 }
 
 /* Bytes an entry takes at least: a count of n entries needs n times
@@ -589,7 +595,7 @@ static void get_done(struct rd *r, struct bcs_done *d)
 #define MSG_MIN 65u   /* a send without eager bytes */
 #define RECV_MIN 60u
 #define DESC_MIN 80u
-#define DONE_MIN 80u
+#define DONE_MIN 96u
 #define XFER_MIN (28u + RECV_MIN + MSG_MIN)
 #define COMM_MIN 48u
 

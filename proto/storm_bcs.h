@@ -125,8 +125,14 @@ struct bcs_done {
 	uint64_t pull;   /* its id, for BCS_D_PULLED */
 	uint64_t src_addr, dst_addr, len;
 	int32_t src_pid;
+	uint32_t src_area; /* the sender's area ... */
+	uint32_t notice;   /* ... its notice slot for src_req, or
+			    * BCS_NO_NOTICE */
 	uint32_t pad2;
+	uint64_t src_req;
 };
+
+#define BCS_NO_NOTICE UINT32_MAX
 
 /* A rank's area.  Rank-written fields first, engine-written after, each
  * group on its own cache line. */
@@ -148,6 +154,13 @@ struct bcs_area {
 	uint32_t pad1[10];
 	struct bcs_desc post[BCS_RING_SLOTS];
 	struct bcs_done done[BCS_RING_SLOTS];
+	/* written by the job's other ranks (never read by the engine): a
+	 * receiver that pulled this rank's bytes (BCS_PULL) puts the send's
+	 * request in the slot the engine named, bumps notices and wakes
+	 * it, so the send completes now rather than when the engine hears
+	 * of the pull at the next slice (its completion then is a repeat) */
+	uint64_t notices;
+	uint64_t notice[BCS_RING_SLOTS];
 };
 
 /* The segment's header (the engine's; ranks only read it). */
