@@ -9,10 +9,13 @@ Usage: bench.py BUILD_DIR [--quick | --smoke] [--reps R]
 The same C programs (bench/bcsmpi/*.c) are built three times, with the
 build tree's bcsmpicc, with mpicc.openmpi and with mpicc.mpich, and run:
   * BCS-MPI: `stormctl run --mpi=bcs -n N` on a local cluster of one
-    storm-mm and one storm-nm (a BCS-MPI job runs within one node in this
-    version), slice_us = 1000 (STORM_BENCH_SLICE_US), started for each
-    group of measurements and stopped after it, so that Storm's daemons
-    and their strobe cost only Storm's figures;
+    storm-mm and one storm-nm, and for the cells over 4 node managers
+    (keys _n8x4) one storm-mm and 4 storm-nm of cpus = 2 each, so that
+    `-n 8` places 2 ranks on each and the job's engines exchange their
+    per-slice records over the fabric (docs/bcsmpi.md); slice_us = 1000
+    (STORM_BENCH_SLICE_US), started for each group of measurements and
+    stopped after it, so that Storm's daemons and their strobe cost only
+    Storm's figures;
   * Open MPI: `mpirun.openmpi --allow-run-as-root --oversubscribe -n N`;
   * MPICH: `mpirun.mpich -n N`;
 all in a private network namespace (loopback only).  Within every group
@@ -21,13 +24,16 @@ figures are medians over R repetitions.
 
 Measured (bench/README.md says how to read each):
   * the synthetic loops (bench-synth): barrier and stencil for G = 1, 10,
-    100 ms and N = 2, 4, 8 ranks, each one's overhead over the compute
-    loop of the same N and G run bare by mpirun (Open MPI's; MPICH's if
-    Open MPI is absent);
+    100 ms and N = 2, 4, 8 ranks, and N = 8 over 4 node managers (the
+    peers run their 8 ranks on this one machine as for N = 8: the same
+    work on the same cores), each one's overhead over the compute loop
+    of the same N and G run bare by mpirun (Open MPI's; MPICH's if Open
+    MPI is absent);
   * OSU-style point-to-point (bench-osu p2p, N = 2): ping-pong latency of
     8 B and 1 MiB, windowed bandwidth (64 messages) of 1 MiB and 4 MiB;
-  * collective latencies (bench-osu coll, N = 2 and 8): barrier,
-    allreduce of 8 B, bcast of 1 MiB;
+  * collective latencies (bench-osu coll, N = 2 and 8, and BCS-MPI's
+    N = 8 over 4 node managers): barrier, allreduce of 8 B, bcast of
+    1 MiB;
   * a pair: two 2-rank barrier-loop jobs at once, gang-scheduled by
     Storm (sched_policy = gang, mpl = 2, on a node of 2 cpus) against the
     same two jobs under each peer, time-shared by the kernel: wall time
@@ -67,11 +73,18 @@ GS_MS_QUICK = [10, 100]
 NS_QUICK = [2, 8]
 NOMINAL_S = 1.0      # compute per rank at N = 2; at N ranks 2/N of it
 MIN_ITERS = 5
-# (g, n) cells of the smoke: the figures the issue names, few iterations
-SMOKE_CELLS = {(10, 2): 5, (100, 2): 2, (10, 8): 3}
-SMOKE_LOOPS = {(10, 2): ("barrier", "stencil", "compute"),
-               (100, 2): ("barrier", "compute"),
-               (10, 8): ("barrier", "compute")}
+# N = 8 over 4 node managers: BCS-MPI's cluster of XNODES storm-nm of
+# XCPUS cpus each (2 ranks a node); the peers run the same N on this
+# machine, as for N = 8
+XN, XNODES, XCPUS = 8, 4, 2
+# (g, n, nodes) cells of the smoke: the figures the issue names, and one
+# cell over 4 node managers, few iterations
+SMOKE_CELLS = {(10, 2, 1): 5, (100, 2, 1): 2, (10, 8, 1): 3,
+               (10, XN, XNODES): 3}
+SMOKE_LOOPS = {(10, 2, 1): ("barrier", "stencil", "compute"),
+               (100, 2, 1): ("barrier", "compute"),
+               (10, 8, 1): ("barrier", "compute"),
+               (10, XN, XNODES): ("barrier", "compute")}
 LOOPS = ("barrier", "stencil", "compute")
 
 # OSU-style: iterations (8 B / collectives), of 1 MiB, bandwidth windows
@@ -79,6 +92,10 @@ OSU_FULL = (500, 50, 10)
 OSU_QUICK = (200, 20, 4)
 OSU_SMOKE = (10, 3, 1)
 COLL_NS = [2, 8]
+# collectives of BCS-MPI's job of XN ranks over XNODES node managers
+# (_n8x4); the peers' figures of those keys are their N = 8 run of the
+# same group: the same job on this machine, not run twice
+COLL_X = [(XN, XNODES)]
 
 # the pair: two barrier-loop jobs of 2 ranks, G = 10 ms; the gang quantum
 PAIR_G_MS = 10
@@ -90,6 +107,10 @@ ANY_N = 4
 ANY_TASKS, ANY_TASKS_SMOKE = 400, 20
 
 RUN_TIMEOUT_S = 600
+# --smoke: its runs take seconds; a hung one fails in this bound, with its
+# command and the cluster's log, before meson's 600 s limit on the test
+RUN_TIMEOUT_SMOKE_S = 120
+RUN_TIMEOUT = [RUN_TIMEOUT_S]
 # the median group kept above this much others' work: the report warns
 OTHER_BUSY = 0.15
 
@@ -266,9 +287,10 @@ def last_json(out, what):
     raise RuntimeError("%s printed no JSON line: %r" % (what, out[-500:]))
 
 
-def run_argv(argv, what, timeout=RUN_TIMEOUT_S, env=None):
+def run_argv(argv, what, timeout=None, env=None):
     """argv in its own session; (stdout, stderr, exit status).  A hung run
     is killed with its process group."""
+    timeout = timeout or RUN_TIMEOUT[0]
     p = subprocess.Popen(argv, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env,
                          start_new_session=True)
@@ -299,15 +321,16 @@ def peer_argv(mpi, n, exe, args):
 
 class Storm:
     """A local cluster for one group of BCS-MPI measurements: one
-    storm-mm, one storm-nm of `cpus` cpus; up on entry, stopped (every
-    process it started) on exit."""
+    storm-mm, `nodes` storm-nm of `cpus` cpus each; up on entry, stopped
+    (every process it started) on exit."""
 
-    def __init__(self, ctx, cpus, extra=()):
+    def __init__(self, ctx, cpus, extra=(), nodes=1):
         self.ctx = ctx
+        self.nodes = nodes
         self.dir = tempfile.mkdtemp(prefix="lab-", dir=ctx.dir)
         os.chmod(self.dir, 0o755)
         self.lab = stormlab.Lab(
-            ctx.build, self.dir, managers=1, nodes=1, cpus=cpus,
+            ctx.build, self.dir, managers=1, nodes=nodes, cpus=cpus,
             slice_us=ctx.slice_us, provider=PROVIDER,
             extra=("micro_slices = 1", "realtime = %d" % REALTIME) +
             tuple(extra))
@@ -337,24 +360,52 @@ class Storm:
 
     def run(self, n, exe, args, what, extra=()):
         note_load()
-        out, err, rc = run_argv(self.argv(n, exe, args, extra), what)
+        argv = self.argv(n, exe, args, extra)
+        try:
+            out, err, rc = run_argv(argv, what)
+        except RuntimeError as e:  # hung: killed
+            raise Failed(self.failure(str(e), argv))
         if rc != 0:
-            raise Failed("%s: stormctl run exit %d\n  stdout: %s\n  "
-                         "stderr: %s\n  the cluster's log: %s" % (
-                             what, rc, out.strip()[-800:],
-                             err.strip()[-800:], self.log_tail()))
+            raise Failed(self.failure(
+                "%s: stormctl run exit %d\n  stdout: %s\n  stderr: %s" % (
+                    what, rc, out.strip()[-800:], err.strip()[-800:]), argv))
         try:
             return last_json(out, what)
         except RuntimeError as e:
-            raise Failed(str(e))
+            raise Failed(self.failure(str(e), argv))
 
-    def log_tail(self, n=15):
+    def failure(self, what, argv=None):
+        """A failed run's message: the tail of the cluster's log, then
+        (last, as bench/run shows the last lines) what failed, the
+        command and where the whole log is kept."""
+        return "the cluster's log: %s\n%s%s\n  %s" % (
+            self.log_tail(), what,
+            "\n  command: %s" % " ".join(argv) if argv else "",
+            self.keep_log())
+
+    def log_tail(self, n=12):
         try:
             with open(os.path.join(self.dir, "storm.log")) as fp:
                 return "\n    " + "\n    ".join(
                     fp.read().splitlines()[-n:])
         except OSError:
             return "(none)"
+
+    def keep_log(self):
+        """The benchmark's directory goes at its end: the whole log of a
+        failed run (every node manager's) is copied out of it, as
+        storm-bench-bcsmpi-*.log beside it."""
+        try:
+            fd, path = tempfile.mkstemp(
+                prefix="storm-bench-bcsmpi-", suffix=".log",
+                dir=os.path.dirname(self.ctx.dir))
+            with os.fdopen(fd, "w") as out, \
+                    open(os.path.join(self.dir, "storm.log")) as src:
+                shutil.copyfileobj(src, out)
+            return "the whole log (%d node manager(s)): %s" % (self.nodes,
+                                                               path)
+        except OSError as e:
+            return "the whole log not kept: %s" % e
 
 
 class Ctx:
@@ -399,33 +450,48 @@ def iters_for(g, n):
     return max(MIN_ITERS, int(round(NOMINAL_S * 1000.0 / g * 2.0 / n)))
 
 
+def suffix(g, n, nodes=1):
+    """A cell's key suffix: _gG_nN, and xK when BCS-MPI's job spans K
+    node managers (_g10_n8x4)."""
+    return "g%g_n%d" % (g, n) + ("x%d" % nodes if nodes > 1 else "")
+
+
+def label(g, n, nodes=1):
+    return "G=%g ms N=%d" % (g, n) + (" over %d NMs" % nodes
+                                      if nodes > 1 else "")
+
+
 def synth(ctx, cells, reps):
-    """cells: [(g, n, iters, loops)].  Returns raw[(mpi, loop, g, n)] =
-    [runtime_s per rep] (None where a peer failed)."""
+    """cells: [(g, n, iters, loops, nodes)].  Returns raw[(mpi, loop, g,
+    n, nodes)] = [runtime_s per rep] (None where a peer failed)."""
     raw = {}
     for r in range(reps):
-        for (g, n, iters, loops) in cells:
-            log("== synth G=%g ms N=%d (%d iterations) rep %d/%d" %
-                (g, n, iters, r + 1, reps))
-            undisturbed(lambda: synth_group(ctx, r, g, n, iters, loops),
-                        raw)
+        for (g, n, iters, loops, nodes) in cells:
+            log("== synth %s (%d iterations) rep %d/%d" %
+                (label(g, n, nodes), iters, r + 1, reps))
+            undisturbed(lambda: synth_group(ctx, r, g, n, iters, loops,
+                                            nodes), raw)
     return raw
 
 
-def synth_group(ctx, r, g, n, iters, loops):
-    """One cell of one repetition: each MPI's loops, in rotation."""
+def synth_group(ctx, r, g, n, iters, loops, nodes):
+    """One cell of one repetition: each MPI's loops, in rotation.  With
+    nodes > 1, BCS-MPI's job spans that many node managers of XCPUS cpus
+    each; the peers run their n ranks on this machine as always."""
     raw = {}
     for mpi in rotation(r):
         if mpi not in ctx.progs:
             continue
         args = [None, g, iters, "%.0f" % ctx.steps]
         if mpi == "bcs":
-            with Storm(ctx, max(NS)) as st:
+            cpus = max(NS) if nodes == 1 else XCPUS
+            with Storm(ctx, cpus, nodes=nodes) as st:
                 for loop in loops:
                     args[0] = loop
                     o = st.run(n, ctx.progs["bcs"]["synth"], args,
-                               "BCS-MPI synth %s G=%g N=%d" % (loop, g, n))
-                    raw[("bcs", loop, g, n)] = o["runtime_s"]
+                               "BCS-MPI synth %s %s" % (
+                                   loop, label(g, n, nodes)))
+                    raw[("bcs", loop, g, n, nodes)] = o["runtime_s"]
                     log("   BCS-MPI  %-8s %.3f s" % (loop, o["runtime_s"]))
         else:
             for loop in loops:
@@ -433,7 +499,7 @@ def synth_group(ctx, r, g, n, iters, loops):
                 o = ctx.peer(mpi, n, "synth", args, "%s synth %s G=%g N=%d"
                              % (NAME[mpi], loop, g, n))
                 v = o["runtime_s"] if o else None
-                raw[(mpi, loop, g, n)] = v
+                raw[(mpi, loop, g, n, nodes)] = v
                 if v is not None:
                     log("   %-8s %-8s %.3f s" % (NAME[mpi], loop, v))
     return raw
@@ -443,20 +509,23 @@ def synth_figures(raw, cells, reps, fig):
     """Overheads over the baseline (compute under mpirun), per rep, then
     the median."""
     base_mpi = next((m for m in ("ompi", "mpich", "bcs")
-                     if any(raw.get((m, "compute", g, n)) and
+                     if any(raw.get((m, "compute", g, n, x)) and
                             any(v is not None for v in
-                                raw[(m, "compute", g, n)])
-                            for g, n, _, _ in cells)), None)
+                                raw[(m, "compute", g, n, x)])
+                            for g, n, _, _, x in cells)), None)
     fig["baseline"] = {"ompi": "mpirun.openmpi", "mpich": "mpirun.mpich",
                        "bcs": "stormctl (no peer)"}.get(base_mpi)
-    for g, n, iters, loops in cells:
-        sfx = "g%g_n%d" % (g, n)
-        base = raw.get((base_mpi, "compute", g, n), [None] * reps)
+    for g, n, iters, loops, nodes in cells:
+        sfx = suffix(g, n, nodes)
+        # the base of a cell over node managers: the peer's compute loop
+        # of the same N run in that cell's groups (the same job as for
+        # one node: mpirun's N ranks on this machine)
+        base = raw.get((base_mpi, "compute", g, n, nodes), [None] * reps)
         fig["base_s_" + sfx] = med(base)
         fig["iters_" + sfx] = iters
         for mpi in MPIS:
             for loop in loops:
-                rt = raw.get((mpi, loop, g, n))
+                rt = raw.get((mpi, loop, g, n, nodes))
                 key = "%s_%s" % (loop, sfx)
                 fig[PFX[mpi] + "runtime_s_" + key] = med(rt or [])
                 if loop == "compute" and mpi == base_mpi:
@@ -531,6 +600,15 @@ def osu_group(ctx, r, osu_iters, any_tasks, arrival):
                         add("anysrc_order", o["order"])
                     log("   BCS-MPI  anysrc %s %s" % (kind,
                                                     json.dumps(o)))
+            for n, nodes in COLL_X:
+                with Storm(ctx, XCPUS, nodes=nodes) as st:
+                    o = st.run(n, ctx.progs["bcs"]["osu"],
+                               ["coll", it, large],
+                               "BCS-MPI coll N=%d over %d NMs" % (n, nodes))
+                    for k in COLL_KEYS:
+                        add("%s_%s" % (k, coll_sfx(n, nodes)), o[k])
+                    log("   BCS-MPI  coll over %d NMs %s" % (
+                        nodes, json.dumps(o)))
         else:
             o = ctx.peer(mpi, 2, "osu", ["p2p", it, large, windows],
                          "%s p2p" % NAME[mpi])
@@ -543,6 +621,10 @@ def osu_group(ctx, r, osu_iters, any_tasks, arrival):
                              "%s coll N=%d" % (NAME[mpi], n))
                 for k in COLL_KEYS:
                     add("%s%s_n%d" % (p, k, n), o[k] if o else None)
+                    for xn, nodes in COLL_X:
+                        if xn == n:
+                            add("%s%s_%s" % (p, k, coll_sfx(n, nodes)),
+                                o[k] if o else None)
                 if o:
                     log("   %-8s coll %s" % (NAME[mpi], json.dumps(o)))
             o = ctx.peer(mpi, ANY_N, "anysrc",
@@ -552,14 +634,18 @@ def osu_group(ctx, r, osu_iters, any_tasks, arrival):
     return raw
 
 
+def coll_sfx(n, nodes=1):
+    return "n%d" % n + ("x%d" % nodes if nodes > 1 else "")
+
+
 def osu_figures(raw, fig, arrival):
     for mpi in MPIS:
         p = PFX[mpi]
         for k in P2P_KEYS:
             fig[p + k] = med(raw.get(p + k, []))
-        for n in COLL_NS:
+        for n, nodes in [(n, 1) for n in COLL_NS] + COLL_X:
             for k in COLL_KEYS:
-                key = "%s%s_n%d" % (p, k, n)
+                key = "%s%s_%s" % (p, k, coll_sfx(n, nodes))
                 fig[key] = med(raw.get(key, []))
         fig[p + "anysrc_s"] = med(raw.get(p + "anysrc_s", []))
     orders = raw.get("anysrc_order", [])
@@ -593,10 +679,10 @@ def pair_once(argvs, env, what):
         for p in ps:
             try:
                 out, err = p.communicate(timeout=max(
-                    1.0, RUN_TIMEOUT_S - (time.monotonic() - t0)))
+                    1.0, RUN_TIMEOUT[0] - (time.monotonic() - t0)))
             except subprocess.TimeoutExpired:
                 raise RuntimeError("%s: timed out after %d s" %
-                                   (what, RUN_TIMEOUT_S))
+                                   (what, RUN_TIMEOUT[0]))
             if p.returncode != 0:
                 raise RuntimeError("%s: exit %d: %s" % (
                     what, p.returncode, (err.strip() or out.strip())[-600:]))
@@ -635,8 +721,7 @@ def pair_group(ctx, r, args):
                     wall, outs = pair_once([argv, argv], None,
                                            "BCS-MPI gang pair")
                 except RuntimeError as e:
-                    raise Failed("%s\n  the cluster's log: %s" %
-                                 (e, st.log_tail()))
+                    raise Failed(st.failure(str(e), argv))
         else:
             argv = peer_argv(mpi, 2, ctx.progs[mpi]["synth"], args)
             try:
@@ -689,12 +774,16 @@ def report(fig, cells, ctx):
                "%d-cpu machine; medians of %d rep(s), who goes first "
                "rotating" % (s, REALTIME, PROVIDER, os.cpu_count() or 0,
                              fig["reps"]))
+    out.append("  'over %d NMs': BCS-MPI's job on 1 storm-mm + %d storm-nm "
+               "of cpus = %d (%d ranks a node); the peers run the same N "
+               "on this machine, as for one node" % (
+                   XNODES, XNODES, XCPUS, XN // XNODES))
     out.append("  ratio = BCS-MPI / Open MPI (for overheads: of the "
                "runtimes, (100 + ovh) / (100 + ovh of Open MPI))")
     out.append("")
     rows = []
-    for g, n, iters, loops in cells:
-        sfx = "g%g_n%d" % (g, n)
+    for g, n, iters, loops, nodes in cells:
+        sfx = suffix(g, n, nodes)
         for loop in loops:
             key = "ovh_pct_%s_%s" % (loop, sfx)
             b, o, m = fig.get(key), fig.get("ompi_" + key), \
@@ -702,7 +791,7 @@ def report(fig, cells, ctx):
             rt = None
             if b is not None and o is not None:
                 rt = (100 + b) / (100 + o)
-            rows.append(("%s G=%g ms N=%d" % (loop, g, n), iters,
+            rows.append(("%s %s" % (loop, label(g, n, nodes)), iters,
                          f(fig.get("base_s_" + sfx), "%.3f"),
                          f(b, "%+.1f"), f(o, "%+.1f"), f(m, "%+.1f"),
                          f(rt)))
@@ -713,19 +802,20 @@ def report(fig, cells, ctx):
            "MPICH %", "ratio"), rows, out)
 
     rows = []
-    for label, k, fmt in (("latency 8 B (us)", "lat_us_8b", "%.1f"),
-                          ("latency 1 MiB (us)", "lat_us_1m", "%.1f"),
-                          ("bandwidth 1 MiB (MB/s)", "bw_mbs_1m", "%.0f"),
-                          ("bandwidth 4 MiB (MB/s)", "bw_mbs_4m", "%.0f")):
-        rows.append((label, f(fig.get(k), fmt), f(fig.get("ompi_" + k), fmt),
+    for what, k, fmt in (("latency 8 B (us)", "lat_us_8b", "%.1f"),
+                         ("latency 1 MiB (us)", "lat_us_1m", "%.1f"),
+                         ("bandwidth 1 MiB (MB/s)", "bw_mbs_1m", "%.0f"),
+                         ("bandwidth 4 MiB (MB/s)", "bw_mbs_4m", "%.0f")):
+        rows.append((what, f(fig.get(k), fmt), f(fig.get("ompi_" + k), fmt),
                      f(fig.get("mpich_" + k), fmt),
                      f(ratio(fig.get(k), fig.get("ompi_" + k)))))
-    for n in COLL_NS:
-        for label, k in (("barrier", "barrier_us"),
-                         ("allreduce 8 B", "allreduce_us_8b"),
-                         ("bcast 1 MiB", "bcast_us_1m")):
-            key = "%s_n%d" % (k, n)
-            rows.append(("%s N=%d (us)" % (label, n),
+    for n, nodes in [(n, 1) for n in COLL_NS] + COLL_X:
+        for what, k in (("barrier", "barrier_us"),
+                        ("allreduce 8 B", "allreduce_us_8b"),
+                        ("bcast 1 MiB", "bcast_us_1m")):
+            key = "%s_%s" % (k, coll_sfx(n, nodes))
+            rows.append(("%s N=%d%s (us)" % (
+                what, n, " over %d NMs" % nodes if nodes > 1 else ""),
                          f(fig.get(key), "%.1f"),
                          f(fig.get("ompi_" + key), "%.1f"),
                          f(fig.get("mpich_" + key), "%.1f"),
@@ -735,9 +825,9 @@ def report(fig, cells, ctx):
                  f(fig.get("ompi_anysrc_s"), "%.3f"),
                  f(fig.get("mpich_anysrc_s"), "%.3f"),
                  f(ratio(fig.get("anysrc_s"), fig.get("ompi_anysrc_s")))))
-    for label, k in (("two jobs at once: span (s)", "pair_s"),
-                     ("two jobs at once: wall (s)", "pair_wall_s")):
-        rows.append((label, f(fig.get("gang_" + k), "%.3f"),
+    for what, k in (("two jobs at once: span (s)", "pair_s"),
+                    ("two jobs at once: wall (s)", "pair_wall_s")):
+        rows.append((what, f(fig.get("gang_" + k), "%.3f"),
                      f(fig.get("ompi_" + k), "%.3f"),
                      f(fig.get("mpich_" + k), "%.3f"),
                      f(ratio(fig.get("gang_" + k), fig.get("ompi_" + k)))))
@@ -851,6 +941,7 @@ def main():
         return usage()
     if smoke:
         REDO_BUDGET[0] = 0
+        RUN_TIMEOUT[0] = RUN_TIMEOUT_SMOKE_S
     stormlab.run_in_private_netns()
     # a killed benchmark still stops every process it started (finally)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("SIGTERM"))
@@ -884,11 +975,13 @@ def main():
         ctx.quantum_us = QUANTUM_US
 
         if smoke:
-            cells = [(g, n, it, SMOKE_LOOPS[(g, n)])
-                     for (g, n), it in SMOKE_CELLS.items()]
+            cells = [(g, n, it, SMOKE_LOOPS[(g, n, x)], x)
+                     for (g, n, x), it in SMOKE_CELLS.items()]
         else:
             gs, ns = (GS_MS_QUICK, NS_QUICK) if quick else (GS_MS, NS)
-            cells = [(g, n, iters_for(g, n), LOOPS) for n in ns for g in gs]
+            cells = [(g, n, iters_for(g, n), LOOPS, 1)
+                     for n in ns for g in gs] + \
+                [(g, XN, iters_for(g, XN), LOOPS, XNODES) for g in gs]
         if "synth" not in parts:
             cells = []
         raw = synth(ctx, cells, reps)
