@@ -395,6 +395,27 @@ void bcs_early_keep(struct nm_bcs *e, uint32_t job, uint32_t from,
 	}
 }
 
+int bcs_job_alloc(struct bcs_job *j, uint32_t size, uint32_t nlocal)
+{
+	j->area_of = malloc(size * sizeof(*j->area_of));
+	j->world_of = calloc(nlocal, sizeof(*j->world_of));
+	j->pid = calloc(nlocal, sizeof(*j->pid));
+	j->gone = calloc(nlocal, sizeof(*j->gone));
+	j->tail = calloc(nlocal, sizeof(*j->tail));
+	j->seq = calloc(nlocal, sizeof(*j->seq));
+	j->pending = calloc(nlocal, sizeof(*j->pending));
+	j->late = calloc(nlocal, sizeof(*j->late));
+	j->woken = calloc(nlocal, sizeof(*j->woken));
+	j->incoming = calloc(nlocal, sizeof(*j->incoming));
+	j->rseq = calloc(nlocal, sizeof(*j->rseq));
+	j->polls = calloc(nlocal, sizeof(*j->polls));
+	return j->area_of && j->world_of && j->pid && j->gone && j->tail &&
+			       j->seq && j->pending && j->late && j->woken &&
+			       j->incoming && j->rseq && j->polls ?
+		       0 :
+		       -ENOMEM;
+}
+
 int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 		uint32_t nlocal, const uint32_t *ranks,
 		const uint32_t *rank_node, uid_t uid, gid_t gid,
@@ -413,22 +434,8 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 	j->size = size;
 	j->nlocal = nlocal;
 	j->xtail = &j->xfers;
-	j->area_of = malloc(size * sizeof(*j->area_of));
-	j->world_of = calloc(nlocal, sizeof(*j->world_of));
-	j->pid = calloc(nlocal, sizeof(*j->pid));
-	j->gone = calloc(nlocal, sizeof(*j->gone));
-	j->tail = calloc(nlocal, sizeof(*j->tail));
-	j->seq = calloc(nlocal, sizeof(*j->seq));
-	j->pending = calloc(nlocal, sizeof(*j->pending));
-	j->late = calloc(nlocal, sizeof(*j->late));
-	j->woken = calloc(nlocal, sizeof(*j->woken));
-	j->incoming = calloc(nlocal, sizeof(*j->incoming));
-	j->rseq = calloc(nlocal, sizeof(*j->rseq));
-	j->polls = calloc(nlocal, sizeof(*j->polls));
 	all = malloc(size * sizeof(*all));
-	if (!j->area_of || !j->world_of || !j->pid || !j->gone || !j->tail ||
-	    !j->seq || !j->pending || !j->late || !j->woken ||
-	    !j->incoming || !j->rseq || !j->polls || !all ||
+	if (bcs_job_alloc(j, size, nlocal) || !all ||
 	    bcs_match_init(&j->m, size, order))
 		goto nomem;
 	if ((rc = job_nodes(e, j, rank_node, err, errlen))) {

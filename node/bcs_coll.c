@@ -220,7 +220,7 @@ void bcs_coll_post(struct bcs_job *j, int32_t rank, const struct bcs_desc *d)
 	*pp = p;
 }
 
-static int same_coll(const struct bcs_desc *a, const struct bcs_desc *b)
+int bcs_same_coll(const struct bcs_desc *a, const struct bcs_desc *b)
 {
 	if (a->coll != b->coll)
 		return 0;
@@ -284,7 +284,7 @@ static int coll_check(struct bcs_job *j, struct bcs_comm *c)
 	const struct bcs_desc *d0 = &c->q[0]->d;
 
 	for (uint32_t k = 0; k < c->n; k++)
-		if (!same_coll(d0, &c->q[k]->d)) {
+		if (!bcs_same_coll(d0, &c->q[k]->d)) {
 			coll_done(j, c, BCS_E_COLL);
 			return 0;
 		}

@@ -137,6 +137,9 @@ struct bcs_job {
 
 /* bcs.c */
 struct bcs_job *bcs_job_find(struct nm_bcs *e, uint32_t id);
+/* The job's per-rank and per-area arrays (size ranks, nlocal here):
+ * 0, or -ENOMEM (those made are freed with the job). */
+int bcs_job_alloc(struct bcs_job *j, uint32_t size, uint32_t nlocal);
 /* Everything a job holds (NULL or half-built: its segment if mapped,
  * its descriptors if open), and the job. */
 void bcs_job_free(struct bcs_job *j);
@@ -173,6 +176,9 @@ void bcs_coll_comm(struct bcs_job *j, int32_t rank, const struct bcs_desc *d,
 		   const uint8_t *group, size_t len);
 void bcs_coll_post(struct bcs_job *j, int32_t rank, const struct bcs_desc *d);
 void bcs_coll_free(struct bcs_job *j, int32_t rank, const struct bcs_desc *d);
+/* Whether two members posted the same collective (kind, root, size,
+ * operation, type). */
+int bcs_same_coll(const struct bcs_desc *a, const struct bcs_desc *b);
 /* Bytes our part of the spread collective's chunk takes in the next
  * section (0: none due), and that part put into it. */
 size_t bcs_coll_need(const struct bcs_job *j);

@@ -48,6 +48,16 @@ static void take_abort(struct bcs_job *j, uint32_t i, const struct bcs_desc *d)
 
 static void finish(struct bcs_job *j, struct bcs_xfer *x);
 
+/* A send of area si completes: its buffer is the rank's again. */
+static void send_done(struct bcs_job *j, uint32_t si, uint64_t req)
+{
+	struct bcs_done ds = { .req = req };
+
+	bcs_complete(j, si, &ds);
+	if (j->pending[si])
+		j->pending[si]--;
+}
+
 /* Area i pulled the bytes of a message (or could not: the engine moves
  * them itself this round).  The receive completed in the rank; the
  * send completes now. */
@@ -70,16 +80,9 @@ static void pulled(struct bcs_job *j, uint32_t i, const struct bcs_desc *d)
 		j->xtail = &x->next;
 		return;
 	}
-	{
-		uint32_t si = j->area_of[x->s->src];
-		struct bcs_done ds = { .req = x->s->req };
-
-		if (j->incoming[i])
-			j->incoming[i]--;
-		bcs_complete(j, si, &ds);
-		if (j->pending[si])
-			j->pending[si]--;
-	}
+	if (j->incoming[i])
+		j->incoming[i]--;
+	send_done(j, j->area_of[x->s->src], x->s->req);
 	bcs_drop_pair(NULL, x->s, x->r);
 	free(x);
 }
@@ -300,13 +303,7 @@ static void ship(struct bcs_job *j, uint32_t peer, uint8_t *sec, size_t cap,
 		if (x->done < x->len)
 			return; /* the record is full */
 		*pp = x->next;
-		{
-			struct bcs_done ds = { .req = x->s->req };
-
-			bcs_complete(j, si, &ds);
-			if (j->pending[si])
-				j->pending[si]--;
-		}
+		send_done(j, si, x->s->req);
 		bcs_drop_pair(NULL, x->s, x->r);
 		free(x);
 	}
@@ -422,15 +419,8 @@ static void on_match(void *ctx, struct bcs_recv *r, struct bcs_msg *s)
 	/* a synchronous send whose bytes went with it (eager) completes
 	 * once matched: on its own node when the receive is elsewhere */
 	if (here_s && !here_r && (s->flags & BCS_F_EAGER)) {
-		uint32_t si = j->area_of[s->src];
-
-		if (s->flags & BCS_F_SYNC) {
-			struct bcs_done ds = { .req = s->req };
-
-			bcs_complete(j, si, &ds);
-			if (j->pending[si])
-				j->pending[si]--;
-		}
+		if (s->flags & BCS_F_SYNC)
+			send_done(j, j->area_of[s->src], s->req);
 		bcs_drop_pair(NULL, s, r);
 		return;
 	}
@@ -500,14 +490,8 @@ static void finish(struct bcs_job *j, struct bcs_xfer *x)
 	if (j->incoming[ri])
 		j->incoming[ri]--;
 	if (bcs_local(j, x->s->src) &&
-	    (!(x->s->flags & BCS_F_EAGER) || (x->s->flags & BCS_F_SYNC))) {
-		uint32_t si = j->area_of[x->s->src];
-		struct bcs_done ds = { .req = x->s->req };
-
-		bcs_complete(j, si, &ds);
-		if (j->pending[si])
-			j->pending[si]--;
-	}
+	    (!(x->s->flags & BCS_F_EAGER) || (x->s->flags & BCS_F_SYNC)))
+		send_done(j, j->area_of[x->s->src], x->s->req);
 	bcs_drop_pair(NULL, x->s, x->r);
 	free(x);
 }
@@ -577,17 +561,12 @@ static void transfers(struct nm_bcs *e, struct bcs_job *j)
 	}
 	for (struct bcs_xfer **pp = &j->out; *pp && !j->failed;) {
 		struct bcs_xfer *x = *pp;
-		uint32_t si = j->area_of[x->s->src];
-		struct bcs_done ds = { .req = x->s->req };
-
 		if (x->len) {
 			pp = &x->next;
 			continue;
 		}
 		*pp = x->next;
-		bcs_complete(j, si, &ds);
-		if (j->pending[si])
-			j->pending[si]--;
+		send_done(j, j->area_of[x->s->src], x->s->req);
 		bcs_drop_pair(NULL, x->s, x->r);
 		free(x);
 	}

@@ -683,24 +683,6 @@ static int get_matcher(struct dec *x)
 	return 0;
 }
 
-static int same_coll(const struct bcs_desc *a, const struct bcs_desc *b)
-{
-	if (a->coll != b->coll)
-		return 0;
-	switch (a->coll) {
-	case BCS_C_BCAST:
-		return a->peer == b->peer && a->bytes == b->bytes;
-	case BCS_C_REDUCE:
-		return a->peer == b->peer && a->bytes == b->bytes &&
-		       a->op == b->op && a->type == b->type;
-	case BCS_C_ALLREDUCE:
-		return a->bytes == b->bytes && a->op == b->op &&
-		       a->type == b->type;
-	default:
-		return 1;
-	}
-}
-
 /* A collective under way (bytes done, or the spread one) is one the
  * engine checked when it started it (bcs_coll.c, coll_check): every
  * member posted the same, with a type it can reduce. */
@@ -713,7 +695,7 @@ static int under_way_ok(const struct bcs_comm *c)
 			return 0;
 	d0 = &c->q[0]->d;
 	for (uint32_t k = 1; k < c->n; k++)
-		if (!same_coll(d0, &c->q[k]->d))
+		if (!bcs_same_coll(d0, &c->q[k]->d))
 			return 0;
 	if (d0->coll == BCS_C_REDUCE || d0->coll == BCS_C_ALLREDUCE) {
 		size_t esz = bcs_type_size((enum bcs_type)d0->type);
@@ -1031,23 +1013,9 @@ static int job_shape(struct dec *x, uint32_t id, uint32_t size,
 	j->size = size;
 	j->nlocal = nlocal;
 	j->xtail = &j->xfers;
-	j->area_of = malloc(size * sizeof(*j->area_of));
 	j->node_of = malloc(size * sizeof(*j->node_of));
 	j->nodes = malloc(size * sizeof(*j->nodes));
-	j->world_of = calloc(nlocal, sizeof(*j->world_of));
-	j->pid = calloc(nlocal, sizeof(*j->pid));
-	j->gone = calloc(nlocal, sizeof(*j->gone));
-	j->tail = calloc(nlocal, sizeof(*j->tail));
-	j->seq = calloc(nlocal, sizeof(*j->seq));
-	j->pending = calloc(nlocal, sizeof(*j->pending));
-	j->late = calloc(nlocal, sizeof(*j->late));
-	j->woken = calloc(nlocal, sizeof(*j->woken));
-	j->incoming = calloc(nlocal, sizeof(*j->incoming));
-	j->rseq = calloc(nlocal, sizeof(*j->rseq));
-	j->polls = calloc(nlocal, sizeof(*j->polls));
-	if (!j->area_of || !j->node_of || !j->nodes || !j->world_of ||
-	    !j->pid || !j->gone || !j->tail || !j->seq || !j->pending ||
-	    !j->late || !j->woken || !j->incoming || !j->rseq || !j->polls ||
+	if (bcs_job_alloc(j, size, nlocal) || !j->node_of || !j->nodes ||
 	    bcs_match_init(&j->m, size, (enum bcs_order)order))
 		return fail(x, -ENOMEM, "out of memory for a BCS-MPI image");
 	for (uint32_t r = 0; r < size; r++) {
