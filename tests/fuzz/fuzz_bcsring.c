@@ -48,7 +48,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			}
 			FUZZ_CHECK(d->kind >= BCS_D_SEND &&
-				   d->kind <= BCS_D_ABORT);
+				   d->kind <= BCS_D_PULLED);
+			if (d->kind == BCS_D_COMM_FREE)
+				FUZZ_CHECK(d->ctx != BCS_CTX_WORLD &&
+					   !d->flags && !d->bytes);
+			if (d->kind == BCS_D_PULLED)
+				FUZZ_CHECK(!d->bytes && !(d->flags &
+						~BCS_F_PULL_FAILED));
 			FUZZ_CHECK(d->bytes <= BCS_BYTES_MAX);
 			if (d->kind == BCS_D_SEND)
 				FUZZ_CHECK(d->peer >= 0 &&
