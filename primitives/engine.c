@@ -128,17 +128,70 @@ void sp_event_signal(sp_world_t *w, sp_ev_t ev, int status)
 	} else {
 		w->ev[ev].ok++;
 	}
+	w->ev[ev].at = sp_now(w);
 	pthread_cond_broadcast(&w->cond);
-	sp_notify(w);
+	if (!w->ev[ev].quiet)
+		sp_notify(w);
 }
 
-void sp_notify(sp_world_t *w)
+int sp_event_quiet(sp_world_t *w, sp_ev_t ev, int quiet)
+{
+	if (!w || ev >= w->nevents)
+		return -EINVAL;
+	pthread_mutex_lock(&w->lock);
+	w->ev[ev].quiet = quiet != 0;
+	/* a signal that came while it was quiet is not missed */
+	if (!quiet && (w->ev[ev].ok || w->ev[ev].nerr))
+		sp_notify(w);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+int sp_event_time(sp_world_t *w, sp_ev_t ev, uint64_t *ns)
+{
+	if (!w || ev >= w->nevents || !ns)
+		return -EINVAL;
+	pthread_mutex_lock(&w->lock);
+	*ns = w->ev[ev].at;
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+static void notify_write(int fd)
 {
 	static const uint64_t one = 1;
 
 	/* Non-blocking: a counter already at its limit is readable anyway. */
-	if (w->notify_fd >= 0 && write(w->notify_fd, &one, sizeof(one)) < 0)
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
 		(void)0;
+}
+
+void sp_notify(sp_world_t *w)
+{
+	if (w->notify_defer)
+		w->notify_owed = 1;
+	else
+		notify_write(w->notify_fd);
+}
+
+/* The back-end's entry points notify after the world lock is released:
+ * a main loop woken while the progress thread still holds it would only
+ * block on it again (two more context switches per event). */
+static void entry_lock(sp_world_t *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->notify_defer = 1;
+}
+
+static void entry_unlock(sp_world_t *w)
+{
+	int owed = w->notify_owed, fd = w->notify_fd;
+
+	w->notify_defer = 0;
+	w->notify_owed = 0;
+	pthread_mutex_unlock(&w->lock);
+	if (owed)
+		notify_write(fd);
 }
 
 int sp_notify_fd(sp_world_t *w)
@@ -352,6 +405,7 @@ static const sp_handler_fn handlers[SP_MSG_MAX] = {
 	[SP_MSG_CAW_QUERY] = on_caw,	[SP_MSG_CAW_VOTE] = on_caw,
 	[SP_MSG_CAW_WRITE] = on_caw,	[SP_MSG_CAW_WACK] = on_caw,
 	[SP_MSG_CAW_RESULT] = on_caw,	[SP_MSG_XRMA] = on_xfer,
+	[SP_MSG_XPUT] = on_xfer,
 };
 
 void sp_engine_deliver(sp_world_t *w, uint32_t src, const void *msg,
@@ -392,49 +446,49 @@ void sp_engine_deliver(sp_world_t *w, uint32_t src, const void *msg,
 		}
 		r.off = at;
 	}
-	pthread_mutex_lock(&w->lock);
+	entry_lock(w);
 	if (!w->closed) {
 		sp_mship_heard(w, src);
 		handlers[type](w, src, type, epoch, &r);
 		sp_deferred_run(w);
 	}
-	pthread_mutex_unlock(&w->lock);
+	entry_unlock(w);
 }
 
 void sp_engine_send_done(sp_world_t *w, void *cookie)
 {
-	pthread_mutex_lock(&w->lock);
+	entry_lock(w);
 	sp_xfer_send_done(w, cookie);
 	sp_deferred_run(w);
-	pthread_mutex_unlock(&w->lock);
+	entry_unlock(w);
 }
 
 void sp_engine_read_done(sp_world_t *w, void *cookie, int status)
 {
-	pthread_mutex_lock(&w->lock);
+	entry_lock(w);
 	sp_xfer_read_done(w, cookie, status);
 	sp_deferred_run(w);
-	pthread_mutex_unlock(&w->lock);
+	entry_unlock(w);
 }
 
 void sp_engine_peer_down(sp_world_t *w, uint32_t node)
 {
-	pthread_mutex_lock(&w->lock);
+	entry_lock(w);
 	if (!w->closed && node < w->n && node != w->id) {
 		sp_failure_locked(w, node);
 		sp_deferred_run(w);
 	}
-	pthread_mutex_unlock(&w->lock);
+	entry_unlock(w);
 }
 
 void sp_engine_tick(sp_world_t *w)
 {
-	pthread_mutex_lock(&w->lock);
+	entry_lock(w);
 	if (!w->closed) {
 		sp_mship_tick(w);
 		sp_deferred_run(w);
 	}
-	pthread_mutex_unlock(&w->lock);
+	entry_unlock(w);
 }
 
 void sp_engine_kill(sp_world_t *w)

@@ -58,6 +58,8 @@ struct sp_event {
 	uint64_t ok;   /* successful signals not yet consumed */
 	uint32_t nerr; /* failed signals not yet consumed (reported first) */
 	int err;       /* status of the most recent failed signal */
+	int quiet;     /* signals do not make the notify fd readable */
+	uint64_t at;   /* sp_now() of the most recent signal */
 };
 
 /* ---- membership state (membership.c) ------------------------------------- */
@@ -145,6 +147,8 @@ struct sp_world {
 	size_t max_msg;
 	int closed;
 	int notify_fd;           /* sp_notify_fd(): eventfd, -1 until asked */
+	int notify_defer;        /* in a back-end entry point: notify at unlock */
+	int notify_owed;         /* a notify deferred to that unlock */
 	sp_nodeset_t *deferred; /* peers found unreachable while sending */
 	uint64_t hb_period_ns, hb_timeout_ns, startup_ns;
 	struct sp_view_state v;

@@ -258,6 +258,20 @@ SP_API int sp_xfer_and_signal(sp_world_t *w, const sp_nodeset_t *dst,
  * -STORM_ECLOSED. */
 SP_API int sp_test_event(sp_world_t *w, sp_ev_t ev, int timeout_ms);
 
+/** Whether signals of ev make sp_notify_fd() readable (quiet 0, the
+ * default) or not (quiet 1).  For an event a main loop looks at on its own
+ * schedule anyway — a periodic transfer's completion, seen at the next
+ * period — it saves a wake-up per signal.  Turning quiet off while a signal
+ * is pending makes the fd readable.  sp_test_event() is unaffected.
+ * @return 0; -EINVAL (w NULL, bad event). */
+SP_API int sp_event_quiet(sp_world_t *w, sp_ev_t ev, int quiet);
+
+/** When ev was last signalled, in ns of the engine's clock (CLOCK_MONOTONIC
+ * on a fabric, virtual in-process); 0 if never.  For a quiet event, the
+ * time it completed rather than the time it was seen.
+ * @return 0; -EINVAL. */
+SP_API int sp_event_time(sp_world_t *w, sp_ev_t ev, uint64_t *ns);
+
 /** A file descriptor that becomes readable when an event may have been
  * signalled or the view changed, for a daemon's main loop (libqb's
  * qb_loop_poll_add, poll, epoll) instead of a thread blocked in

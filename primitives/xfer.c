@@ -27,6 +27,16 @@
  *   that answer duplicate decisions and drop late chunks.
  *   If the source leaves the view while undecided, the view's STABLE facts
  *   decide: commit iff some survivor had committed (then all had staged).
+ *
+ * One destination (PUT).  With a single destination other than the source
+ * there is nobody to agree with: one XPUT message carries the whole
+ * transfer (up to one chunk), the destination copies it into global memory
+ * at once, signals and answers XDONE — two messages and two wake-ups
+ * instead of four, no staging.  The source record starts in COMMITTING, so
+ * a destination leaving the view ends it as a commit among the survivors,
+ * as in the tree.  A PUT waits behind nothing, so it is used only while no
+ * earlier transfer of this source to that node is undone: transfers from
+ * one source to one node still commit in the order they were started.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -46,6 +56,9 @@ enum { X_STAGING, X_STAGED, X_COMMITTING, X_COMMITTED, X_ABORTED, X_DONE };
  * can (one copy by the reader, no per-chunk messages); below it one
  * message per chunk is cheaper than a read's round trip. */
 #define XFER_RMA_MIN (64u << 10)
+/* A PUT up to this size is copied into the message (no send completion
+ * to wait for, an inject on shm); larger ones go out of src. */
+#define XPUT_INLINE (16u << 10)
 
 /* What every chunk message of one transfer repeats. */
 struct xhdr {
@@ -365,6 +378,65 @@ static void out_decide_commit(sp_world_t *w, struct sp_xfer_out *o,
 		out_finish(w, o, 0);
 }
 
+/* The one node of set other than this one, or -1 (none, or several). */
+static int64_t sole_dest(const sp_world_t *w, const uint64_t *set)
+{
+	int64_t d = -1;
+
+	for (uint32_t i = 0; i < w->nwords; i++) {
+		uint64_t x = set[i];
+
+		if (i == w->id / 64)
+			x &= ~(1ull << (w->id % 64));
+		if (!x)
+			continue;
+		if (d >= 0 || (x & (x - 1)))
+			return -1;
+		d = (int64_t)i * 64 + __builtin_ctzll(x);
+	}
+	return d;
+}
+
+/* Whether a transfer of ours that includes node d is still undone. */
+static int undone_to(const sp_world_t *w, uint32_t d)
+{
+	for (const struct sp_xfer_out *o = w->xout; o; o = o->next)
+		if (o->state != X_DONE && in_set(o->set, d))
+			return 1;
+	return 0;
+}
+
+/* The PUT: committed here at once if we are a destination too, then the
+ * whole transfer in one message; XDONE(gen 1) finishes it. */
+static void put_start(sp_world_t *w, struct sp_xfer_out *o, uint32_t d)
+{
+	struct sp_wbuf b;
+	int rc;
+
+	if (in_set(o->set, w->id))
+		commit_local(w, o->gaddr, o->src, o->len, o->rev);
+	o->state = X_COMMITTING;
+	o->gen = 1;
+	o->pending = 1;
+	sp_msg_begin(w, &b, SP_MSG_XPUT, w->v.epoch);
+	sp_w_u64(&b, o->xid);
+	sp_w_u64(&b, o->gaddr);
+	sp_w_u32(&b, o->rev);
+	sp_w_u32(&b, (uint32_t)o->len);
+	if (o->len <= XPUT_INLINE) {
+		sp_w_bytes(&b, o->src, o->len);
+		rc = sp_msg_send(w, d, &b, NULL, 0, NULL);
+	} else {
+		o->refs++;
+		if ((rc = sp_msg_send(w, d, &b, o->src, o->len, o)) ==
+		    -EMSGSIZE)
+			o->refs--;
+	}
+	/* unreachable: the view change that follows finishes it */
+	if (rc == -EMSGSIZE)
+		out_finish(w, o, -EMSGSIZE);
+}
+
 int sp_xfer_and_signal(sp_world_t *w, const sp_nodeset_t *dst,
 		       const void *src, size_t len, uint64_t gaddr,
 		       sp_ev_t local_ev, sp_ev_t remote_ev, char *err,
@@ -438,8 +510,17 @@ int sp_xfer_and_signal(sp_world_t *w, const sp_nodeset_t *dst,
 	o->lev = local_ev;
 	o->rev = remote_ev;
 	o->state = X_STAGING;
+	bad = len <= w->chunk ? sole_dest(w, o->set) : -1;
+	if (bad >= 0 && undone_to(w, (uint32_t)bad))
+		bad = -1;
 	o->next = w->xout;
 	w->xout = o;
+	if (bad >= 0) {
+		put_start(w, o, (uint32_t)bad);
+		sp_deferred_run(w);
+		pthread_mutex_unlock(&w->lock);
+		return 0;
+	}
 	nk = kids_of(w, o->set, w->id, &kids);
 	o->pending = nk;
 	if (nk && len >= XFER_RMA_MIN && (o->stage = sp_stage_alloc(w, len))) {
@@ -632,6 +713,20 @@ static void on_data(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
 	in_maybe_staged(w, x);
 }
 
+/* XPUT: the whole transfer, ours alone: into global memory now. */
+static void on_put(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
+{
+	uint64_t xid = sp_r_u64(r), gaddr = sp_r_u64(r);
+	uint32_t rev = sp_r_u32(r), len = sp_r_u32(r);
+	const uint8_t *data = sp_r_ptr(r, len);
+
+	if (r->bad || !data || len == 0 || (uint32_t)(xid >> 32) != src ||
+	    gaddr > w->gmem_size || len > w->gmem_size - gaddr)
+		return; /* malformed: dropped whole, never half-applied */
+	commit_local(w, gaddr, data, len, rev);
+	send_up(w, src, SP_MSG_XDONE, xid, 1);
+}
+
 static struct sp_xfer_out *out_find(sp_world_t *w, uint64_t xid)
 {
 	for (struct sp_xfer_out *o = w->xout; o; o = o->next)
@@ -769,6 +864,9 @@ void sp_xfer_on_msg(sp_world_t *w, uint32_t src, uint8_t type,
 		break;
 	case SP_MSG_XDONE:
 		on_done(w, r);
+		break;
+	case SP_MSG_XPUT:
+		on_put(w, src, r);
 		break;
 	default:
 		break;

@@ -174,7 +174,8 @@ void mmd_stats_sent(struct mmd_stats *s, const struct mmd_strobe_clock *clk)
 }
 
 void mmd_stats_hb_done(struct mmd_stats *s,
-		       const struct mmd_strobe_clock *clk, int rc)
+		       const struct mmd_strobe_clock *clk, int rc,
+		       uint64_t at_ns)
 {
 	uint64_t now, us;
 
@@ -185,7 +186,7 @@ void mmd_stats_hb_done(struct mmd_stats *s,
 		s->pending_ns = 0;
 		return;
 	}
-	now = mmd_mono_ns();
+	now = at_ns ? at_ns : mmd_mono_ns();
 	us = us_between(s->pending_ns, now);
 	s->pending_ns = 0;
 	hist_add(&s->lateness, us);

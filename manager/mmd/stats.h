@@ -51,9 +51,11 @@ void mmd_stats_timer(struct mmd_stats *s, const struct mmd_strobe_clock *clk,
 		     int fd, uint64_t n);
 /* The heartbeat of this slice was sent, or skipped (clk->hb_late). */
 void mmd_stats_sent(struct mmd_stats *s, const struct mmd_strobe_clock *clk);
-/* The heartbeat's local completion event, with its result rc. */
+/* The heartbeat's local completion event, with its result rc, signalled
+ * at at_ns on the monotonic clock (0: now). */
 void mmd_stats_hb_done(struct mmd_stats *s,
-		       const struct mmd_strobe_clock *clk, int rc);
+		       const struct mmd_strobe_clock *clk, int rc,
+		       uint64_t at_ns);
 /* The statistics since the last reset as a new JSON object (the
  * `managers` reply's "strobe"; docs/protocol.md 5.8); NULL without
  * memory. */

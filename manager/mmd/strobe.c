@@ -42,7 +42,8 @@ int mmd_strobe_init(struct mmd_strobe *sb, const st_config_t *cfg,
 	sb->joined_slice = calloc(nworld, sizeof(*sb->joined_slice));
 	if (!sb->hb || !sb->hb_list || !sb->seen || !sb->joined ||
 	    !sb->joined_slice || sp_nodeset_create(nworld, &sb->live) ||
-	    sp_nodeset_create(nworld, &sb->tmp))
+	    sp_nodeset_create(nworld, &sb->tmp) ||
+	    sp_nodeset_create(nworld, &sb->one))
 		return -ENOMEM;
 	return 0;
 }
@@ -58,6 +59,7 @@ void mmd_strobe_fini(struct mmd_strobe *sb)
 	free(sb->joined_slice);
 	sp_nodeset_destroy(sb->live);
 	sp_nodeset_destroy(sb->tmp);
+	sp_nodeset_destroy(sb->one);
 	memset(sb, 0, sizeof(*sb));
 }
 
@@ -67,6 +69,10 @@ void mmd_strobe_set_world(struct mmd_strobe *sb, sp_world_t *w,
 	mmd_stage_free(&sb->stage);
 	sb->w = w;
 	sb->gmem = gmem;
+	/* the heartbeat's completion is looked at by the next boundary's
+	 * timer: no wake-up of its own per slice, unless a boundary is owed */
+	if (w)
+		sp_event_quiet(w, ST_EV_LOCAL_HB, 1);
 }
 
 static void propose(struct mmd_strobe *sb, const mm_op_t *op)
@@ -385,6 +391,35 @@ static uint32_t list_overflow(struct mmd_strobe *sb, const mm_state_t *st,
 	return n;
 }
 
+/* The encoded block to the n nodes of sb->tmp: one PUT each up to
+ * MMD_HB_PUT_MAX nodes, else one multicast.  Returns the transfers
+ * started (hb_pending); a node it could not start for counts as failed. */
+static uint32_t hb_send(struct mmd_strobe *sb, size_t len, uint32_t n)
+{
+	uint32_t started = 0;
+
+	sb->hb_rc = 0;
+	if (n > MMD_HB_PUT_MAX) {
+		started = sp_xfer_and_signal(sb->w, sb->tmp, sb->hb, len,
+					     sb->lay->hb, ST_EV_LOCAL_HB,
+					     ST_EV_HB, NULL, 0) == 0;
+	} else {
+		for (int64_t x = sp_nodeset_next(sb->tmp, 0); x >= 0;
+		     x = sp_nodeset_next(sb->tmp, (uint32_t)x + 1)) {
+			sp_nodeset_add(sb->one, (uint32_t)x);
+			if (sp_xfer_and_signal(sb->w, sb->one, sb->hb, len,
+					       sb->lay->hb, ST_EV_LOCAL_HB,
+					       ST_EV_HB, NULL, 0) == 0)
+				started++;
+			else
+				sb->hb_rc = -STORM_ENOTINVIEW;
+			sp_nodeset_del(sb->one, (uint32_t)x);
+		}
+	}
+	sb->hb_pending = started;
+	return started;
+}
+
 /* At every slice boundary; and mid-slice (kick) when a job launches: the
  * same slice's heartbeat again, with the job list as it is now. */
 static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st, int kick)
@@ -407,6 +442,7 @@ static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st, int kick)
 			sb->clk.hb_late++;
 		}
 		sb->hb_owed = 1;
+		sp_event_quiet(sb->w, ST_EV_LOCAL_HB, 0);
 		return;
 	}
 	if (sb->active_failed)
@@ -425,11 +461,10 @@ static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st, int kick)
 	sp_nodeset_copy(sb->tmp, sb->live);
 	for (uint32_t i = 0; i < sb->cfg->nmanagers; i++)
 		sp_nodeset_del(sb->tmp, i);
-	if (len < 0 || sp_nodeset_count(sb->tmp) == 0)
+	n = sp_nodeset_count(sb->tmp);
+	if (len < 0 || n == 0)
 		return;
-	if (sp_xfer_and_signal(sb->w, sb->tmp, sb->hb, (size_t)len,
-			       sb->lay->hb, ST_EV_LOCAL_HB, ST_EV_HB, NULL,
-			       0) == 0) {
+	if (hb_send(sb, (size_t)len, n)) {
 		sb->clk.hb_inflight = 1;
 		sb->clk.hb_sent_slice = sb->clk.slice;
 		sb->hb_kicked = kick;
@@ -482,7 +517,20 @@ void mmd_strobe_notify(struct mmd_strobe *sb, const mm_state_t *st,
 			while (sp_test_event(sb->w, k, 0) == 0)
 				;
 	while ((rc = sp_test_event(sb->w, ST_EV_LOCAL_HB, 0)) != -EAGAIN) {
-		mmd_stats_hb_done(&sb->stats, &sb->clk, rc);
+		uint64_t at = 0;
+
+		/* one completion per node when it went as PUTs: the
+		 * heartbeat is done with the last */
+		if (sb->hb_rc == 0)
+			sb->hb_rc = rc;
+		if (sb->hb_pending > 1) {
+			sb->hb_pending--;
+			continue;
+		}
+		sb->hb_pending = 0;
+		rc = sb->hb_rc;
+		sp_event_time(sb->w, ST_EV_LOCAL_HB, &at);
+		mmd_stats_hb_done(&sb->stats, &sb->clk, rc, at);
 		if (rc == 0 && sb->clk.hb_inflight)
 			sb->hb_done_slice = sb->clk.hb_sent_slice;
 		sb->clk.hb_inflight = 0;
@@ -493,6 +541,7 @@ void mmd_strobe_notify(struct mmd_strobe *sb, const mm_state_t *st,
 	 * the nodes the same gang row each time */
 	if (sb->clk.master && sb->hb_owed && !sb->clk.hb_inflight) {
 		sb->hb_owed = 0;
+		sp_event_quiet(sb->w, ST_EV_LOCAL_HB, 1);
 		heartbeat(sb, st, 0);
 	}
 }
@@ -538,6 +587,7 @@ void mmd_strobe_master(struct mmd_strobe *sb, const mm_state_t *st,
 	}
 	sb->clk.slice = mmd_wall_us() / sb->cfg->slice_us;
 	sb->clk.hb_inflight = 0;
+	sb->hb_pending = 0;
 	sb->hb_owed = 0;
 	sb->hb_kicked = 0;
 	sb->hb_done_slice = 0;

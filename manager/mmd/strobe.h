@@ -42,6 +42,14 @@ struct mmd_strobe_hooks {
 /* Slices a heartbeat lists a job whose state changed, when not every
  * job fits one block (docs/manager.md). */
 #define MMD_HB_FRESH_SLICES 4
+/* Up to this many nodes the heartbeat goes as one single-destination
+ * transfer (a PUT: two messages) per node rather than one multicast over
+ * the tree (four per node): with the fan-out of 8 that tree is flat
+ * anyway, so nothing scales worse, and each node manager wakes once per
+ * slice instead of twice.  The heartbeat is level-triggered state (the
+ * current slice, row and job list), so a node that got slice k's and one
+ * that did not (the master died between two PUTs) agree again at k + 1. */
+#define MMD_HB_PUT_MAX 8
 
 struct mmd_strobe {
 	/* set once */
@@ -66,6 +74,8 @@ struct mmd_strobe {
 				* the current one as soon as it completes */
 	int hb_kicked;         /* the one in flight is a mid-slice launch */
 	uint64_t hb_done_slice; /* last heartbeat every node got */
+	uint32_t hb_pending;   /* its transfers not yet completed */
+	int hb_rc;             /* the first failure among them, or 0 */
 	uint8_t *hb;
 	st_hb_job_t *hb_list;  /* st_hb_capacity(lay->hb_len) */
 	uint32_t hb_cap;
@@ -77,7 +87,7 @@ struct mmd_strobe {
 	int active_valid;
 	int active_failed;     /* no memory for the list: no heartbeat */
 	/* the view */
-	sp_nodeset_t *live, *tmp;
+	sp_nodeset_t *live, *tmp, *one;
 	uint8_t *seen;          /* per world id: was in a view once */
 	uint64_t *joined;       /* per world id: sp_view_joined() last seen */
 	uint64_t *joined_slice; /* per world id: slice it came UP */

@@ -107,7 +107,7 @@ static void send_hb(struct fx *f)
 static void hb_done(struct fx *f, uint64_t k, uint64_t at_us, int rc)
 {
 	offset_ns = f->t0_off + k * 1000000000ull + at_us * 1000u;
-	mmd_stats_hb_done(&f->st, &f->clk, rc);
+	mmd_stats_hb_done(&f->st, &f->clk, rc, 0);
 	f->clk.hb_inflight = 0;
 }
 
@@ -262,7 +262,7 @@ static void test_a_replica_that_is_not_master_counts_nothing(void **state)
 	f->clk.micro = 5;
 	mmd_stats_timer(&f->st, &f->clk, f->fd, 5);
 	mmd_stats_sent(&f->st, &f->clk);
-	mmd_stats_hb_done(&f->st, &f->clk, 0);
+	mmd_stats_hb_done(&f->st, &f->clk, 0, 0);
 	o = mmd_stats_json(&f->st, &f->clk);
 	assert_int_equal(field(o, "slices"), 0);
 	assert_int_equal(field(o, "samples"), 0);
