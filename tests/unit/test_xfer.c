@@ -8,7 +8,9 @@
  * rule around failures: a destination lost while staging aborts the
  * transfer with no global memory changed anywhere, while a node lost after
  * the commit was decided (a destination, or the source itself) still
- * leaves every survivor with the data.  Bad arguments return their error
+ * leaves every survivor with the data.  A single destination is one PUT:
+ * committed on arrival, never ahead of an earlier transfer to that node,
+ * finished by its destination's death.  Bad arguments return their error
  * and change nothing.  Every node's global memory starts with a per-node
  * pattern (fx_fill) so any stray byte shows.
  */
@@ -600,6 +602,111 @@ static void test_xfer_on_killed_node_is_eclosed(void **state)
 	sp_nodeset_destroy(all);
 }
 
+/* ---- one destination: PUT ------------------------------------------------ */
+
+/* A single destination commits on arrival: with every message to the
+ * source held (its XDONE among them), the bytes and the remote event are
+ * already there — a two-phase transfer would still wait for a decision
+ * that needs the source's XSTAGED. */
+static void test_xfer_put_commits_on_arrival(void **state)
+{
+	struct fx_opts o = {.n = 4, .chunk = 4096};
+	struct fx *f;
+	sp_nodeset_t *one;
+	uint8_t *data;
+
+	*state = f = fx_new(&o);
+	one = fx_set(f, "3");
+	data = payload(3000, 5);
+	fx_fill(f);
+	assert_int_equal(sp_machine_hold(f->m, 1, 1), 0);
+	assert_int_equal(sp_xfer_and_signal(f->w[1], one, data, 3000, 64, LEV,
+					    REV, NULL, 0),
+			 0);
+	assert_event_once(f, 3, REV);
+	assert_delivered(f, 3, data, 3000, 64);
+	assert_int_equal(sp_test_event(f->w[1], LEV, 0), -EAGAIN);
+	assert_int_equal(sp_machine_hold(f->m, 1, 0), 0);
+	assert_int_equal(sp_test_event(f->w[1], LEV, FX_WAIT_MS), 0);
+	for (uint32_t i = 0; i < 4; i++)
+		if (i != 3)
+			fx_assert_pattern(f, i);
+	free(data);
+	sp_nodeset_destroy(one);
+}
+
+/* A small transfer started while a larger one to the same node is still
+ * staging commits after it, as it would in two phases: the last started
+ * is what the node holds. */
+static void test_xfer_put_keeps_order_behind_staging(void **state)
+{
+	struct fx_opts o = {.n = 4, .chunk = 4096};
+	struct fx *f;
+	sp_nodeset_t *one;
+	uint8_t *big, *small;
+
+	*state = f = fx_new(&o);
+	one = fx_set(f, "2");
+	big = payload(10000, 1);
+	small = payload(10000, 2);
+	fx_fill(f);
+	assert_int_equal(sp_machine_hold(f->m, 2, 1), 0);
+	/* more than a chunk: two phases */
+	assert_int_equal(sp_xfer_and_signal(f->w[0], one, big, 10000, 0, LEV,
+					    REV, NULL, 0),
+			 0);
+	assert_int_equal(sp_xfer_and_signal(f->w[0], one, small, 100, 0, LEV,
+					    REV, NULL, 0),
+			 0);
+	assert_int_equal(sp_machine_hold(f->m, 2, 0), 0);
+	assert_int_equal(sp_test_event(f->w[0], LEV, FX_WAIT_MS), 0);
+	assert_int_equal(sp_test_event(f->w[0], LEV, FX_WAIT_MS), 0);
+	fx_quiesce(f);
+	memcpy(big, small, 100);
+	assert_delivered(f, 2, big, 10000, 0);
+	assert_int_equal(sp_test_event(f->w[2], REV, 0), 0);
+	assert_event_once(f, 2, REV);
+	free(big);
+	free(small);
+	sp_nodeset_destroy(one);
+}
+
+/* The destination dies before its XDONE: the transfer ends as a commit
+ * among the survivors (none), as a decided two-phase one does, and the
+ * source's machine goes on. */
+static void test_xfer_put_dest_death_finishes_it(void **state)
+{
+	struct fx_opts o = {.n = 4, .chunk = 4096};
+	struct fx *f;
+	sp_nodeset_t *one;
+	uint8_t *data;
+	uint64_t e0;
+
+	*state = f = fx_new(&o);
+	one = fx_set(f, "3");
+	data = payload(2000, 7);
+	fx_fill(f);
+	e0 = fx_epoch(f, 0);
+	assert_int_equal(sp_machine_hold(f->m, 3, 1), 0);
+	assert_int_equal(sp_xfer_and_signal(f->w[1], one, data, 2000, 0, LEV,
+					    REV, NULL, 0),
+			 0);
+	fx_quiesce(f);
+	assert_int_equal(sp_test_event(f->w[1], LEV, 0), -EAGAIN);
+	fx_kill(f, 3);
+	assert_int_equal(sp_test_event(f->w[1], LEV, FX_WAIT_MS), 0);
+	fx_settle(f, e0 + 1);
+	for (uint32_t i = 0; i < 3; i++) {
+		fx_assert_pattern(f, i);
+		fx_assert_no_event(f, i, REV);
+	}
+	sp_nodeset_del(one, 3);
+	sp_nodeset_add(one, 2);
+	xfer_and_check(f, 1, "2", 2000, 0);
+	free(data);
+	sp_nodeset_destroy(one);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_teardown(fn, fx_teardown)
@@ -624,6 +731,9 @@ int main(void)
 		T(test_xfer_rejects_bad_events),
 		T(test_xfer_rejects_node_not_in_view),
 		T(test_xfer_on_killed_node_is_eclosed),
+		T(test_xfer_put_commits_on_arrival),
+		T(test_xfer_put_keeps_order_behind_staging),
+		T(test_xfer_put_dest_death_finishes_it),
 	};
 
 	return cmocka_run_group_tests_name("xfer", tests, NULL, NULL);
