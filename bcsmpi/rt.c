@@ -8,6 +8,7 @@
  * something.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>
@@ -23,6 +24,14 @@
 #include "rt.h"
 
 struct bcs_rt bcs_rt;
+
+/* Local rank i's area by the layout checked at init: the header's copy
+ * is writable by every rank of the job. */
+static struct bcs_area *area_at(uint32_t i)
+{
+	return (struct bcs_area *)((char *)bcs_rt.seg + bcs_rt.area_off +
+				   (uint64_t)i * bcs_rt.area_stride);
+}
 
 /* BCS_D_PULLED descriptors owed the engine (posted as room allows). */
 static struct bcs_desc *pulled;
@@ -96,6 +105,15 @@ int bcs_rt_init(bcs_rt_done_fn done, char *err, size_t errlen)
 	bcs_rt.head = bcs_rt.area->post_head;
 	bcs_rt.done_tail = bcs_rt.area->done_tail;
 	bcs_rt.clock = bcs_rt.area->clock;
+	bcs_rt.nlocal = seg->nlocal;
+	bcs_rt.area_off = seg->area_off;
+	bcs_rt.area_stride = seg->area_stride;
+	/* the doorbell: only a job on one node has one; kept from the
+	 * programs this rank may start */
+	bcs_rt.bell = -1;
+	if (env_num("STORM_BCS_BELL", &fd) == 0 &&
+	    fcntl((int)fd, F_SETFD, FD_CLOEXEC) == 0)
+		bcs_rt.bell = (int)fd;
 	rt_done = done;
 	no_pull = getenv("STORM_BCS_NO_PULL") &&
 		  !strcmp(getenv("STORM_BCS_NO_PULL"), "1");
@@ -106,6 +124,8 @@ void bcs_rt_fini(void)
 {
 	if (bcs_rt.seg)
 		munmap(bcs_rt.seg, bcs_rt.bytes);
+	if (bcs_rt.seg && bcs_rt.bell >= 0)
+		close(bcs_rt.bell);
 	memset(&bcs_rt, 0, sizeof(bcs_rt));
 	free(pulled);
 	pulled = NULL;
@@ -156,9 +176,9 @@ static int pull(struct bcs_done *d)
 	if (!ok)
 		p.flags = BCS_F_PULL_FAILED;
 	else if (d->notice < BCS_RING_SLOTS &&
-		 d->src_area < bcs_rt.seg->nlocal) {
+		 d->src_area < bcs_rt.nlocal) {
 		/* the sender may reuse its buffer now: tell it */
-		struct bcs_area *s = bcs_area_of(bcs_rt.seg, d->src_area);
+		struct bcs_area *s = area_at(d->src_area);
 
 		__atomic_store_n(&s->notice[d->notice], d->src_req,
 				 __ATOMIC_RELEASE);
@@ -271,7 +291,8 @@ int bcs_rt_post(struct bcs_desc *d, const void *eager)
 		d->clock = bcs_rt.clock;
 	k = bcs_rt.head % BCS_RING_SLOTS;
 	if (eager && d->bytes)
-		memcpy(bcs_eager_of(bcs_rt.seg, bcs_rt.area_index, (uint32_t)k),
+		memcpy((uint8_t *)bcs_rt.area + sizeof(struct bcs_area) +
+		       k * BCS_EAGER_MAX,
 		       eager, d->bytes);
 	a->post[k] = *d;
 	bcs_rt.head++;
@@ -298,6 +319,24 @@ void bcs_rt_clock_recv(uint64_t c)
 	__atomic_store_n(&bcs_rt.area->clock, bcs_rt.clock, __ATOMIC_RELEASE);
 }
 
+/* About to sleep with blocked set: if every rank here is blocked too,
+ * nothing more can be posted until the engine acts, so it may run the
+ * round now instead of at the next slice.  blocked is stored before the
+ * others' are loaded (both sequentially consistent): of two ranks
+ * blocking at once, at least the later one sees the other and rings. */
+static void ring_if_all_wait(void)
+{
+	static const uint64_t one = 1;
+
+	if (bcs_rt.bell < 0)
+		return;
+	for (uint32_t i = 0; i < bcs_rt.nlocal; i++)
+		if (!__atomic_load_n(&area_at(i)->blocked, __ATOMIC_SEQ_CST))
+			return;
+	if (write(bcs_rt.bell, &one, sizeof(one)) < 0)
+		(void)0; /* the strobe's round comes anyway */
+}
+
 int bcs_rt_wait(int (*ready)(void *ctx), void *ctx)
 {
 	struct bcs_area *a = bcs_rt.area;
@@ -316,8 +355,10 @@ int bcs_rt_wait(int (*ready)(void *ctx), void *ctx)
 		if (__atomic_load_n(&a->done_head, __ATOMIC_SEQ_CST) ==
 			    bcs_rt.done_tail &&
 		    __atomic_load_n(&a->notices, __ATOMIC_SEQ_CST) ==
-			    bcs_rt.notices)
+			    bcs_rt.notices) {
+			ring_if_all_wait();
 			sleep_on(seen);
+		}
 		__atomic_store_n(&a->blocked, 0, __ATOMIC_SEQ_CST);
 	}
 }

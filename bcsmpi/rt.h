@@ -29,6 +29,11 @@ struct bcs_rt {
 	uint64_t head;          /* descriptors posted (ours) */
 	uint64_t done_tail;     /* completions taken (ours) */
 	uint64_t notices;       /* the area's notices when last looked */
+	uint32_t nlocal;        /* ranks of the job on this node */
+	uint64_t area_off, area_stride; /* the layout, checked at init (the
+				 * header is writable by every rank) */
+	int bell;               /* the job's doorbell (STORM_BCS_BELL) or -1:
+				 * rung when every rank here waits */
 };
 
 extern struct bcs_rt bcs_rt;

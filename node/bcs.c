@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -253,6 +254,8 @@ static void job_free(struct bcs_job *j)
 	free(j->picks);
 	if (j->trace_fd >= 0)
 		close(j->trace_fd);
+	if (j->bell_fd >= 0)
+		close(j->bell_fd);
 	free(j);
 }
 
@@ -430,6 +433,7 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 	j->e = e;
 	j->fd = -1;
 	j->trace_fd = -1;
+	j->bell_fd = -1;
 	j->id = job;
 	j->size = size;
 	j->nlocal = nlocal;
@@ -493,6 +497,15 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 	};
 	for (uint32_t i = 0; i < nlocal; i++)
 		bcs_job_area(j, i)->rank = j->world_of[i];
+	/* a job on this node alone need not wait for the strobe when all
+	 * its ranks wait: they ring (docs/bcsmpi.md §2) */
+	if (j->nnodes == 1 &&
+	    (j->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "BCS-MPI doorbell: eventfd: %s",
+			 strerror(errno));
+		goto out;
+	}
 	free(all);
 	j->next = e->jobs;
 	e->jobs = j;
@@ -506,6 +519,13 @@ out:
 	if (j)
 		job_free(j);
 	return rc;
+}
+
+int nm_bcs_bell_fd(struct nm_bcs *e, uint32_t job)
+{
+	struct bcs_job *j = bcs_job_find(e, job);
+
+	return j ? j->bell_fd : -1;
 }
 
 void nm_bcs_started(struct nm_bcs *e, uint32_t job, uint32_t i, pid_t pid)

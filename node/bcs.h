@@ -56,6 +56,17 @@ struct nm_bcs {
 /* 0 or -ENOMEM. */
 int nm_bcs_init(struct nm_bcs *e);
 void nm_bcs_fini(struct nm_bcs *e);
+/* The doorbell of a job whose ranks are all on this node: an eventfd
+ * (the engine's, closed with the job) its ranks inherit and write when
+ * every one of them waits in a blocking call, so that its round runs
+ * then (nm_bcs_bell) rather than at the next slice.  -1 for a job that
+ * spans nodes: its rounds need every node's section, sent at the
+ * strobe. */
+int nm_bcs_bell_fd(struct nm_bcs *e, uint32_t job);
+/* The job's doorbell is readable: take it and run the job's round now
+ * (at most BCS_EARLY_MAX between two slices). */
+void nm_bcs_bell(struct nm_bcs *e, uint32_t job);
+
 /* The world the engine talks to the other nodes through: records of
  * len bytes at base (layout.bcs) in global memory, self this node's
  * world id of nworld; cfg names the nodes in messages.  0 or

@@ -129,11 +129,19 @@ struct bcs_job {
 	size_t trace_len, trace_cap;
 	struct bcs_pick *picks;  /* --bcs-replay: the record, sorted */
 	size_t npicks;
+	/* the doorbell (nm_bcs_bell_fd): a job on this node alone */
+	int bell_fd;             /* eventfd its ranks ring, or -1 */
+	uint32_t early;          /* rounds it rang for this slice */
 	int stopped;
 	int failed;              /* reported by nm_bcs_failed once */
 	int reported;
 	char why[512];
 };
+
+/* Rounds a job may run on its doorbell between two slices: its ranks
+ * write the eventfd, so a job that rings without cause costs the node
+ * manager at most this many rounds a slice. */
+#define BCS_EARLY_MAX 64
 
 /* bcs.c */
 struct bcs_job *bcs_job_find(struct nm_bcs *e, uint32_t id);

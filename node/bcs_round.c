@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <qb/qblog.h>
 #include <storm_bcs.h>
@@ -835,9 +836,35 @@ void nm_bcs_slice(struct nm_bcs *e, uint64_t slice)
 {
 	(void)slice;
 	nm_bcs_events(e);
-	for (struct bcs_job *j = e->jobs; j; j = j->next)
+	for (struct bcs_job *j = e->jobs; j; j = j->next) {
+		j->early = 0;
 		if (build(e, j))
 			while (!j->failed && apply(e, j))
 				;
+	}
 	bcs_xchg_flush(&e->x);
+}
+
+/* Every rank of a job here alone waits: nothing more can be posted
+ * before a completion, so the round the next slice would run sees what
+ * it sees now.  Running it now changes no match (matching depends on
+ * what was posted, never on when rounds run: bcs_match.h), only when the
+ * ranks get their completions.  Whether they really all wait is the
+ * ranks' word, so a job that rings for nothing is held to BCS_EARLY_MAX
+ * rounds a slice. */
+void nm_bcs_bell(struct nm_bcs *e, uint32_t job)
+{
+	struct bcs_job *j = bcs_job_find(e, job);
+	uint64_t v;
+
+	if (!j || j->bell_fd < 0)
+		return;
+	if (read(j->bell_fd, &v, sizeof(v)) < 0)
+		return; /* EAGAIN: a rank read it, or a spurious wake */
+	if (j->failed || j->stopped || !j->seg || j->early >= BCS_EARLY_MAX)
+		return;
+	j->early++;
+	if (build(e, j))
+		while (!j->failed && apply(e, j))
+			;
 }

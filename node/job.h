@@ -57,6 +57,8 @@ struct nm_job {
 	uint64_t kill_timer; /* the node manager's timer for it (0 none) */
 	int bcs_fd;        /* its BCS-MPI segment (the engine's), or -1:
 			    * each rank inherits it (launch.c) */
+	int bcs_bell;      /* its doorbell (the engine's), or -1: each rank
+			    * inherits it too; polled by the node manager */
 };
 
 /* A job with manifest m (taken), its files in dir.  NULL: no memory. */

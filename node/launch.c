@@ -45,7 +45,8 @@ static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
 	const st_manifest_t *m = j->m;
 	const struct nm_identity *id = j->ident;
 	size_t k = 0;
-	char **e = calloc(m->envc + 14, sizeof(char *));
+	/* 6 STORM_*, 3 BCS-MPI, 5 of the allow-list, the NULL */
+	char **e = calloc(m->envc + 15, sizeof(char *));
 
 	if (!e)
 		return NULL;
@@ -63,6 +64,9 @@ static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
 	if (j->bcs_fd >= 0 &&
 	    (asprintf(&e[k++], "STORM_BCS_FD=%d", NM_BCS_RANK_FD) < 0 ||
 	     asprintf(&e[k++], "STORM_BCS_AREA=%u", local) < 0))
+		e[k - 1] = NULL;
+	if (j->bcs_fd >= 0 && j->bcs_bell >= 0 &&
+	    asprintf(&e[k++], "STORM_BCS_BELL=%d", NM_BCS_BELL_FD) < 0)
 		e[k - 1] = NULL;
 	{
 		/* the allow-list, where the user did not export it */
@@ -176,13 +180,25 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 		 * process (a set-uid program) under that pid */
 		if (j->bcs_fd >= 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 			child_fail("cannot set no_new_privs for ", prog);
-		/* BCS-MPI's segment: inherited (dup2 clears close-on-exec;
-		 * already there, the flag is cleared by hand) */
+		/* BCS-MPI's segment and doorbell: inherited (dup2 clears
+		 * close-on-exec; already there, the flag is cleared by
+		 * hand); the doorbell first moves off the segment's number */
+		int bell = j->bcs_bell;
+
+		if (bell == NM_BCS_RANK_FD &&
+		    (bell = fcntl(bell, F_DUPFD_CLOEXEC, NM_BCS_BELL_FD + 1)) < 0)
+			child_fail("cannot pass the BCS-MPI doorbell to ", prog);
 		if (j->bcs_fd >= 0 &&
 		    (j->bcs_fd == NM_BCS_RANK_FD ?
 		     fcntl(NM_BCS_RANK_FD, F_SETFD, 0) :
 		     dup2(j->bcs_fd, NM_BCS_RANK_FD)) < 0)
 			child_fail("cannot pass the BCS-MPI segment to ",
+				   prog);
+		if (j->bcs_fd >= 0 && bell >= 0 &&
+		    (bell == NM_BCS_BELL_FD ?
+		     fcntl(NM_BCS_BELL_FD, F_SETFD, 0) :
+		     dup2(bell, NM_BCS_BELL_FD)) < 0)
+			child_fail("cannot pass the BCS-MPI doorbell to ",
 				   prog);
 		for (size_t i = 0; i < sizeof(handled) / sizeof(*handled); i++)
 			signal(handled[i], SIG_DFL);

@@ -14,6 +14,9 @@
 
 /* The descriptor a BCS-MPI rank finds its segment on (STORM_BCS_FD). */
 #define NM_BCS_RANK_FD 3
+/* The descriptor a BCS-MPI rank finds its job's doorbell on
+ * (STORM_BCS_BELL), when the job is on this node alone. */
+#define NM_BCS_BELL_FD 4
 
 struct nm_launch {
 	uint32_t node_id;   /* this node's world id */

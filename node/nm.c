@@ -188,6 +188,8 @@ static void unlink_job(struct nm_job **list, struct nm_job *j)
 
 /* A dying job whose processes are all gone: its cgroup removed, its
  * record freed.  1 when it went. */
+static void bcs_close(struct nm *nm, struct nm_job *j);
+
 static int dying_done(struct nm *nm, struct nm_job *j)
 {
 	if (job_has_processes(j) || nm_cg_remove(&j->cg))
@@ -203,7 +205,7 @@ static int dying_done(struct nm *nm, struct nm_job *j)
 		qb_loop_timer_del(nm->loop, j->kill_timer);
 	unlink_job(&nm->dying, j);
 	qb_log(LOG_DEBUG, "job %u: every process gone", j->id);
-	nm_bcs_close(&nm->bcs, j->id);
+	bcs_close(nm, j);
 	nm_job_free(j);
 	return 1;
 }
@@ -531,7 +533,31 @@ static int bcs_open(struct nm *nm, struct nm_job *j, char *err,
 			 j->m->mpi == ST_MPI_BCS_ARRIVAL ? BCS_ORDER_ARRIVAL :
 			 BCS_ORDER_DETERMINISTIC, &j->bcs_fd, err, errlen);
 	free(ranks);
+	if (rc == 0)
+		j->bcs_bell = nm_bcs_bell_fd(&nm->bcs, j->id);
 	return rc ? rc : bcs_trace_replay(nm, j, err, errlen);
+}
+
+/* A BCS-MPI job's ranks all wait (bcs.h): its round now. */
+static int on_bcs_bell(int32_t fd, int32_t revents, void *data)
+{
+	struct nm_job *j = data;
+	struct nm *nm = j->nm_ctx;
+
+	(void)fd;
+	(void)revents;
+	nm_bcs_bell(&nm->bcs, j->id);
+	bcs_failures(nm);
+	return 0;
+}
+
+/* The engine's side of a job goes: its doorbell leaves the loop first. */
+static void bcs_close(struct nm *nm, struct nm_job *j)
+{
+	if (j->bcs_bell >= 0)
+		qb_loop_poll_del(nm->loop, j->bcs_bell);
+	j->bcs_bell = -1;
+	nm_bcs_close(&nm->bcs, j->id);
 }
 
 static void job_start(struct nm *nm, struct nm_job *j)
@@ -554,6 +580,9 @@ static void job_start(struct nm *nm, struct nm_job *j)
 	}
 	for (uint32_t i = 0; j->bcs_fd >= 0 && i < j->nlocal; i++)
 		nm_bcs_started(&nm->bcs, j->id, i, j->ranks[i].pid);
+	if (j->bcs_bell >= 0)
+		qb_loop_poll_add(nm->loop, QB_LOOP_HIGH, j->bcs_bell, POLLIN,
+				 j, on_bcs_bell);
 	for (uint32_t i = 0; i < j->nlocal; i++)
 		for (int s = 0; s < 2; s++)
 			qb_loop_poll_add(nm->loop, QB_LOOP_MED,
@@ -898,7 +927,7 @@ static void shutdown_jobs(struct nm *nm)
 		if (nm_cg_remove(&j->cg))
 			qb_log(LOG_WARNING, "job %u: its cgroup %s still holds "
 			       "processes", j->id, j->cg.dir);
-		nm_bcs_close(&nm->bcs, j->id);
+		bcs_close(nm, j);
 		nm_job_free(j);
 	}
 	while (waitpid(-1, NULL, WNOHANG) > 0)
