@@ -6,7 +6,10 @@
  *   - overwrite the segment's layout (area offset and stride) in the
  *     header: the engine keeps its own copy;
  *   - be able to gain privileges under its pid (the engine writes into
- *     it as root): no_new_privs is set.
+ *     it as root): no_new_privs is set;
+ *   - ring the job's doorbell without cause, 100000 times, and steal
+ *     its rings by reading it: the engine runs at most BCS_EARLY_MAX
+ *     rounds a slice for it, and a stolen ring only delays the job.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +67,16 @@ int main(int argc, char **argv)
 		memcpy(seg + 48, &bad, 8);
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
+	if (getenv("STORM_BCS_BELL")) {
+		int bell = atoi(getenv("STORM_BCS_BELL"));
+		uint64_t one = 1, v;
+
+		for (int i = 0; i < 100000; i++)
+			if (write(bell, &one, sizeof(one)) < 0 ||
+			    (i % 7 == 0 && read(bell, &v, sizeof(v)) < 0 &&
+			     0))
+				break;
+	}
 	MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	if (rank == 0)
 		printf("hostile: shrink %s, no_new_privs %d, sum %d %s\n",
