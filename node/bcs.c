@@ -497,10 +497,9 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 	};
 	for (uint32_t i = 0; i < nlocal; i++)
 		bcs_job_area(j, i)->rank = j->world_of[i];
-	/* a job on this node alone need not wait for the strobe when all
-	 * its ranks wait: they ring (docs/bcsmpi.md §2) */
-	if (j->nnodes == 1 &&
-	    (j->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+	/* a job need not wait for the strobe when all its ranks here
+	 * wait: they ring (docs/bcsmpi.md §2) */
+	if ((j->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "BCS-MPI doorbell: eventfd: %s",
 			 strerror(errno));

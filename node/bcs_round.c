@@ -823,13 +823,83 @@ static void on_section(void *ctx, uint32_t from, uint32_t job,
 		bcs_early_keep(e, job, from, round, data, len);
 }
 
+/* Every rank of the job here waits (their word): none can post anything
+ * before a completion, and a finalized one posts nothing more. */
+static int all_wait(const struct bcs_job *j)
+{
+	uint32_t live = 0;
+
+	for (uint32_t i = 0; i < j->nlocal; i++) {
+		if (j->gone[i])
+			continue;
+		live++;
+		if (!__atomic_load_n(&bcs_job_area(j, i)->blocked,
+				     __ATOMIC_ACQUIRE))
+			return 0;
+	}
+	return live > 0;
+}
+
+/* Work that needs more rounds by itself: bytes still moving, a spread
+ * collective's next chunk, completions waiting for room. */
+static int more_rounds(const struct bcs_job *j)
+{
+	if (j->xfers || j->out || j->in || j->spread)
+		return 1;
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		if (j->late[i])
+			return 1;
+	return 0;
+}
+
+/* Every rank here waits: the section of the next round holds now what it
+ * would at the next slice, so it is built now (sent to the job's other
+ * nodes by the caller's flush; the round applies once theirs are in —
+ * each of them builds its own at its slice, or at once if its ranks all
+ * wait too).  On one node it applies at once, and goes on while the
+ * ranks still wait on work that needs more rounds.  Nothing is matched
+ * otherwise: matching depends on what was posted, never on when rounds
+ * run (bcs_match.h).  Whether the ranks wait is their word, so a job
+ * runs at most BCS_EARLY_MAX such rounds a slice.  Returns whether a
+ * section was built. */
+static int early(struct nm_bcs *e, struct bcs_job *j)
+{
+	int built = 0;
+
+	while (!j->failed && !j->stopped && j->seg &&
+	       j->early < BCS_EARLY_MAX) {
+		uint64_t r = j->round;
+
+		if (!build(e, j))
+			break;
+		built = 1;
+		j->early++;
+		while (!j->failed && apply(e, j))
+			;
+		if (j->round == r || !all_wait(j) || !more_rounds(j))
+			break;
+	}
+	return built;
+}
+
 void nm_bcs_events(struct nm_bcs *e)
 {
+	int built = 0;
+
 	bcs_xchg_events(&e->x);
 	bcs_xchg_receive(&e->x, on_section, e);
-	for (struct bcs_job *j = e->jobs; j; j = j->next)
+	for (struct bcs_job *j = e->jobs; j; j = j->next) {
 		while (!j->failed && !j->stopped && j->seg && apply(e, j))
 			;
+		/* a round applied, and the ranks still wait: the next one
+		 * needs no slice either (a reduction's second round) */
+		if (j->nnodes > 1 && !j->failed && !j->stopped && j->seg &&
+		    all_wait(j))
+			built |= early(e, j);
+	}
+	/* sections built while the last records were in flight go now */
+	if (built || bcs_xchg_pending(&e->x))
+		bcs_xchg_flush(&e->x);
 }
 
 void nm_bcs_slice(struct nm_bcs *e, uint64_t slice)
@@ -845,13 +915,8 @@ void nm_bcs_slice(struct nm_bcs *e, uint64_t slice)
 	bcs_xchg_flush(&e->x);
 }
 
-/* Every rank of a job here alone waits: nothing more can be posted
- * before a completion, so the round the next slice would run sees what
- * it sees now.  Running it now changes no match (matching depends on
- * what was posted, never on when rounds run: bcs_match.h), only when the
- * ranks get their completions.  Whether they really all wait is the
- * ranks' word, so a job that rings for nothing is held to BCS_EARLY_MAX
- * rounds a slice. */
+/* Every rank of the job here waits: its section of the next round now
+ * (early). */
 void nm_bcs_bell(struct nm_bcs *e, uint32_t job)
 {
 	struct bcs_job *j = bcs_job_find(e, job);
@@ -861,10 +926,6 @@ void nm_bcs_bell(struct nm_bcs *e, uint32_t job)
 		return;
 	if (read(j->bell_fd, &v, sizeof(v)) < 0)
 		return; /* EAGAIN: a rank read it, or a spurious wake */
-	if (j->failed || j->stopped || !j->seg || j->early >= BCS_EARLY_MAX)
-		return;
-	j->early++;
-	if (build(e, j))
-		while (!j->failed && apply(e, j))
-			;
+	if (early(e, j))
+		bcs_xchg_flush(&e->x);
 }

@@ -177,6 +177,14 @@ uint32_t bcs_xchg_flush(struct bcs_xchg *x)
 	return n;
 }
 
+int bcs_xchg_pending(const struct bcs_xchg *x)
+{
+	for (uint32_t p = 0; x->w && p < x->nworld; p++)
+		if (p != x->self && x->ch[p].out_len)
+			return 1;
+	return 0;
+}
+
 void bcs_xchg_events(struct bcs_xchg *x)
 {
 	int rc;

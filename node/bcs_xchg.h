@@ -101,6 +101,9 @@ int bcs_xchg_put(struct bcs_xchg *x, uint32_t peer, uint32_t job,
  * acknowledgement to each node owed one.  Returns the transfers
  * started. */
 uint32_t bcs_xchg_flush(struct bcs_xchg *x);
+/* Whether a record with sections waits for a flush (one was built while
+ * the last flush's transfers were still in flight). */
+int bcs_xchg_pending(const struct bcs_xchg *x);
 /* Take the local completions (ST_EV_LOCAL_BCS). */
 void bcs_xchg_events(struct bcs_xchg *x);
 /* Records that arrived (ST_EV_BCS), per sender in order: each section
