@@ -132,6 +132,10 @@ struct bcs_job {
 	/* the doorbell (nm_bcs_bell_fd): a job on this node alone */
 	int bell_fd;             /* eventfd its ranks ring, or -1 */
 	uint32_t early;          /* rounds it rang for this slice */
+	/* quiet slices (bcs_round.c, due()): what its ranks here looked
+	 * like at its last section, and the slices since */
+	uint64_t seen_digest;
+	uint32_t quiet;
 	int stopped;
 	int failed;              /* reported by nm_bcs_failed once */
 	int reported;
@@ -142,6 +146,9 @@ struct bcs_job {
  * write the eventfd, so a job that rings without cause costs the node
  * manager at most this many rounds a slice. */
 #define BCS_EARLY_MAX 64
+/* A job whose ranks here show nothing new builds no section at a slice
+ * (no round, no records), but one at least every this many slices. */
+#define BCS_QUIET_MAX 16
 
 /* bcs.c */
 struct bcs_job *bcs_job_find(struct nm_bcs *e, uint32_t id);

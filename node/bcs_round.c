@@ -333,6 +333,32 @@ static int sect_store(struct bcs_sect *s, const uint8_t *data, size_t len)
 
 /* Our section of the next round, sent to the job's other nodes: 1 if
  * built, 0 if it waits (a record still owed, no room). */
+/* What the ranks here show the engine, folded: descriptors posted, the
+ * clock, a wait, completions taken, polls, a start or an exit.  Read
+ * before a section takes them, so what changes meanwhile shows at the
+ * next slice; equal at two slices, nothing of it changed (short of a
+ * collision, which the quiet bound covers). */
+static uint64_t digest(const struct bcs_job *j)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (uint32_t i = 0; i < j->nlocal; i++) {
+		const struct bcs_area *a = bcs_job_area(j, i);
+		uint64_t v[6] = {
+			__atomic_load_n(&a->post_head, __ATOMIC_ACQUIRE),
+			__atomic_load_n(&a->clock, __ATOMIC_ACQUIRE),
+			__atomic_load_n(&a->blocked, __ATOMIC_ACQUIRE),
+			__atomic_load_n(&a->done_tail, __ATOMIC_ACQUIRE),
+			__atomic_load_n(&a->polls, __ATOMIC_RELAXED),
+			(uint64_t)j->gone[i] << 1 | (j->pid[i] > 0),
+		};
+
+		for (int k = 0; k < 6; k++)
+			h = (h ^ v[k]) * 1099511628211ull;
+	}
+	return h;
+}
+
 static int build(struct nm_bcs *e, struct bcs_job *j)
 {
 	uint64_t r = j->round + 1;
@@ -341,6 +367,8 @@ static int build(struct nm_bcs *e, struct bcs_job *j)
 
 	if (sect_of(j, j->me, r)->have || j->failed || j->stopped || !j->seg)
 		return 0;
+	j->seen_digest = digest(j);
+	j->quiet = 0;
 	for (uint32_t k = 0; k < j->nnodes; k++) {
 		size_t room;
 
@@ -823,6 +851,16 @@ static void on_section(void *ctx, uint32_t from, uint32_t job,
 		bcs_early_keep(e, job, from, round, data, len);
 }
 
+/* Another node has sent its section of the job's next round. */
+static int peer_started(const struct bcs_job *j)
+{
+	for (uint32_t k = 0; k < j->nnodes; k++)
+		if (k != j->me && sect_of((struct bcs_job *)j, k,
+					  j->round + 1)->have)
+			return 1;
+	return 0;
+}
+
 /* Every rank of the job here waits (their word): none can post anything
  * before a completion, and a finalized one posts nothing more. */
 static int all_wait(const struct bcs_job *j)
@@ -896,10 +934,33 @@ void nm_bcs_events(struct nm_bcs *e)
 		if (j->nnodes > 1 && !j->failed && !j->stopped && j->seg &&
 		    all_wait(j))
 			built |= early(e, j);
+		/* another node started a round this one had no news for:
+		 * its section now, not at the next slice */
+		else if (j->nnodes > 1 && !j->failed && !j->stopped &&
+			 j->seg && peer_started(j) && build(e, j)) {
+			built = 1;
+			while (!j->failed && apply(e, j))
+				;
+		}
 	}
 	/* sections built while the last records were in flight go now */
 	if (built || bcs_xchg_pending(&e->x))
 		bcs_xchg_flush(&e->x);
+}
+
+/* Whether the job's next round may hold anything at this slice: news
+ * from its ranks here, descriptors still in their rings, work of more
+ * rounds, another node's section of it already in, or BCS_QUIET_MAX
+ * slices without one.  A job that only computes then costs no round
+ * and, across nodes, no records, slice after slice. */
+static int due(struct bcs_job *j)
+{
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		if (__atomic_load_n(&bcs_job_area(j, i)->post_head,
+				    __ATOMIC_ACQUIRE) != j->tail[i])
+			return 1;
+	return digest(j) != j->seen_digest || more_rounds(j) ||
+	       j->pulls || peer_started(j) || ++j->quiet >= BCS_QUIET_MAX;
 }
 
 void nm_bcs_slice(struct nm_bcs *e, uint64_t slice)
@@ -908,6 +969,8 @@ void nm_bcs_slice(struct nm_bcs *e, uint64_t slice)
 	nm_bcs_events(e);
 	for (struct bcs_job *j = e->jobs; j; j = j->next) {
 		j->early = 0;
+		if (j->failed || j->stopped || !j->seg || !due(j))
+			continue;
 		if (build(e, j))
 			while (!j->failed && apply(e, j))
 				;
