@@ -723,7 +723,7 @@ static int apply_section(struct bcs_job *j, uint32_t k, const uint8_t *sec,
 {
 	struct bcs_witem it;
 	size_t off = 0;
-	int rc;
+	int rc = 0;
 
 	while (!j->failed &&
 	       (rc = bcs_wire_next(sec, len, &off, &it, why, whylen)) > 0) {
