@@ -900,20 +900,34 @@ static int more_rounds(const struct bcs_job *j)
  * run (bcs_match.h).  Whether the ranks wait is their word, so a job
  * runs at most BCS_EARLY_MAX such rounds a slice.  Returns whether a
  * section was built. */
+/* The job's rounds may run here: not failed, not gang-stopped, mapped. */
+static int running(const struct bcs_job *j)
+{
+	return !j->failed && !j->stopped && j->seg;
+}
+
+/* Our section of the job's next round, then every round whose sections
+ * are all in.  Returns whether the section was built. */
+static int step(struct nm_bcs *e, struct bcs_job *j)
+{
+	if (!build(e, j))
+		return 0;
+	while (!j->failed && apply(e, j))
+		;
+	return 1;
+}
+
 static int early(struct nm_bcs *e, struct bcs_job *j)
 {
 	int built = 0;
 
-	while (!j->failed && !j->stopped && j->seg &&
-	       j->early < BCS_EARLY_MAX) {
+	while (running(j) && j->early < BCS_EARLY_MAX) {
 		uint64_t r = j->round;
 
-		if (!build(e, j))
+		if (!step(e, j))
 			break;
 		built = 1;
 		j->early++;
-		while (!j->failed && apply(e, j))
-			;
 		if (j->round == r || !all_wait(j) || !more_rounds(j))
 			break;
 	}
@@ -927,21 +941,18 @@ void nm_bcs_events(struct nm_bcs *e)
 	bcs_xchg_events(&e->x);
 	bcs_xchg_receive(&e->x, on_section, e);
 	for (struct bcs_job *j = e->jobs; j; j = j->next) {
-		while (!j->failed && !j->stopped && j->seg && apply(e, j))
+		while (running(j) && apply(e, j))
 			;
+		if (j->nnodes == 1 || !running(j))
+			continue;
 		/* a round applied, and the ranks still wait: the next one
 		 * needs no slice either (a reduction's second round) */
-		if (j->nnodes > 1 && !j->failed && !j->stopped && j->seg &&
-		    all_wait(j))
+		if (all_wait(j))
 			built |= early(e, j);
 		/* another node started a round this one had no news for:
 		 * its section now, not at the next slice */
-		else if (j->nnodes > 1 && !j->failed && !j->stopped &&
-			 j->seg && peer_started(j) && build(e, j)) {
-			built = 1;
-			while (!j->failed && apply(e, j))
-				;
-		}
+		else if (peer_started(j))
+			built |= step(e, j);
 	}
 	/* sections built while the last records were in flight go now */
 	if (built || bcs_xchg_pending(&e->x))
@@ -969,11 +980,8 @@ void nm_bcs_slice(struct nm_bcs *e, uint64_t slice)
 	nm_bcs_events(e);
 	for (struct bcs_job *j = e->jobs; j; j = j->next) {
 		j->early = 0;
-		if (j->failed || j->stopped || !j->seg || !due(j))
-			continue;
-		if (build(e, j))
-			while (!j->failed && apply(e, j))
-				;
+		if (running(j) && due(j))
+			step(e, j);
 	}
 	bcs_xchg_flush(&e->x);
 }

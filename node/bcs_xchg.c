@@ -109,6 +109,7 @@ int bcs_xchg_put(struct bcs_xchg *x, uint32_t peer, uint32_t job,
 	       ALIGN8(len) - len);
 	c->out_len += (uint32_t)(sizeof(h) + ALIGN8(len));
 	c->nsect++;
+	x->pending = 1;
 	return 0;
 }
 
@@ -173,16 +174,14 @@ uint32_t bcs_xchg_flush(struct bcs_xchg *x)
 		c->out_len = 0;
 		c->nsect = 0;
 	}
+	x->pending = 0;
 	x->inflight = n;
 	return n;
 }
 
 int bcs_xchg_pending(const struct bcs_xchg *x)
 {
-	for (uint32_t p = 0; x->w && p < x->nworld; p++)
-		if (p != x->self && x->ch[p].out_len)
-			return 1;
-	return 0;
+	return x->pending;
 }
 
 void bcs_xchg_events(struct bcs_xchg *x)

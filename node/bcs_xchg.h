@@ -80,6 +80,7 @@ struct bcs_xchg {
 	uint8_t *copy;     /* a record read out */
 	sp_nodeset_t *one;
 	uint32_t inflight; /* transfers of the last boundary not complete */
+	int pending;       /* a record with sections may wait for a flush */
 	uint64_t sent_records, taken_records, lost; /* counters */
 };
 
