@@ -79,9 +79,11 @@ static void msg_mac(const sp_world_t *w, uint8_t mac[SP_MAC_LEN],
 	crypto_shorthash_siphashx24(mac, in, sizeof(in), w->mac_key[0]);
 }
 
-int sp_msg_send(sp_world_t *w, uint32_t dst, struct sp_wbuf *b,
-		const void *payload, size_t plen, void *cookie)
+static int msg_send(sp_world_t *w, uint32_t dst, struct sp_wbuf *b,
+		    const void *payload, size_t plen, void *cookie,
+		    sp_ev_t lazy_ev)
 {
+	const struct sp_transport_ops *ops = w->tp->ops;
 	int rc;
 
 	if (b->overflow || w->closed)
@@ -95,10 +97,27 @@ int sp_msg_send(sp_world_t *w, uint32_t dst, struct sp_wbuf *b,
 		msg_mac(w, b->p + SP_HDR_LEN + 4, b->p, b->p + at, flen,
 			payload ? payload : (const void *)"", plen);
 	}
-	rc = w->tp->ops->send(w->tp, dst, b->p, b->len, payload, plen, cookie);
+	if (lazy_ev != SP_EV_NONE && !payload && !cookie &&
+	    ops->version >= SP_TRANSPORT_OPS_V5 && ops->send_lazy)
+		rc = ops->send_lazy(w->tp, dst, b->p, b->len, lazy_ev);
+	else
+		rc = ops->send(w->tp, dst, b->p, b->len, payload, plen,
+			       cookie);
 	if (rc == -STORM_EUNREACH && dst != w->id)
 		sp_nodeset_add(w->deferred, dst);
 	return rc;
+}
+
+int sp_msg_send(sp_world_t *w, uint32_t dst, struct sp_wbuf *b,
+		const void *payload, size_t plen, void *cookie)
+{
+	return msg_send(w, dst, b, payload, plen, cookie, SP_EV_NONE);
+}
+
+int sp_msg_send_lazy(sp_world_t *w, uint32_t dst, struct sp_wbuf *b,
+		     sp_ev_t ev)
+{
+	return msg_send(w, dst, b, NULL, 0, NULL, ev);
 }
 
 void sp_deferred_run(sp_world_t *w)
@@ -143,6 +162,17 @@ int sp_event_quiet(sp_world_t *w, sp_ev_t ev, int quiet)
 	/* a signal that came while it was quiet is not missed */
 	if (!quiet && (w->ev[ev].ok || w->ev[ev].nerr))
 		sp_notify(w);
+	/* the back-end may then leave this node asleep for messages that
+	 * only signal it (sp_put_posted) */
+	if (ev < 32 && w->tp->ops->version >= SP_TRANSPORT_OPS_V5 &&
+	    w->tp->ops->set_quiet) {
+		uint32_t mask = 0;
+
+		for (sp_ev_t e = 0; e < w->nevents && e < 32; e++)
+			if (w->ev[e].quiet)
+				mask |= 1u << e;
+		w->tp->ops->set_quiet(w->tp, mask);
+	}
 	pthread_mutex_unlock(&w->lock);
 	return 0;
 }
@@ -405,7 +435,7 @@ static const sp_handler_fn handlers[SP_MSG_MAX] = {
 	[SP_MSG_CAW_QUERY] = on_caw,	[SP_MSG_CAW_VOTE] = on_caw,
 	[SP_MSG_CAW_WRITE] = on_caw,	[SP_MSG_CAW_WACK] = on_caw,
 	[SP_MSG_CAW_RESULT] = on_caw,	[SP_MSG_XRMA] = on_xfer,
-	[SP_MSG_XPUT] = on_xfer,
+	[SP_MSG_XPUT] = on_xfer,	[SP_MSG_XPOST] = on_xfer,
 };
 
 void sp_engine_deliver(sp_world_t *w, uint32_t src, const void *msg,

@@ -217,8 +217,13 @@ static int post_locked(struct fab *f, struct peer *p, struct fsend *s)
 		rc = fi_send(f->ep, s->buf, s->len, NULL, p->fa, &s->op);
 	}
 	/* Ring even on EAGAIN: our shm connection request, or a full queue,
-	 * waits for the peer to progress. */
-	if (f->mode == W_BELL)
+	 * waits for the peer to progress.  A lazy message to an event the
+	 * peer keeps quiet does not: fab_ring's fence orders our post before
+	 * the look at its mask (set_quiet rings after changing it). */
+	if (f->mode == W_BELL && !rc && s->lazy_ev >= 0 &&
+	    fab_quiet(p->bell, (uint32_t)s->lazy_ev))
+		atomic_store(&p->bell->owed, 1);
+	else if (f->mode == W_BELL)
 		fab_ring(p->bell);
 	if (rc)
 		return (int)rc;
@@ -322,9 +327,9 @@ static void enqueue_locked(struct fab *f, struct peer *p, struct fsend *s)
 	pend_locked(f, p);
 }
 
-static int fab_send(struct sp_transport *t, uint32_t dst, const void *hdr,
-		    size_t hdrlen, const void *payload, size_t paylen,
-		    void *cookie)
+static int send_ev(struct sp_transport *t, uint32_t dst, const void *hdr,
+		   size_t hdrlen, const void *payload, size_t paylen,
+		   void *cookie, int lazy_ev)
 {
 	struct fab *f = fab_of(t);
 	struct fsend *s;
@@ -345,6 +350,7 @@ static int fab_send(struct sp_transport *t, uint32_t dst, const void *hdr,
 	s->off = 0;
 	s->rd = 0;
 	s->frag = frag;
+	s->lazy_ev = frag ? -1 : lazy_ev;
 	s->dst = dst;
 	s->cookie = cookie;
 	s->paylen = paylen;
@@ -371,6 +377,29 @@ static int fab_send(struct sp_transport *t, uint32_t dst, const void *hdr,
 	}
 	pthread_mutex_unlock(&f->mu);
 	return rc;
+}
+
+static int fab_send(struct sp_transport *t, uint32_t dst, const void *hdr,
+		    size_t hdrlen, const void *payload, size_t paylen,
+		    void *cookie)
+{
+	return send_ev(t, dst, hdr, hdrlen, payload, paylen, cookie, -1);
+}
+
+static int fab_send_lazy(struct sp_transport *t, uint32_t dst,
+			 const void *hdr, size_t hdrlen, uint32_t ev)
+{
+	return send_ev(t, dst, hdr, hdrlen, NULL, 0, NULL,
+		       ev < 32 ? (int)ev : -1);
+}
+
+static void fab_set_quiet(struct sp_transport *t, uint32_t mask)
+{
+	struct fab *f = fab_of(t);
+
+	/* lifted: what waits unrung is taken now */
+	if (atomic_exchange(&f->bell->quiet, mask) & ~mask)
+		fab_wake(f);
 }
 
 /* Registers the engine's staging arena: peers read it with fi_read. */
@@ -685,6 +714,9 @@ static int wait_idle(struct fab *f, uint64_t now, uint64_t deadline,
 	if (busy)
 		rc = WAIT_WORK;
 	else if (!atomic_load(&f->stopping)) {
+		/* a lazy message may wait unrung: not for long */
+		if (atomic_load(&f->bell->owed) && wait > LAZY_MAX_NS)
+			wait = LAZY_MAX_NS;
 		if (f->mode == W_POLL) {
 			*backoff = *backoff ? 2 * *backoff : POLL_MIN_NS;
 			if (*backoff > POLL_MAX_NS)
@@ -761,7 +793,12 @@ static void *progress_main(void *arg)
 	f->spin_len = SPIN_NS;
 	while (!atomic_load(&f->stopping)) {
 		uint64_t now = mono_ns(), deadline = UINT64_MAX;
-		int busy = drain_cq(f) + run_local(f);
+		int busy;
+
+		/* before the look: a lazy message after it sets it again */
+		if (atomic_load(&f->bell->owed))
+			atomic_store(&f->bell->owed, 0);
+		busy = drain_cq(f) + run_local(f);
 		busy += run_queues(f, now, &deadline);
 		for (struct link *l = f->rx_idle.next, *nx; l != &f->rx_idle;
 		     l = nx) {
@@ -795,6 +832,18 @@ static void *progress_main(void *arg)
 		if (!busy && now - last < spin) {
 			spinning = 1;
 			sched_yield(); /* spinning: let an oversubscribed core run others */
+			/* Someone else ran meanwhile: the core is contended
+			 * (a job's ranks compute on it), and a spin would
+			 * only take turns from them, each a context switch,
+			 * every message (a 1 ms strobe kept it spinning for
+			 * good).  Sleep instead; the spin is learnt again
+			 * from probes. */
+			if (f->mode != W_POLL &&
+			    !sp_engine_waiters(f->base.world) &&
+			    mono_ns() - now > SPIN_MIN_NS) {
+				f->spin_len = 0;
+				spin = 0;
+			}
 		}
 		if ((busy && !spin) || (!busy && now - last >= spin)) {
 			if (spinning && spin && f->mode != W_POLL &&
@@ -942,7 +991,7 @@ static int fab_peek(struct sp_transport *t, uint32_t node, uint64_t gaddr,
 }
 
 static const struct sp_transport_ops fabric_ops = {
-	.version = SP_TRANSPORT_OPS_V4,
+	.version = SP_TRANSPORT_OPS_V5,
 	.name = "fabric",
 	.send = fab_send,
 	.now_ns = fab_now_ns,
@@ -955,6 +1004,8 @@ static const struct sp_transport_ops fabric_ops = {
 	.share_gmem = fab_share_gmem,
 	.peek = fab_peek,
 	.share_stage = fab_share_stage,
+	.send_lazy = fab_send_lazy,
+	.set_quiet = fab_set_quiet,
 };
 
 /* ------------------------------------------------------------------------ */

@@ -48,6 +48,14 @@ void fab_ring(struct bell *b)
 		fab_futex(&b->sleeping, FUTEX_WAKE, 1, 0);
 }
 
+/* Whether the node of b keeps event ev quiet; called after our post, the
+ * fence orders the two as in fab_ring. */
+int fab_quiet(struct bell *b, uint32_t ev)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	return b && ev < 32 && (atomic_load(&b->quiet) >> ev & 1);
+}
+
 /* ------------------------------------------------------------------------ */
 /* shm: lazy insertion, bells, liveness                                      */
 /* ------------------------------------------------------------------------ */

@@ -189,6 +189,10 @@ void sp_msg_begin(sp_world_t *w, struct sp_wbuf *b, uint8_t type,
  * (reported to the root).  Lock held. */
 int sp_msg_send(sp_world_t *w, uint32_t dst, struct sp_wbuf *b,
 		const void *payload, size_t plen, void *cookie);
+/* As sp_msg_send of b alone, but the back-end need not wake dst for it
+ * while dst keeps ev quiet (transport V5 send_lazy; else a plain send). */
+int sp_msg_send_lazy(sp_world_t *w, uint32_t dst, struct sp_wbuf *b,
+		     sp_ev_t ev);
 void sp_event_signal(sp_world_t *w, sp_ev_t ev, int status);
 /* Make sp_notify_fd() readable (lock held): an event or a view change. */
 void sp_notify(sp_world_t *w);

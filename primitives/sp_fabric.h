@@ -32,6 +32,7 @@
 #define HOT_NS 1000000u         /* ... if the last sleep was this short */
 #define SPIN_MIN_NS 20000u      /* adaptive spins shorter than this stop */
 #define SPIN_PROBE 16u          /* then every 16th hot wake-up probes */
+#define LAZY_MAX_NS 20000000u   /* a lazy message waits at most this */
 #define POLL_MIN_NS 20000u      /* polling sleeps double from this ... */
 #define POLL_MAX_NS 5000000u    /* ... up to this (W_POLL) */
 #define EAGAIN_MIN_NS 100000u   /* idle retry after EAGAIN, doubling */
@@ -77,6 +78,7 @@ struct fsend {
 	size_t paylen, len;  /* len: bytes in buf */
 	size_t off;          /* frag: message bytes already posted */
 	int frag;            /* shm, over one inject: goes as pieces */
+	int lazy_ev;         /* send_lazy's event, or -1 */
 	int rd;              /* an RMA read of rlen bytes into rlocal, */
 	int status;          /* reported with this (0 or -STORM_EUNREACH) */
 	void *rlocal;
@@ -100,6 +102,10 @@ struct bell {
 	_Atomic uint64_t stage_base; /* its staging arena "<region>.stage" */
 	_Atomic uint64_t stage_len;  /* at this address of its, this long
 				      * (set last); 0: none */
+	_Atomic uint32_t quiet;    /* its quiet events (set_quiet): a lazy
+				    * message signalling one does not ring */
+	_Atomic uint32_t owed;     /* a lazy message waits unrung: it sleeps
+				    * at most LAZY_MAX_NS */
 };
 
 /* A node as seen from here.  P_NEW: no send to it has completed yet
@@ -223,6 +229,7 @@ void fab_done_locked(struct fab *f, struct fsend *s);
 /* fabric_shm.c: bells, lock files, lazy insertion, pieces (f->mu held
  * where the name says _locked) */
 long fab_futex(_Atomic uint32_t *w, int op, uint32_t val, uint64_t ns);
+int fab_quiet(struct bell *b, uint32_t ev);
 void fab_ring(struct bell *b);
 int fab_lock_path(char *buf, size_t len, const char *name);
 int fab_lock_held(int fd);

@@ -26,6 +26,7 @@
 #define SP_TRANSPORT_OPS_V2 2 /* + reg, read */
 #define SP_TRANSPORT_OPS_V3 3 /* + share_gmem, peek */
 #define SP_TRANSPORT_OPS_V4 4 /* + share_stage */
+#define SP_TRANSPORT_OPS_V5 5 /* + send_lazy, set_quiet */
 
 struct sp_transport;
 
@@ -86,6 +87,17 @@ struct sp_transport_ops {
 	 * memory is the back-end's until destroy(), which unmaps it.
 	 * Returns it, or NULL. */
 	void *(*share_stage)(struct sp_transport *t, size_t len);
+	/* --- V5, optional (NULL: send(), and every message wakes) --- */
+	/* As send() of hdr alone with no report, but if dst declared ev
+	 * quiet (set_quiet) its progress thread is not woken for it: the
+	 * message waits until it wakes for anything else, or for at most
+	 * the back-end's bound.  For messages whose only effect there is
+	 * signalling ev (a posted PUT). */
+	int (*send_lazy)(struct sp_transport *t, uint32_t dst,
+			 const void *hdr, size_t hdrlen, uint32_t ev);
+	/* The events (bit i: event i < 32) that are quiet here now; a bit
+	 * cleared wakes the progress thread, to take what waits at once. */
+	void (*set_quiet)(struct sp_transport *t, uint32_t mask);
 };
 
 struct sp_transport {

@@ -44,6 +44,7 @@ enum sp_msg_type {
 	SP_MSG_CAW_RESULT,  /* caw: sequencer -> initiator */
 	SP_MSG_XRMA,        /* xfer: read the whole transfer from my arena, down */
 	SP_MSG_XPUT,        /* xfer: one destination, whole, committed at once */
+	SP_MSG_XPOST,       /* xfer: an XPUT answered by nothing (posted) */
 	SP_MSG_MAX
 };
 

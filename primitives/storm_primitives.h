@@ -250,6 +250,20 @@ SP_API int sp_xfer_and_signal(sp_world_t *w, const sp_nodeset_t *dst,
 			      sp_ev_t local_ev, sp_ev_t remote_ev, char *err,
 			      size_t errlen);
 
+/** A posted PUT: len bytes (at most SP_PUT_POSTED_MAX) to gaddr on one
+ * other node, signalling remote_ev there, with no answer — the bytes are
+ * copied into the message, so src is free on return, and no event fires
+ * here.  For level-triggered state its sender repeats (a heartbeat that
+ * only advances the slice): one message and one wake-up.  It lands after
+ * every transfer to that node started before it, or is refused.
+ * @return 0 (sent); -EBUSY (an earlier transfer to node is undone: use
+ * sp_xfer_and_signal); -EINVAL (node is this one, len 0 or too long,
+ * range outside global memory, bad event); -STORM_ENOTINVIEW;
+ * -STORM_ECLOSED; -STORM_EEXPELLED. */
+#define SP_PUT_POSTED_MAX (16u << 10)
+SP_API int sp_put_posted(sp_world_t *w, uint32_t node, const void *src,
+			 size_t len, uint64_t gaddr, sp_ev_t remote_ev);
+
 /** TEST-EVENT: consume one signal of ev.  timeout_ms 0 polls, < 0 blocks
  * without limit.  Signals count: n signals satisfy n calls.
  * @return 0 (signalled, operation succeeded); the operation's negative

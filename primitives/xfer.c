@@ -437,6 +437,44 @@ static void put_start(sp_world_t *w, struct sp_xfer_out *o, uint32_t d)
 		out_finish(w, o, -EMSGSIZE);
 }
 
+int sp_put_posted(sp_world_t *w, uint32_t node, const void *src,
+		  size_t len, uint64_t gaddr, sp_ev_t remote_ev)
+{
+	struct sp_wbuf b;
+	int rc;
+
+	if (!w || !src || node >= w->n || node == w->id || len == 0 ||
+	    len > SP_PUT_POSTED_MAX || len > w->chunk ||
+	    gaddr > w->gmem_size || len > w->gmem_size - gaddr ||
+	    (remote_ev != SP_EV_NONE && remote_ev >= w->nevents))
+		return -EINVAL;
+	pthread_mutex_lock(&w->lock);
+	if (w->closed || w->v.expelled)
+		rc = w->closed ? -STORM_ECLOSED : -STORM_EEXPELLED;
+	else if (!sp_nodeset_has(w->v.live, node))
+		rc = -STORM_ENOTINVIEW;
+	else if (undone_to(w, node))
+		rc = -EBUSY; /* it would overtake that one */
+	else
+		rc = 0;
+	if (rc == 0) {
+		sp_msg_begin(w, &b, SP_MSG_XPOST, w->v.epoch);
+		sp_w_u64(&b, (uint64_t)w->id << 32 | ++w->xseq);
+		sp_w_u64(&b, gaddr);
+		sp_w_u32(&b, remote_ev);
+		sp_w_u32(&b, (uint32_t)len);
+		sp_w_bytes(&b, src, len);
+		/* its only effect there is remote_ev: a node that keeps it
+		 * quiet need not wake for it */
+		rc = sp_msg_send_lazy(w, node, &b, remote_ev);
+		if (rc == -EMSGSIZE)
+			rc = -EINVAL;
+		sp_deferred_run(w);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
 int sp_xfer_and_signal(sp_world_t *w, const sp_nodeset_t *dst,
 		       const void *src, size_t len, uint64_t gaddr,
 		       sp_ev_t local_ev, sp_ev_t remote_ev, char *err,
@@ -713,8 +751,9 @@ static void on_data(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
 	in_maybe_staged(w, x);
 }
 
-/* XPUT: the whole transfer, ours alone: into global memory now. */
-static void on_put(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
+/* XPUT: the whole transfer, ours alone: into global memory now.  XPOST
+ * (ack 0) the same, answered by nothing. */
+static void on_put(sp_world_t *w, uint32_t src, struct sp_rbuf *r, int ack)
 {
 	uint64_t xid = sp_r_u64(r), gaddr = sp_r_u64(r);
 	uint32_t rev = sp_r_u32(r), len = sp_r_u32(r);
@@ -724,7 +763,8 @@ static void on_put(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
 	    gaddr > w->gmem_size || len > w->gmem_size - gaddr)
 		return; /* malformed: dropped whole, never half-applied */
 	commit_local(w, gaddr, data, len, rev);
-	send_up(w, src, SP_MSG_XDONE, xid, 1);
+	if (ack)
+		send_up(w, src, SP_MSG_XDONE, xid, 1);
 }
 
 static struct sp_xfer_out *out_find(sp_world_t *w, uint64_t xid)
@@ -866,7 +906,8 @@ void sp_xfer_on_msg(sp_world_t *w, uint32_t src, uint8_t type,
 		on_done(w, r);
 		break;
 	case SP_MSG_XPUT:
-		on_put(w, src, r);
+	case SP_MSG_XPOST:
+		on_put(w, src, r, type == SP_MSG_XPUT);
 		break;
 	default:
 		break;

@@ -707,6 +707,68 @@ static void test_xfer_put_dest_death_finishes_it(void **state)
 	sp_nodeset_destroy(one);
 }
 
+/* A posted PUT lands and signals at its destination, and nothing comes
+ * back to the source: no event, no record left behind. */
+static void test_xfer_posted_put_lands_unanswered(void **state)
+{
+	struct fx_opts o = {.n = 4, .chunk = 4096};
+	struct fx *f;
+	uint8_t *data, *want, *next;
+
+	*state = f = fx_new(&o);
+	data = payload(3000, 5);
+	want = payload(3000, 5);
+	next = payload(3000, 6);
+	fx_fill(f);
+	assert_int_equal(sp_put_posted(f->w[1], 3, data, 3000, 64, REV), 0);
+	memset(data, 0xee, 3000); /* src is free on return */
+	assert_event_once(f, 3, REV);
+	assert_delivered(f, 3, want, 3000, 64);
+	/* a second one goes too: the first left nothing undone */
+	assert_int_equal(sp_put_posted(f->w[1], 3, next, 3000, 64, REV), 0);
+	assert_event_once(f, 3, REV);
+	assert_delivered(f, 3, next, 3000, 64);
+	fx_quiesce(f);
+	assert_int_equal(sp_test_event(f->w[1], LEV, 0), -EAGAIN);
+	for (uint32_t i = 0; i < 3; i++)
+		fx_assert_pattern(f, i);
+	free(data);
+	free(want);
+	free(next);
+}
+
+/* A posted PUT never overtakes: behind an undone transfer to the same
+ * node it is refused (-EBUSY); and it checks what it is given. */
+static void test_xfer_posted_put_refused_behind_undone(void **state)
+{
+	struct fx_opts o = {.n = 4, .chunk = 4096};
+	struct fx *f;
+	sp_nodeset_t *one;
+	uint8_t *big;
+
+	*state = f = fx_new(&o);
+	one = fx_set(f, "2");
+	big = payload(10000, 1);
+	fx_fill(f);
+	assert_int_equal(sp_machine_hold(f->m, 2, 1), 0);
+	assert_int_equal(sp_xfer_and_signal(f->w[0], one, big, 10000, 0, LEV,
+					    REV, NULL, 0),
+			 0);
+	assert_int_equal(sp_put_posted(f->w[0], 2, big, 100, 0, REV), -EBUSY);
+	/* another node is not behind anything */
+	assert_int_equal(sp_put_posted(f->w[0], 3, big, 100, 0, REV), 0);
+	assert_int_equal(sp_machine_hold(f->m, 2, 0), 0);
+	assert_int_equal(sp_test_event(f->w[0], LEV, FX_WAIT_MS), 0);
+	assert_int_equal(sp_put_posted(f->w[0], 2, big, 100, 0, REV), 0);
+	assert_int_equal(sp_put_posted(f->w[0], 0, big, 100, 0, REV), -EINVAL);
+	assert_int_equal(sp_put_posted(f->w[0], 2, big, 0, 0, REV), -EINVAL);
+	assert_int_equal(sp_put_posted(f->w[0], 2, big, 4097, 0, REV),
+			 -EINVAL);
+	assert_int_equal(sp_put_posted(f->w[0], 9, big, 100, 0, REV), -EINVAL);
+	free(big);
+	sp_nodeset_destroy(one);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_teardown(fn, fx_teardown)
@@ -734,6 +796,8 @@ int main(void)
 		T(test_xfer_put_commits_on_arrival),
 		T(test_xfer_put_keeps_order_behind_staging),
 		T(test_xfer_put_dest_death_finishes_it),
+		T(test_xfer_posted_put_lands_unanswered),
+		T(test_xfer_posted_put_refused_behind_undone),
 	};
 
 	return cmocka_run_group_tests_name("xfer", tests, NULL, NULL);
