@@ -260,6 +260,26 @@ static void sleep_on(uint32_t seen)
 		0);
 }
 
+/* The engine naps (storm_bcs.h, nap): what this rank just did (post,
+ * poll, wait) is news it would otherwise see only at its next full
+ * slice, so the doorbell rings, once per nap.  Our store is fenced
+ * before the load, as the engine's is: one of the two sees the other. */
+static void nudge(void)
+{
+	static const uint64_t one = 1;
+	uint32_t v;
+
+	if (bcs_rt.bell < 0)
+		return;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	v = __atomic_load_n(&bcs_rt.area->nap, __ATOMIC_RELAXED);
+	if (!v || v == bcs_rt.nudged)
+		return;
+	bcs_rt.nudged = v;
+	if (write(bcs_rt.bell, &one, sizeof(one)) < 0)
+		(void)0; /* the strobe's periodic full slice comes anyway */
+}
+
 int bcs_rt_post(struct bcs_desc *d, const void *eager)
 {
 	struct bcs_area *a = bcs_rt.area;
@@ -298,6 +318,7 @@ int bcs_rt_post(struct bcs_desc *d, const void *eager)
 	bcs_rt.head++;
 	__atomic_store_n(&a->post_head, bcs_rt.head, __ATOMIC_RELEASE);
 	__atomic_store_n(&a->clock, bcs_rt.clock, __ATOMIC_RELEASE);
+	nudge();
 	return 0;
 }
 
@@ -311,6 +332,7 @@ int bcs_rt_taken(void *ctx)
 void bcs_rt_polled(void)
 {
 	__atomic_add_fetch(&bcs_rt.area->polls, 1, __ATOMIC_RELAXED);
+	nudge();
 }
 
 void bcs_rt_clock_recv(uint64_t c)
@@ -356,6 +378,7 @@ int bcs_rt_wait(int (*ready)(void *ctx), void *ctx)
 			    bcs_rt.done_tail &&
 		    __atomic_load_n(&a->notices, __ATOMIC_SEQ_CST) ==
 			    bcs_rt.notices) {
+			nudge();
 			ring_if_all_wait();
 			sleep_on(seen);
 		}

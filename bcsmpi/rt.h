@@ -33,7 +33,9 @@ struct bcs_rt {
 	uint64_t area_off, area_stride; /* the layout, checked at init (the
 				 * header is writable by every rank) */
 	int bell;               /* the job's doorbell (STORM_BCS_BELL) or -1:
-				 * rung when every rank here waits */
+				 * rung when every rank here waits, and once
+				 * per engine nap (rt.c, nudge) */
+	uint32_t nudged;        /* the nap value last rung for */
 };
 
 extern struct bcs_rt bcs_rt;

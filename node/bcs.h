@@ -146,6 +146,10 @@ void nm_bcs_slice(struct nm_bcs *e, uint64_t slice);
 /* Records from other nodes arrived, or ours went (the world's notify):
  * rounds whose sections are all here run. */
 void nm_bcs_events(struct nm_bcs *e);
+/* Whether a job here needs the next slice: 0 when every running job
+ * naps (nothing new from its ranks, no round under way), so that the
+ * node manager may sleep through slices; a rank rings when it wakes. */
+int nm_bcs_busy(const struct nm_bcs *e);
 /* The view: a job with a node outside live fails; channels to nodes
  * outside it are forgotten. */
 void nm_bcs_view(struct nm_bcs *e, const sp_nodeset_t *live);

@@ -136,6 +136,10 @@ struct bcs_job {
 	 * like at its last section, and the slices since */
 	uint64_t seen_digest;
 	uint32_t quiet;
+	/* napping (bcs_round.c, nap()): nothing new at a slice, so the
+	 * node manager needs no slices for it until a rank rings */
+	uint32_t nap;            /* the areas' nap value, 0 awake */
+	uint32_t naps;           /* naps taken (the next value) */
 	int stopped;
 	int failed;              /* reported by nm_bcs_failed once */
 	int reported;

@@ -890,16 +890,16 @@ static int more_rounds(const struct bcs_job *j)
 	return 0;
 }
 
-/* Every rank here waits: the section of the next round holds now what it
- * would at the next slice, so it is built now (sent to the job's other
- * nodes by the caller's flush; the round applies once theirs are in —
- * each of them builds its own at its slice, or at once if its ranks all
- * wait too).  On one node it applies at once, and goes on while the
- * ranks still wait on work that needs more rounds.  Nothing is matched
- * otherwise: matching depends on what was posted, never on when rounds
- * run (bcs_match.h).  Whether the ranks wait is their word, so a job
- * runs at most BCS_EARLY_MAX such rounds a slice.  Returns whether a
- * section was built. */
+/* The job's ranks are told the engine is awake again. */
+static void wake(struct bcs_job *j)
+{
+	if (!j->nap)
+		return;
+	j->nap = 0;
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		__atomic_store_n(&bcs_job_area(j, i)->nap, 0, __ATOMIC_RELAXED);
+}
+
 /* The job's rounds may run here: not failed, not gang-stopped, mapped. */
 static int running(const struct bcs_job *j)
 {
@@ -910,6 +910,7 @@ static int running(const struct bcs_job *j)
  * are all in.  Returns whether the section was built. */
 static int step(struct nm_bcs *e, struct bcs_job *j)
 {
+	wake(j);
 	if (!build(e, j))
 		return 0;
 	while (!j->failed && apply(e, j))
@@ -917,6 +918,16 @@ static int step(struct nm_bcs *e, struct bcs_job *j)
 	return 1;
 }
 
+/* Every rank here waits: the section of the next round holds now what it
+ * would at the next slice, so it is built now (sent to the job's other
+ * nodes by the caller's flush; the round applies once theirs are in —
+ * each of them builds its own at its slice, or at once if its ranks all
+ * wait too).  On one node it applies at once, and goes on while the
+ * ranks still wait on work that needs more rounds.  Nothing is matched
+ * otherwise: matching depends on what was posted, never on when rounds
+ * run (bcs_match.h).  Whether the ranks wait is their word, so a job
+ * runs at most BCS_EARLY_MAX such rounds a slice.  Returns whether a
+ * section was built. */
 static int early(struct nm_bcs *e, struct bcs_job *j)
 {
 	int built = 0;
@@ -942,7 +953,7 @@ void nm_bcs_events(struct nm_bcs *e)
 	bcs_xchg_receive(&e->x, on_section, e);
 	for (struct bcs_job *j = e->jobs; j; j = j->next) {
 		while (running(j) && apply(e, j))
-			;
+			wake(j);
 		if (j->nnodes == 1 || !running(j))
 			continue;
 		/* a round applied, and the ranks still wait: the next one
@@ -964,14 +975,40 @@ void nm_bcs_events(struct nm_bcs *e)
  * rounds, another node's section of it already in, or BCS_QUIET_MAX
  * slices without one.  A job that only computes then costs no round
  * and, across nodes, no records, slice after slice. */
-static int due(struct bcs_job *j)
+static int news(const struct bcs_job *j)
 {
 	for (uint32_t i = 0; i < j->nlocal; i++)
 		if (__atomic_load_n(&bcs_job_area(j, i)->post_head,
 				    __ATOMIC_ACQUIRE) != j->tail[i])
 			return 1;
 	return digest(j) != j->seen_digest || more_rounds(j) ||
-	       j->pulls || peer_started(j) || ++j->quiet >= BCS_QUIET_MAX;
+	       j->pulls || peer_started(j);
+}
+
+static int due(struct bcs_job *j)
+{
+	return news(j) || ++j->quiet >= BCS_QUIET_MAX;
+}
+
+/* Nothing new at this slice: the job naps, and the node manager may
+ * sleep through slices (nm_bcs_busy).  Its ranks see the nap value and
+ * ring the doorbell once, when they next post, poll or wait; the value
+ * is stored before their state is looked at again, and they store
+ * theirs before loading it (a fence each side), so a change made as
+ * the nap began is either seen here or rung. */
+static void nap(struct bcs_job *j)
+{
+	if (j->nap || j->bell_fd < 0)
+		return; /* no doorbell: no rank could wake it */
+	if (++j->naps == 0)
+		j->naps = 1;
+	j->nap = j->naps;
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		__atomic_store_n(&bcs_job_area(j, i)->nap, j->nap,
+				 __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (news(j))
+		wake(j);
 }
 
 void nm_bcs_slice(struct nm_bcs *e, uint64_t slice)
@@ -980,10 +1017,24 @@ void nm_bcs_slice(struct nm_bcs *e, uint64_t slice)
 	nm_bcs_events(e);
 	for (struct bcs_job *j = e->jobs; j; j = j->next) {
 		j->early = 0;
-		if (running(j) && due(j))
+		if (!running(j))
+			continue;
+		if (due(j))
 			step(e, j);
+		else
+			nap(j);
 	}
 	bcs_xchg_flush(&e->x);
+}
+
+int nm_bcs_busy(const struct nm_bcs *e)
+{
+	if (bcs_xchg_pending(&e->x))
+		return 1;
+	for (const struct bcs_job *j = e->jobs; j; j = j->next)
+		if (running(j) && !j->nap)
+			return 1;
+	return 0;
 }
 
 /* Every rank of the job here waits: its section of the next round now
@@ -997,6 +1048,7 @@ void nm_bcs_bell(struct nm_bcs *e, uint32_t job)
 		return;
 	if (read(j->bell_fd, &v, sizeof(v)) < 0)
 		return; /* EAGAIN: a rank read it, or a spurious wake */
+	wake(j);
 	if (early(e, j))
 		bcs_xchg_flush(&e->x);
 }

@@ -81,7 +81,14 @@ struct nm {
 			       * world's lock before it is decoded */
 	sp_nodeset_t *live;   /* the view, when it changed */
 	uint64_t view_epoch;
+	int ticks_quiet;      /* ST_EV_HB_TICK kept quiet: nothing here
+			       * to do at a slice (ticks_update) */
 };
+
+static void ticks_update(struct nm *nm);
+
+/* A heartbeat block is read this much first: the header and 369 jobs */
+#define NM_HB_PREFIX 4096u
 
 static struct nm_job *job_by_id(struct nm *nm, uint32_t id)
 {
@@ -403,6 +410,7 @@ static int on_output(int32_t fd, int32_t revents, void *data)
 					 == NM_ROUTE_FILE)
 					nm_output_write(j, x->rank, s, buf,
 							(size_t)n);
+				ticks_update(nm);
 				return 0;
 			}
 			if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -411,6 +419,7 @@ static int on_output(int32_t fd, int32_t revents, void *data)
 			close(fd);
 			x->fd[s] = -1;
 			jobs_changed(nm);
+			ticks_update(nm);
 			return 0;
 		}
 	return 0;
@@ -548,6 +557,7 @@ static int on_bcs_bell(int32_t fd, int32_t revents, void *data)
 	(void)revents;
 	nm_bcs_bell(&nm->bcs, j->id);
 	bcs_failures(nm);
+	ticks_update(nm);
 	return 0;
 }
 
@@ -751,12 +761,22 @@ static void reconcile(struct nm *nm)
 
 static void on_heartbeat(struct nm *nm)
 {
+	size_t len = nm->lay.hb_len < NM_HB_PREFIX ? nm->lay.hb_len
+						     : NM_HB_PREFIX;
+	size_t need;
 	struct nm_job *j;
 
 	/* a copy taken under the world's lock: the next heartbeat may land
-	 * while this one is read */
-	if (sp_gmem_read(nm->w, nm->lay.hb, nm->hb_copy, nm->lay.hb_len) ||
-	    st_hb_decode(nm->hb_copy, nm->lay.hb_len, &nm->hb)) {
+	 * while this one is read.  A prefix first (the block is as long as
+	 * its job list, the area 64 KiB); a longer block is read again
+	 * whole, in one copy, so the two never mix */
+	if (sp_gmem_read(nm->w, nm->lay.hb, nm->hb_copy, len))
+		len = 0;
+	else if ((need = st_hb_need(nm->hb_copy, len)) > len)
+		len = need <= nm->lay.hb_len &&
+		      !sp_gmem_read(nm->w, nm->lay.hb, nm->hb_copy, need) ?
+		      need : 0;
+	if (!len || st_hb_decode(nm->hb_copy, len, &nm->hb)) {
 		qb_log(LOG_WARNING, "malformed heartbeat block: ignored");
 		return;
 	}
@@ -783,6 +803,38 @@ static void on_heartbeat(struct nm *nm)
 	box_flush(nm);
 }
 
+/* ---- slices with nothing to do ------------------------------------------ */
+
+/* Whether anything here must happen at the next slice: a job to start
+ * or whose end is to be reported, records waiting for their box,
+ * relayed lines waiting for their job, BCS-MPI rounds. */
+static int slice_work(const struct nm *nm)
+{
+	if (nm_bcs_busy(&nm->bcs) || nm_outbox_waiting(&nm->out) ||
+	    nm_relay_waiting(&nm->relay))
+		return 1;
+	for (const struct nm_job *j = nm->jobs; j; j = j->next)
+		if ((j->want == ST_HB_RUN && j->written && !j->started) ||
+		    (j->started && !j->reported && nm_job_ended(j)) ||
+		    (j->reported && !j->done))
+			return 1;
+	return 0;
+}
+
+/* With nothing to do at a slice, the heartbeats that differ from the
+ * last only in their slice (ST_EV_HB_TICK) stay quiet: the main loop
+ * sleeps through them until one changes something, or until the
+ * strobe's periodic full one (docs/manager.md §3, ticks).  Called at the
+ * end of every handler of the loop. */
+static void ticks_update(struct nm *nm)
+{
+	int quiet = !slice_work(nm);
+
+	if (quiet != nm->ticks_quiet &&
+	    sp_event_quiet(nm->w, ST_EV_HB_TICK, quiet) == 0)
+		nm->ticks_quiet = quiet;
+}
+
 /* ---- main loop -------------------------------------------------------------- */
 
 static int on_notify(int32_t fd, int32_t revents, void *data)
@@ -798,6 +850,8 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 	while (sp_test_event(nm->w, ST_EV_CHUNK, 0) == 0)
 		nm_ring_take(&nm->ring);
 	while (sp_test_event(nm->w, ST_EV_HB, 0) == 0)
+		hb = 1;
+	while (sp_test_event(nm->w, ST_EV_HB_TICK, 0) == 0)
 		hb = 1;
 	if (nm_outbox_events(&nm->out)) {
 		/* exits waiting behind the last box go now; output waits
@@ -836,6 +890,7 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 			qb_loop_stop(nm->loop);
 		}
 	}
+	ticks_update(nm);
 	return 0;
 }
 
@@ -847,6 +902,7 @@ static int on_signal(int32_t sig, void *data)
 		reap(nm);
 		bcs_failures(nm);
 		jobs_changed(nm);
+		ticks_update(nm);
 		return 0;
 	}
 	if (sig == SIGUSR2) {

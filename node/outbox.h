@@ -45,5 +45,10 @@ uint32_t nm_outbox_flush(struct nm_outbox *ob, const uint32_t **jobs);
 /* Take the box's events (its transfer done or aborted, its ack).  1 when
  * the box in flight was acknowledged now (the next may go). */
 int nm_outbox_events(struct nm_outbox *ob);
+/* Records wait for a box (sent at a heartbeat). */
+static inline int nm_outbox_waiting(const struct nm_outbox *ob)
+{
+	return ob->pend_len > 0;
+}
 
 #endif

@@ -268,6 +268,7 @@ void nm_relay_receive(struct nm_relay *r, nm_relay_ready_fn ready,
 {
 	while (sp_test_event(r->w, ST_EV_RELAY, 0) == 0)
 		;
+	r->held = 0;
 	for (uint32_t n = r->first_node; n < r->nworld; n++) {
 		uint64_t at = r->lay->outbox + (uint64_t)r->lay->outbox_len * n;
 		uint8_t *box = r->copy;
@@ -289,8 +290,10 @@ void nm_relay_receive(struct nm_relay *r, nm_relay_ready_fn ready,
 		while (!wait &&
 		       st_box_next(box, ST_BOX_HDR + len, &off, &rec) == 1)
 			wait = ready(ctx, &rec) == 0;
-		if (wait)
+		if (wait) {
+			r->held = 1;
 			continue; /* offered again with the next event */
+		}
 		off = ST_BOX_HDR;
 		while (st_box_next(box, ST_BOX_HDR + len, &off, &rec) == 1)
 			if (ready(ctx, &rec) > 0)

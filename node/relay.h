@@ -35,6 +35,7 @@ struct nm_relay {
 	uint64_t *taken;
 	int64_t *ack;
 	uint8_t *copy;
+	int held;               /* a box received waits for its job */
 };
 
 /* How the owner takes a relayed record: 1 now, 0 not yet (the box waits
@@ -63,5 +64,11 @@ int nm_relay_holds(const struct nm_relay *r, uint32_t job);
  * ready is taken whole and acknowledged. */
 void nm_relay_receive(struct nm_relay *r, nm_relay_ready_fn ready,
 		      nm_relay_take_fn take, void *ctx);
+/* Records wait here: to be sent, or received and held for their job
+ * (offered again at the next heartbeat). */
+static inline int nm_relay_waiting(const struct nm_relay *r)
+{
+	return r->pend_len > 0 || r->held;
+}
 
 #endif

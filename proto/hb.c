@@ -105,6 +105,27 @@ int st_hb_decode(const uint8_t *buf, size_t len, st_hb_t *hb)
 	return 0;
 }
 
+size_t st_hb_need(const uint8_t *buf, size_t len)
+{
+	struct rd r = { buf, len, 0, 0 };
+	uint64_t n;
+
+	if (rd_n(&r, 4) != HB_MAGIC)
+		return 0;
+	r.off = 22;
+	n = rd_n(&r, 4);
+	if (r.bad)
+		return 0;
+	return ST_HB_HDR + (size_t)n * ST_HB_ENTRY;
+}
+
+int st_hb_same(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	/* the slice is bytes 4..11, after the magic */
+	return len >= ST_HB_HDR && memcmp(a, b, 4) == 0 &&
+	       memcmp(a + 12, b + 12, len - 12) == 0;
+}
+
 /* ---- exit records ------------------------------------------------------------ */
 
 void st_exit_encode(uint8_t out[ST_EXIT_LEN], const st_exit_t *e)

@@ -151,7 +151,10 @@ struct bcs_area {
 	uint64_t done_head;   /* completions posted (atomic, release) */
 	uint32_t wake;        /* futex: bumped when completions come */
 	int32_t rank;         /* its world rank */
-	uint32_t pad1[10];
+	uint32_t nap;         /* nonzero while the engine sleeps through
+			       * slices: a rank that posts, polls or waits
+			       * rings the doorbell once per value */
+	uint32_t pad1[9];
 	struct bcs_desc post[BCS_RING_SLOTS];
 	struct bcs_done done[BCS_RING_SLOTS];
 	/* written by the job's other ranks (never read by the engine): a

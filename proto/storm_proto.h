@@ -293,6 +293,10 @@ enum st_event {
 	ST_EV_LOCAL_RELAY = 10,
 	ST_EV_BCS = 11,     /* node: another node's BCS-MPI record arrived */
 	ST_EV_LOCAL_BCS = 12,
+	ST_EV_HB_TICK = 13, /* node: a heartbeat block that differs from the
+			     * last one only in its slice (a node manager
+			     * with nothing to do at a slice keeps it quiet,
+			     * docs/launch.md) */
 	ST_EV_COUNT = 16
 };
 
@@ -389,6 +393,13 @@ static inline uint8_t st_hb_want(uint8_t state, uint16_t row, uint16_t active)
  * st_hb_capacity(len) entries. */
 ST_API int st_hb_encode(uint8_t *buf, size_t cap, const st_hb_t *hb);
 ST_API int st_hb_decode(const uint8_t *buf, size_t len, st_hb_t *hb);
+/** The bytes of the block whose first len bytes are at buf, as its
+ * header says (so a reader copies no more than was sent), or 0 when
+ * len holds no header or the header is not a block's. */
+ST_API size_t st_hb_need(const uint8_t *buf, size_t len);
+/** Whether two encoded blocks of len bytes differ at most in their
+ * slice. */
+ST_API int st_hb_same(const uint8_t *a, const uint8_t *b, size_t len);
 
 /* ---- file ring chunks (manager -> a job's nodes) ------------------------ */
 

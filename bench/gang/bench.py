@@ -562,8 +562,9 @@ def report(fig, rows_a, rows_b, reps, quick):
                  "window(s) of %.0f s" % (PROVIDER, reps,
                                           fig["strobe_window_s"]))
         t.append("  lateness = slice boundary's nominal time -> heartbeat "
-                 "on every node (as the strobe master sees it); late = "
-                 "lateness > one period")
+                 "on every node (as the strobe master sees it: a posted "
+                 "tick, docs/manager.md, when handed to the fabric); "
+                 "late = lateness > one period")
         t.append("  wake = boundary -> handler runs; xfer = heartbeat sent "
                  "-> its completion seen")
         t.append("")

@@ -165,11 +165,16 @@ void mmd_stats_sent(struct mmd_stats *s, const struct mmd_strobe_clock *clk)
 		s->hb_late_seen = clk->hb_late;
 		return;
 	}
-	if (clk->hb_inflight && clk->hb_sent_slice == clk->slice &&
+	if ((clk->hb_inflight || clk->hb_posted) &&
+	    clk->hb_sent_slice == clk->slice &&
 	    s->pending_slice != clk->slice) {
 		s->pending_ns = s->boundary_ns;
 		s->pending_sent_ns = mmd_mono_ns();
 		s->pending_slice = clk->slice;
+		/* posted: nothing comes back; it is on time if handed to
+		 * the fabric in time */
+		if (!clk->hb_inflight)
+			mmd_stats_hb_done(s, clk, 0, s->pending_sent_ns);
 	}
 }
 

@@ -27,6 +27,8 @@ struct mmd_strobe_clock {
 	uint64_t slice;
 	uint64_t hb_late;         /* heartbeats skipped: one still in flight */
 	int hb_inflight;
+	int hb_posted;            /* the last went as posted PUTs only: done
+				   * once handed to the fabric */
 	uint64_t hb_sent_slice;
 };
 

@@ -36,11 +36,12 @@ int mmd_strobe_init(struct mmd_strobe *sb, const st_config_t *cfg,
 					.ctx = hooks->ctx };
 	sb->hb_cap = st_hb_capacity(lay->hb_len);
 	sb->hb = calloc(1, lay->hb_len);
+	sb->hb_full = calloc(1, lay->hb_len);
 	sb->hb_list = calloc(sb->hb_cap + 1, sizeof(*sb->hb_list));
 	sb->seen = calloc(nworld, 1);
 	sb->joined = calloc(nworld, sizeof(*sb->joined));
 	sb->joined_slice = calloc(nworld, sizeof(*sb->joined_slice));
-	if (!sb->hb || !sb->hb_list || !sb->seen || !sb->joined ||
+	if (!sb->hb || !sb->hb_full || !sb->hb_list || !sb->seen || !sb->joined ||
 	    !sb->joined_slice || sp_nodeset_create(nworld, &sb->live) ||
 	    sp_nodeset_create(nworld, &sb->tmp) ||
 	    sp_nodeset_create(nworld, &sb->one))
@@ -52,6 +53,7 @@ void mmd_strobe_fini(struct mmd_strobe *sb)
 {
 	mmd_stage_free(&sb->stage);
 	free(sb->hb);
+	free(sb->hb_full);
 	free(sb->hb_list);
 	free(sb->active);
 	free(sb->seen);
@@ -394,22 +396,38 @@ static uint32_t list_overflow(struct mmd_strobe *sb, const mm_state_t *st,
 /* The encoded block to the n nodes of sb->tmp: one PUT each up to
  * MMD_HB_PUT_MAX nodes, else one multicast.  Returns the transfers
  * started (hb_pending); a node it could not start for counts as failed. */
-static uint32_t hb_send(struct mmd_strobe *sb, size_t len, uint32_t n)
+static uint32_t hb_send(struct mmd_strobe *sb, size_t len, uint32_t n,
+			sp_ev_t ev)
 {
 	uint32_t started = 0;
 
 	sb->hb_rc = 0;
+	sb->hb_posted = 0;
 	if (n > MMD_HB_PUT_MAX) {
 		started = sp_xfer_and_signal(sb->w, sb->tmp, sb->hb, len,
 					     sb->lay->hb, ST_EV_LOCAL_HB,
-					     ST_EV_HB, NULL, 0) == 0;
+					     ev, NULL, 0) == 0;
 	} else {
 		for (int64_t x = sp_nodeset_next(sb->tmp, 0); x >= 0;
 		     x = sp_nodeset_next(sb->tmp, (uint32_t)x + 1)) {
+			int rc;
+
+			/* a block that only advances the slice is posted: no
+			 * answer wakes this manager's fabric thread */
+			if (ev == ST_EV_HB_TICK && len <= SP_PUT_POSTED_MAX &&
+			    (rc = sp_put_posted(sb->w, (uint32_t)x, sb->hb,
+						len, sb->lay->hb, ev)) !=
+				    -EBUSY) {
+				if (rc)
+					sb->hb_rc = -STORM_ENOTINVIEW;
+				else
+					sb->hb_posted++;
+				continue;
+			}
 			sp_nodeset_add(sb->one, (uint32_t)x);
 			if (sp_xfer_and_signal(sb->w, sb->one, sb->hb, len,
 					       sb->lay->hb, ST_EV_LOCAL_HB,
-					       ST_EV_HB, NULL, 0) == 0)
+					       ev, NULL, 0) == 0)
 				started++;
 			else
 				sb->hb_rc = -STORM_ENOTINVIEW;
@@ -418,6 +436,26 @@ static uint32_t hb_send(struct mmd_strobe *sb, size_t len, uint32_t n)
 	}
 	sb->hb_pending = started;
 	return started;
+}
+
+/* The event the block in sb->hb goes with: ST_EV_HB_TICK when it equals
+ * the last full one but for its slice (and that one is recent), else
+ * ST_EV_HB, and it becomes the last full one. */
+static sp_ev_t hb_event(struct mmd_strobe *sb, size_t len, int kick)
+{
+	uint64_t every = (uint64_t)sb->cfg->hb_timeout_ms * 1000u /
+			 sb->cfg->slice_us / 8;
+
+	every = every < 1 ? 1 : every > MMD_HB_FULL_MAX ? MMD_HB_FULL_MAX
+							: every;
+	if (!kick && len == sb->hb_full_len &&
+	    sb->clk.slice - sb->hb_full_slice < every &&
+	    st_hb_same(sb->hb, sb->hb_full, len))
+		return ST_EV_HB_TICK;
+	memcpy(sb->hb_full, sb->hb, len);
+	sb->hb_full_len = len;
+	sb->hb_full_slice = sb->clk.slice;
+	return ST_EV_HB;
 }
 
 /* At every slice boundary; and mid-slice (kick) when a job launches: the
@@ -464,10 +502,21 @@ static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st, int kick)
 	n = sp_nodeset_count(sb->tmp);
 	if (len < 0 || n == 0)
 		return;
-	if (hb_send(sb, (size_t)len, n)) {
+	if (!hb_send(sb, (size_t)len, n, hb_event(sb, (size_t)len, kick)) &&
+	    !sb->hb_posted)
+		sb->hb_rc = -STORM_ENOTINVIEW;
+	if (sb->hb_rc)
+		sb->hb_full_len = 0; /* a node missed it: the next is full */
+	sb->clk.hb_posted = 0;
+	if (sb->hb_pending) {
 		sb->clk.hb_inflight = 1;
 		sb->clk.hb_sent_slice = sb->clk.slice;
 		sb->hb_kicked = kick;
+	} else if (sb->hb_posted && !sb->hb_rc) {
+		/* posted to every node: done as sent */
+		sb->clk.hb_posted = 1;
+		sb->clk.hb_sent_slice = sb->clk.slice;
+		sb->hb_done_slice = sb->clk.slice;
 	}
 }
 
@@ -591,6 +640,7 @@ void mmd_strobe_master(struct mmd_strobe *sb, const mm_state_t *st,
 	sb->hb_owed = 0;
 	sb->hb_kicked = 0;
 	sb->hb_done_slice = 0;
+	sb->hb_full_len = 0;
 	sb->tick_inflight = 0;
 	sb->tick_wanted = 1;
 	sp_view(sb->w, &vi, sb->live);

@@ -50,6 +50,12 @@ struct mmd_strobe_hooks {
  * current slice, row and job list), so a node that got slice k's and one
  * that did not (the master died between two PUTs) agree again at k + 1. */
 #define MMD_HB_PUT_MAX 8
+/* A block equal to the last full one but for its slice is signalled
+ * ST_EV_HB_TICK, which idle node managers sleep through; a full one
+ * (ST_EV_HB) goes at least every this many slices, and at least 8 times
+ * per heartbeat timeout, so each node manager still applies heartbeats
+ * well within it (check_strobe compares its applied slice). */
+#define MMD_HB_FULL_MAX 32
 
 struct mmd_strobe {
 	/* set once */
@@ -75,8 +81,12 @@ struct mmd_strobe {
 	int hb_kicked;         /* the one in flight is a mid-slice launch */
 	uint64_t hb_done_slice; /* last heartbeat every node got */
 	uint32_t hb_pending;   /* its transfers not yet completed */
+	uint32_t hb_posted;    /* nodes it went to as a posted PUT */
 	int hb_rc;             /* the first failure among them, or 0 */
 	uint8_t *hb;
+	uint8_t *hb_full;      /* the last block sent as ST_EV_HB */
+	size_t hb_full_len;    /* its bytes, 0 for none (send the next so) */
+	uint64_t hb_full_slice; /* its slice */
 	st_hb_job_t *hb_list;  /* st_hb_capacity(lay->hb_len) */
 	uint32_t hb_cap;
 	uint32_t sweep;        /* next id of the sweep, when jobs overflow */

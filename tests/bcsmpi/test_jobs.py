@@ -289,6 +289,35 @@ def test_doorbell(lab):
     print("doorbell: 300 rounds or more within 90 s of a 1 s slice")
 
 
+def main_switches(pid):
+    with open("/proc/%d/task/%d/status" % (pid, pid)) as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_nap(lab):
+    # a 1 ms slice; the job computes 2 x 3 s between a few collectives:
+    # its engine naps, and the node manager's main loop sleeps through
+    # the heartbeats that only advance the slice (docs/manager.md §3,
+    # ticks) — it wakes for the full one every 32 slices, the doorbell
+    # and the job's own events, not 1,000 times a second
+    prog = build_prog(lab, "loop")
+    nm = lab.p.procs["nm1"].pid
+    before = main_switches(nm)
+    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog, "2", "3000"],
+            timeout=90)
+    woke = main_switches(nm) - before
+    check(r.returncode == 0,
+          "nap: exit %d\n%s\n%s" % (r.returncode, r.stdout, r.stderr))
+    check(woke < 1500,
+          "nap: the node manager's main loop woke %d times during a job "
+          "of 6 s (6,000 slices) that only computed" % woke)
+    print("nap: the node manager's main loop woke %d times in 6,000 "
+          "slices of a computing job" % woke)
+
+
 def test_trace_replay(lab):
     prog = build_prog(lab, "anysource")
     log = os.path.join(lab.dir, "matches.log")
@@ -407,6 +436,7 @@ TESTS = {
     "hostile": (test_hostile, dict(managers=1, nodes=1, cpus=3)),
     "doorbell": (test_doorbell, dict(managers=1, nodes=1, cpus=2,
                                      slice_us=1000000)),
+    "nap": (test_nap, dict(managers=1, nodes=1, cpus=2, slice_us=1000)),
     "doorbell_spread": (test_doorbell, dict(managers=1, nodes=2, cpus=1,
                                             slice_us=1000000)),
     "trace_replay": (test_trace_replay, dict(managers=1, nodes=1, cpus=4)),

@@ -1,5 +1,6 @@
 /* fuzz_hb.c — the heartbeat block a node reads from global memory every
- * slice; what decodes must re-encode to the same bytes. */
+ * slice; what decodes must re-encode to the same bytes, and its header
+ * must name its length (st_hb_need). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t n = ST_HB_HDR + (size_t)ST_HB_ENTRY * hb.njobs;
 
 		FUZZ_CHECK(n <= size && hb.lo <= hb.hi);
+		/* what a node reads first says how much to read */
+		FUZZ_CHECK(st_hb_need(data, size) == n);
+		FUZZ_CHECK(st_hb_same(data, data, n));
 		re = malloc(n);
 		FUZZ_CHECK(re && st_hb_encode(re, n, &hb) == (int)n);
 		FUZZ_CHECK(!memcmp(re, data, 26) &&
