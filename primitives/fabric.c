@@ -833,17 +833,15 @@ static void *progress_main(void *arg)
 			spinning = 1;
 			sched_yield(); /* spinning: let an oversubscribed core run others */
 			/* Someone else ran meanwhile: the core is contended
-			 * (a job's ranks compute on it), and a spin would
-			 * only take turns from them, each a context switch,
-			 * every message (a 1 ms strobe kept it spinning for
-			 * good).  Sleep instead; the spin is learnt again
-			 * from probes. */
+			 * (a job's ranks compute on it), and more turns
+			 * would only take theirs, a context switch each (a
+			 * 1 ms strobe kept the thread runnable for good).
+			 * This spin ends; what was learnt stays for the next
+			 * burst. */
 			if (f->mode != W_POLL &&
 			    !sp_engine_waiters(f->base.world) &&
-			    mono_ns() - now > SPIN_MIN_NS) {
-				f->spin_len = 0;
+			    mono_ns() - now > SPIN_MIN_NS)
 				spin = 0;
-			}
 		}
 		if ((busy && !spin) || (!busy && now - last >= spin)) {
 			if (spinning && spin && f->mode != W_POLL &&
