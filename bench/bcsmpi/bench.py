@@ -241,8 +241,9 @@ def build_programs(build, out, peers):
     calib = os.path.join(out, "bench-calib")
     try:
         cc(["cc"], "calib.c", calib)
+        cc(["cc"], "tick.c", os.path.join(out, "bench-tick"))
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
-        raise Failed("building bench-calib: %s" % e)
+        raise Failed("building bench-calib, bench-tick: %s" % e)
     progs = {}
     for mpi, argv in compilers(build, peers).items():
         try:
@@ -502,7 +503,28 @@ def synth_group(ctx, r, g, n, iters, loops, nodes):
                 raw[(mpi, loop, g, n, nodes)] = v
                 if v is not None:
                     log("   %-8s %-8s %.3f s" % (NAME[mpi], loop, v))
+            if mpi == ctx.peers[0] and "compute" in loops and nodes == 1:
+                args[0] = "compute"
+                v = tick_floor(ctx, mpi, n, args, g)
+                raw[("tick", "compute", g, n, nodes)] = v
+                if v is not None:
+                    log("   %-8s %-8s %.3f s (+ a wake every slice)" % (
+                        NAME[mpi], "compute", v))
     return raw
+
+
+def tick_floor(ctx, mpi, n, args, g):
+    """The peer's bare compute loop again, beside bench-tick waking every
+    slice: what a strobe that sends nothing costs its ranks here."""
+    tick = subprocess.Popen([os.path.join(ctx.dir, "bench-tick"),
+                             str(ctx.slice_us)])
+    try:
+        o = ctx.peer(mpi, n, "synth", args, "%s synth compute G=%g N=%d "
+                     "beside bench-tick" % (NAME[mpi], g, n))
+    finally:
+        tick.kill()
+        tick.wait()
+    return o["runtime_s"] if o else None
 
 
 def synth_figures(raw, cells, reps, fig):
@@ -533,6 +555,12 @@ def synth_figures(raw, cells, reps, fig):
                 ovh = [100.0 * (a - b) / b for a, b in zip(rt or [], base)
                        if a is not None and b]
                 fig[PFX[mpi] + "ovh_pct_" + key] = med(ovh)
+        # the floor: the peer's compute loop beside a wake every slice
+        tk = raw.get(("tick", "compute", g, n, nodes))
+        if tk:
+            ovh = [100.0 * (a - b) / b for a, b in zip(tk, base)
+                   if a is not None and b]
+            fig["tick_ovh_pct_compute_" + sfx] = med(ovh)
 
 
 # ---- OSU-style and the ANY_SOURCE job --------------------------------------
@@ -795,6 +823,14 @@ def report(fig, cells, ctx):
                          f(fig.get("base_s_" + sfx), "%.3f"),
                          f(b, "%+.1f"), f(o, "%+.1f"), f(m, "%+.1f"),
                          f(rt)))
+        tk = fig.get("tick_ovh_pct_compute_" + sfx)
+        if tk is not None:
+            # the floor, in the peer's column: it ran the loop
+            rows.append(("compute %s + a wake every slice" % label(
+                g, n, nodes), iters, f(fig.get("base_s_" + sfx), "%.3f"),
+                "", f(tk, "%+.1f") if fig.get("baseline") ==
+                "mpirun.openmpi" else "", f(tk, "%+.1f") if
+                fig.get("baseline") == "mpirun.mpich" else "", ""))
     table("Synthetic loops: overhead %% over the compute loop run bare by "
           "%s (base s); compute rows: what running under each costs alone"
           % (fig.get("baseline") or "-"),
@@ -877,9 +913,12 @@ def report(fig, cells, ctx):
             if ("ovh_pct_%s_g%g_n2" % (loop, g)) not in fig:
                 continue
             lim = 1.5 * s / (g * 1e3) * 100 + 2
-            out.append("  N=2 %-7s G=%-3g ms: %8s %% <= %.1f %%  %s" % (
+            tk = fig.get("tick_ovh_pct_compute_g%g_n2" % g)
+            out.append("  N=2 %-7s G=%-3g ms: %8s %% <= %.1f %%  %s%s" % (
                 loop, g, f(v, "%+.1f"), lim,
-                verdict(None if v is None else v <= lim)))
+                verdict(None if v is None else v <= lim),
+                "" if tk is None else
+                "  (a bare wake every slice costs %+.1f %% here)" % tk))
     b, o, m = (fig.get("ovh_pct_barrier_g10_n8"),
                fig.get("ompi_ovh_pct_barrier_g10_n8"),
                fig.get("mpich_ovh_pct_barrier_g10_n8"))
