@@ -112,6 +112,7 @@ void bcs_complete(struct bcs_job *j, uint32_t i, const struct bcs_done *d)
 	uint64_t tail = __atomic_load_n(&a->done_tail, __ATOMIC_ACQUIRE);
 	struct bcs_late *l, **pp;
 
+	j->acts++;
 	if (tail > head) {
 		bcs_job_fail(j, "rank %d: done ring indexes out of bounds (its "
 			 "segment is corrupt)", j->world_of[i]);

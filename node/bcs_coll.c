@@ -530,8 +530,10 @@ void bcs_coll_round(struct nm_bcs *e, struct bcs_job *j, uint32_t parity)
 {
 	/* the spread collective's chunk of this round: it was chosen in an
 	 * earlier round, so every node put its part in */
-	if (j->spread && j->spread->start < j->round)
+	if (j->spread && j->spread->start < j->round) {
 		spread_chunk(e, j, j->spread, parity);
+		j->acts++;
+	}
 	for (struct bcs_comm *c = j->comms; c && !j->failed; c = c->next)
 		while (!j->failed && all_posted(c)) {
 			if (c->where == BCS_C_HERE) {
@@ -546,6 +548,7 @@ void bcs_coll_round(struct nm_bcs *e, struct bcs_job *j, uint32_t parity)
 				   !c->q[0]->d.bytes) {
 				coll_done(j, c, BCS_OK);
 			} else if (!j->spread) {
+				j->acts++;
 				j->spread = c; /* bytes from the next round */
 				c->off = 0;
 				c->start = j->round;

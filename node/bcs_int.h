@@ -138,6 +138,9 @@ struct bcs_job {
 	uint32_t quiet;
 	/* napping (bcs_round.c, nap()): nothing new at a slice, so the
 	 * node manager needs no slices for it until a rank rings */
+	uint64_t acts;           /* completions posted, bytes moved, spread
+				  * collectives started: a round that did
+				  * none of these leaves nothing to chain */
 	uint32_t nap;            /* the areas' nap value, 0 awake */
 	uint32_t naps;           /* naps taken (the next value) */
 	int stopped;

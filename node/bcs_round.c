@@ -626,6 +626,7 @@ static int apply_data(struct bcs_job *j, uint32_t node,
 		return 0;
 	}
 	x->done += it->nbytes;
+	j->acts++;
 	if (x->done == x->len) {
 		*pp = x->next;
 		finish(j, x);
@@ -952,13 +953,24 @@ void nm_bcs_events(struct nm_bcs *e)
 	bcs_xchg_events(&e->x);
 	bcs_xchg_receive(&e->x, on_section, e);
 	for (struct bcs_job *j = e->jobs; j; j = j->next) {
-		while (running(j) && apply(e, j))
+		uint64_t acts = j->acts;
+		int applied = 0;
+
+		while (running(j) && apply(e, j)) {
 			wake(j);
+			applied = 1;
+		}
 		if (j->nnodes == 1 || !running(j))
 			continue;
 		/* a round applied, and the ranks still wait: the next one
-		 * needs no slice either (a reduction's second round) */
-		if (all_wait(j))
+		 * needs no slice either (a reduction's second round) — if
+		 * that round did anything.  One that did nothing (a barrier
+		 * whose members elsewhere still compute) would only start
+		 * another the other nodes answer at once, round after round
+		 * (N = 8 over 4 node managers, barrier loop G = 10 ms: +40 %
+		 * against +14 % before the chain) */
+		if (all_wait(j) &&
+		    (!applied || j->acts != acts || more_rounds(j)))
 			built |= early(e, j);
 		/* another node started a round this one had no news for:
 		 * its section now, not at the next slice */
