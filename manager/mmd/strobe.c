@@ -410,18 +410,14 @@ static uint32_t hb_send(struct mmd_strobe *sb, size_t len, uint32_t n,
 	} else {
 		for (int64_t x = sp_nodeset_next(sb->tmp, 0); x >= 0;
 		     x = sp_nodeset_next(sb->tmp, (uint32_t)x + 1)) {
-			int rc;
-
 			/* a block that only advances the slice is posted: no
-			 * answer wakes this manager's fabric thread */
+			 * answer wakes this manager's fabric thread.  Refused
+			 * (behind an undone transfer, or anything else): the
+			 * acknowledged transfer, which reports its own fate */
 			if (ev == ST_EV_HB_TICK && len <= SP_PUT_POSTED_MAX &&
-			    (rc = sp_put_posted(sb->w, (uint32_t)x, sb->hb,
-						len, sb->lay->hb, ev)) !=
-				    -EBUSY) {
-				if (rc)
-					sb->hb_rc = -STORM_ENOTINVIEW;
-				else
-					sb->hb_posted++;
+			    sp_put_posted(sb->w, (uint32_t)x, sb->hb, len,
+					  sb->lay->hb, ev) == 0) {
+				sb->hb_posted++;
 				continue;
 			}
 			sp_nodeset_add(sb->one, (uint32_t)x);
