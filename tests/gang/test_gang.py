@@ -117,8 +117,13 @@ def frozen(pid):
 
 
 def stat(pid):
-    """(state letter, utime + stime in ticks) of pid, or None; a frozen
-    process counts as stopped (T)."""
+    """(state letter, utime + stime in ticks) of pid, or None; a process
+    whose cgroup was frozen both before and after its CPU time was read
+    counts as stopped (T).  Looked at only after, frozen may describe a
+    stop that came between the reads; only before, a continue: either
+    way the CPU time read lacks a last run, which the next sample would
+    count as time gained while stopped."""
+    was_frozen = frozen(pid)
     try:
         with open("/proc/%d/stat" % pid) as f:
             s = f.read()
@@ -126,7 +131,7 @@ def stat(pid):
         return None
     f = s[s.rindex(")") + 2:].split()
     state = f[0]
-    if state != "T" and frozen(pid):
+    if state != "T" and was_frozen and frozen(pid):
         state = "T"
     return state, int(f[11]) + int(f[12])
 
