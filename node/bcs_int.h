@@ -154,7 +154,8 @@ struct bcs_job {
  * manager at most this many rounds a slice. */
 #define BCS_EARLY_MAX 64
 /* A job whose ranks here show nothing new builds no section at a slice
- * (no round, no records), but one at least every this many slices. */
+ * (no round, no records), but one at least every this many slices while
+ * awake (a napping job's ranks ring). */
 #define BCS_QUIET_MAX 16
 
 /* bcs.c */

@@ -997,9 +997,13 @@ static int news(const struct bcs_job *j)
 	       j->pulls || peer_started(j);
 }
 
+/* The quiet bound is for a digest that hides a change; a napping job's
+ * ranks ring instead, so its naps are not cut short (an idle strobe's
+ * blocks come every few dozen slices: one round per 16 of them would
+ * wake the strobe every half second for nothing). */
 static int due(struct bcs_job *j)
 {
-	return news(j) || ++j->quiet >= BCS_QUIET_MAX;
+	return news(j) || (!j->nap && ++j->quiet >= BCS_QUIET_MAX);
 }
 
 /* Nothing new at this slice: the job naps, and the node manager may

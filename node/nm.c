@@ -51,6 +51,7 @@
 #include "launch.h"
 #include "outbox.h"
 #include "output.h"
+#include "quiet.h"
 #include "relay.h"
 #include "ring.h"
 
@@ -81,8 +82,8 @@ struct nm {
 			       * world's lock before it is decoded */
 	sp_nodeset_t *live;   /* the view, when it changed */
 	uint64_t view_epoch;
-	int ticks_quiet;      /* ST_EV_HB_TICK kept quiet: nothing here
-			       * to do at a slice (ticks_update) */
+	struct nm_quiet quiet; /* nothing here to do at a slice: ticks
+				* quiet, the strobe may idle (quiet.h) */
 };
 
 static void ticks_update(struct nm *nm);
@@ -824,15 +825,12 @@ static int slice_work(const struct nm *nm)
 /* With nothing to do at a slice, the heartbeats that differ from the
  * last only in their slice (ST_EV_HB_TICK) stay quiet: the main loop
  * sleeps through them until one changes something, or until the
- * strobe's periodic full one (docs/manager.md §3, ticks).  Called at the
- * end of every handler of the loop. */
+ * strobe's periodic full one; and the strobe may idle (docs/manager.md
+ * §3, ticks and the idle strobe).  Called at the end of every handler
+ * of the loop. */
 static void ticks_update(struct nm *nm)
 {
-	int quiet = !slice_work(nm);
-
-	if (quiet != nm->ticks_quiet &&
-	    sp_event_quiet(nm->w, ST_EV_HB_TICK, quiet) == 0)
-		nm->ticks_quiet = quiet;
+	nm_quiet_update(&nm->quiet, slice_work(nm), &nm->hb);
 }
 
 /* ---- main loop -------------------------------------------------------------- */
@@ -853,6 +851,7 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 		hb = 1;
 	while (sp_test_event(nm->w, ST_EV_HB_TICK, 0) == 0)
 		hb = 1;
+	nm_quiet_events(&nm->quiet);
 	if (nm_outbox_events(&nm->out)) {
 		/* exits waiting behind the last box go now; output waits
 		 * for the heartbeat (one box per slice) */
@@ -1131,7 +1130,8 @@ int main(int argc, char **argv)
 	    nm_outbox_init(&nm.out, nm.w, &nm.lay, nm.cfg.nmanagers,
 			   seq_base) ||
 	    nm_relay_init(&nm.relay, nm.w, &nm.lay, nm.cfg.nmanagers,
-			  seq_base)) {
+			  seq_base) ||
+	    nm_quiet_init(&nm.quiet, nm.w, &nm.lay, nm.cfg.nmanagers)) {
 		qb_log(LOG_ERR, "out of memory");
 		rc = 1;
 		goto out;
@@ -1180,6 +1180,7 @@ out:
 	nm_ring_fini(&nm.ring);
 	nm_outbox_fini(&nm.out);
 	nm_relay_fini(&nm.relay);
+	nm_quiet_fini(&nm.quiet);
 	nm_bcs_fini(&nm.bcs);
 	sp_close(nm.w);
 	free(nm.hb.jobs);

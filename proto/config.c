@@ -187,6 +187,7 @@ static const struct u32_key {
 } u32_keys[] = {
 	{ "slice_us", 100, 10000000, offsetof(st_config_t, slice_us) },
 	{ "micro_slices", 1, 64, offsetof(st_config_t, micro_slices) },
+	{ "idle_slices", 0, 1000000, offsetof(st_config_t, idle_slices) },
 	{ "hb_period_ms", 1, 60000, offsetof(st_config_t, hb_period_ms) },
 	{ "hb_timeout_ms", 2, 600000, offsetof(st_config_t, hb_timeout_ms) },
 	{ "chunk_kib", 4, 65536, offsetof(st_config_t, chunk_kib) },
@@ -410,6 +411,7 @@ static void defaults(st_config_t *c)
 	strcpy(c->provider, "tcp");
 	c->slice_us = 10000;
 	c->micro_slices = 4;
+	c->idle_slices = 32;
 	c->hb_period_ms = 50;
 	c->hb_timeout_ms = 500;
 	c->chunk_kib = 1024;

@@ -48,7 +48,7 @@ static void wr_n(uint8_t *p, uint64_t v, unsigned n)
 
 /* ---- heartbeat ----------------------------------------------------------- */
 
-/* magic u32 | slice u64 | row u16 | lo u32 | hi u32 | njobs u32 | pad u32
+/* magic u32 | slice u64 | row u16 | lo u32 | hi u32 | njobs u32 | flags u32
  * then njobs x (job u32 | state u8 | row u16 | done u32) */
 int st_hb_encode(uint8_t *buf, size_t cap, const st_hb_t *hb)
 {
@@ -62,7 +62,7 @@ int st_hb_encode(uint8_t *buf, size_t cap, const st_hb_t *hb)
 	wr_n(buf + 14, hb->lo, 4);
 	wr_n(buf + 18, hb->hi, 4);
 	wr_n(buf + 22, hb->njobs, 4);
-	wr_n(buf + 26, 0, 4);
+	wr_n(buf + 26, hb->flags, 4);
 	for (uint32_t i = 0; i < hb->njobs; i++) {
 		uint8_t *e = buf + ST_HB_HDR + (size_t)ST_HB_ENTRY * i;
 
@@ -86,7 +86,7 @@ int st_hb_decode(const uint8_t *buf, size_t len, st_hb_t *hb)
 	hb->lo = (uint32_t)rd_n(&r, 4);
 	hb->hi = (uint32_t)rd_n(&r, 4);
 	n = (uint32_t)rd_n(&r, 4);
-	rd_n(&r, 4);
+	hb->flags = (uint32_t)rd_n(&r, 4);
 	if (r.bad || n > st_hb_capacity(len) || hb->lo > hb->hi)
 		return -STORM_EPROTO;
 	for (uint32_t i = 0; i < n; i++) {

@@ -35,9 +35,11 @@ void st_layout(const st_config_t *cfg, st_layout_t *out)
 	out->gv_consumed = at + 64;
 	out->gv_outseq = at + 128;
 	out->outack = at + 192;
-	out->gv_done = at + 256;
+	out->gv_quiet = at + 256;
+	out->wake = at + 320;
+	out->gv_done = at + 384;
 	out->done_slots = ST_DONE_ROWS * st_matrix_cols(cfg);
-	at = ALIGN(at + 256 + 8 * (uint64_t)out->done_slots, 4096);
+	at = ALIGN(at + 384 + 8 * (uint64_t)out->done_slots, 4096);
 	out->chunk = cfg->chunk_kib << 10;
 	out->slots = cfg->slots;
 	out->ring = at;

@@ -55,6 +55,8 @@ typedef struct st_config {
 	char provider[32];        /* tcp | shm | sockets | verbs | ... */
 	uint32_t slice_us;        /* time slice (strobe period) */
 	uint32_t micro_slices;    /* event-collection boundaries per slice */
+	uint32_t idle_slices;     /* while every node is quiet, strobe only
+				   * every this many slices (0: never idle) */
 	uint32_t hb_period_ms;    /* fabric liveness heartbeat */
 	uint32_t hb_timeout_ms;   /* missed for this long: failed */
 	uint32_t chunk_kib;       /* launch: bytes per file chunk */
@@ -297,7 +299,11 @@ enum st_event {
 			     * last one only in its slice (a node manager
 			     * with nothing to do at a slice keeps it quiet,
 			     * docs/launch.md) */
-	ST_EV_COUNT = 16
+	/* 14, 15: free on nodes; the manager's ring slots use 8..15 */
+	ST_EV_WAKE = 16,    /* manager: a node manager has work at the next
+			     * slice while the strobe idles (ST_HB_IDLE) */
+	ST_EV_LOCAL_WAKE = 17,
+	ST_EV_COUNT = 18
 };
 
 /** Where things live in every node's global memory for cfg.  All offsets
@@ -307,6 +313,10 @@ typedef struct st_layout {
 	uint32_t hb_len;
 	uint64_t gv_slice;    /* node: last slice applied */
 	uint64_t gv_consumed; /* node: file chunks written out (count) */
+	uint64_t gv_quiet;    /* node: 1 while it has nothing to do at a
+			       * slice (the strobe may idle), else 0 */
+	uint64_t wake;        /* manager: where ST_EV_WAKE's 8 bytes land
+			       * (the sender's world id) */
 	uint64_t gv_done;     /* node: done_slots gvars; a job's slot (the
 			       * heartbeat names it: its matrix cell) holds
 			       * the job id once its ranks all ended here */
@@ -364,11 +374,16 @@ typedef struct st_hb_job {
 	uint32_t done;  /* its done slot */
 } st_hb_job_t;
 
+/* st_hb_t.flags: the strobe idles — it strobes only every few slices
+ * until a node manager with work signals ST_EV_WAKE (docs/manager.md) */
+#define ST_HB_IDLE 1u
+
 typedef struct st_hb {
 	uint64_t slice;
 	uint16_t row;        /* active gang row, or ST_HB_ALL_ROWS */
 	uint32_t lo, hi;     /* the window the list is complete over */
 	uint32_t njobs;
+	uint32_t flags;      /* ST_HB_IDLE; other bits ignored */
 	st_hb_job_t *jobs;
 } st_hb_t;
 

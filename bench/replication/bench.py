@@ -97,7 +97,10 @@ def abuse_row(build, d, seconds):
                                            time.monotonic_ns()),
                        managers=3, nodes=1,
                        extra=["client_frame_ms = 2000",
-                              "client_idle_ms = 3000"])
+                              "client_idle_ms = 3000",
+                              # missed slices count only if the strobe
+                              # strobes every slice
+                              "idle_slices = 0"])
     try:
         lab.up()
         k = lab.master()

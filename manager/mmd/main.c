@@ -690,6 +690,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	mmd_strobe_set_timer(&mm.sb, mm.timer_fd);
 	qb_log(LOG_INFO, "manager %s of cluster %s: %u node(s), slice %u us, "
 	       "clients on %s%s%s", mm.host->name, mm.cfg.cluster,
 	       mm.cfg.nnodes, mm.cfg.slice_us, mm.clients.sock_path,

@@ -105,7 +105,14 @@ void mmd_stats_reset(struct mmd_stats *s, const struct mmd_strobe_clock *clk)
 	memset(&s->wake, 0, sizeof(s->wake));
 	memset(&s->xfer, 0, sizeof(s->xfer));
 	s->hb_late_seen = clk->hb_late;
+	s->idle_base = clk->idle_slices;
 	s->since_ns = mmd_mono_ns();
+}
+
+void mmd_stats_unanchor(struct mmd_stats *s)
+{
+	s->period_ns = 0;
+	s->pending_ns = 0;
 }
 
 void mmd_stats_timer(struct mmd_stats *s, const struct mmd_strobe_clock *clk,
@@ -113,7 +120,7 @@ void mmd_stats_timer(struct mmd_stats *s, const struct mmd_strobe_clock *clk,
 {
 	uint64_t ms = clk->micro_slices, last, crossed, now;
 
-	if (!clk->master)
+	if (!clk->master || clk->idle)
 		return;
 	now = mmd_mono_ns();
 	if (!s->period_ns) {
@@ -157,7 +164,7 @@ void mmd_stats_timer(struct mmd_stats *s, const struct mmd_strobe_clock *clk,
 
 void mmd_stats_sent(struct mmd_stats *s, const struct mmd_strobe_clock *clk)
 {
-	if (!clk->master || !s->period_ns)
+	if (!clk->master || clk->idle || !s->period_ns)
 		return;
 	if (clk->hb_late != s->hb_late_seen) {
 		/* skipped: the previous heartbeat was still in flight */
@@ -206,7 +213,7 @@ json_t *mmd_stats_json(const struct mmd_stats *s,
 	const struct mmd_hist *h = &s->lateness;
 
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I,"
-			 " s:I, s:I, s:I, s:I}",
+			 " s:I, s:I, s:I, s:I, s:I, s:b}",
 			 "slices", (json_int_t)s->slices,
 			 "missed", (json_int_t)s->missed,
 			 "late", (json_int_t)s->late,
@@ -222,5 +229,8 @@ json_t *mmd_stats_json(const struct mmd_stats *s,
 			 "wake_p50_us", (json_int_t)percentile(&s->wake, 0.50),
 			 "wake_p99_us", (json_int_t)percentile(&s->wake, 0.99),
 			 "xfer_p50_us", (json_int_t)percentile(&s->xfer, 0.50),
-			 "xfer_p99_us", (json_int_t)percentile(&s->xfer, 0.99));
+			 "xfer_p99_us", (json_int_t)percentile(&s->xfer, 0.99),
+			 "idle_slices", (json_int_t)(clk->idle_slices -
+						     s->idle_base),
+			 "idle", clk->idle);
 }

@@ -30,6 +30,8 @@ struct mmd_strobe_clock {
 	int hb_posted;            /* the last went as posted PUTs only: done
 				   * once handed to the fabric */
 	uint64_t hb_sent_slice;
+	int idle;                 /* the idle strobe: not counted */
+	uint64_t idle_slices;     /* slices passed idle (not strobed) */
 };
 
 struct mmd_stats {
@@ -41,6 +43,7 @@ struct mmd_stats {
 	uint64_t pending_sent_ns; /* when that heartbeat was sent */
 	uint64_t pending_slice;
 	uint64_t hb_late_seen;    /* clk->hb_late as last counted */
+	uint64_t idle_base;       /* clk->idle_slices at the window's start */
 	uint64_t since_ns;        /* the window's start */
 	uint64_t slices, missed, late;
 	struct mmd_hist lateness; /* boundary -> every node has the heartbeat */
@@ -63,6 +66,9 @@ void mmd_stats_hb_done(struct mmd_stats *s,
  * memory. */
 json_t *mmd_stats_json(const struct mmd_stats *s,
 		       const struct mmd_strobe_clock *clk);
+/* The timer was re-armed (the idle strobe): the schedule is taken from
+ * it again at the next expiration. */
+void mmd_stats_unanchor(struct mmd_stats *s);
 /* Starts a new window: counters and histogram to zero. */
 void mmd_stats_reset(struct mmd_stats *s, const struct mmd_strobe_clock *clk);
 

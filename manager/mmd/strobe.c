@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <qb/qblog.h>
@@ -26,9 +27,10 @@ int mmd_strobe_init(struct mmd_strobe *sb, const st_config_t *cfg,
 	*sb = (struct mmd_strobe){ .cfg = cfg, .lay = lay, .name = name,
 				   .jobs = jobs, .mbox = mbox,
 				   .hooks = *hooks, .nworld = nworld,
-				   .t0_ns = mmd_mono_ns() };
+				   .t0_ns = mmd_mono_ns(), .timer_fd = -1 };
 	sb->clk.slice_us = cfg->slice_us;
 	sb->clk.micro_slices = cfg->micro_slices;
+	sb->idle_delay = MMD_IDLE_PROBE_MIN;
 	sb->caw.slice_us = cfg->slice_us;
 	sb->stage = (struct mmd_stage){ .lay = lay, .caw = &sb->caw,
 					.jobs = jobs,
@@ -65,9 +67,17 @@ void mmd_strobe_fini(struct mmd_strobe *sb)
 	memset(sb, 0, sizeof(*sb));
 }
 
+void mmd_strobe_set_timer(struct mmd_strobe *sb, int fd)
+{
+	sb->timer_fd = fd;
+}
+
+static void idle_leave(struct mmd_strobe *sb, const char *why);
+
 void mmd_strobe_set_world(struct mmd_strobe *sb, sp_world_t *w,
 			  uint8_t *gmem)
 {
+	idle_leave(sb, "the machine changed");
 	mmd_stage_free(&sb->stage);
 	sb->w = w;
 	sb->gmem = gmem;
@@ -131,6 +141,10 @@ static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st,
 void mmd_strobe_applied(struct mmd_strobe *sb, const mm_state_t *st,
 			const mm_op_t *op, int rc)
 {
+	/* anything agreed may want the strobe (a job to schedule, stage,
+	 * cancel, a node back) but the TICK an idle strobe proposes */
+	if (op->code != MM_OP_TICK && op->code != MM_OP_TICK_RETAIN)
+		idle_leave(sb, "an operation was agreed");
 	/* a job staged everywhere is RUNNING now: its nodes hear it at
 	 * once, not at the next boundary (launch latency: up to a slice) */
 	if (op->code == MM_OP_JOB_STAGED && rc == 0 && sb->clk.master &&
@@ -263,10 +277,12 @@ static void check_strobe(struct mmd_strobe *sb, const mm_state_t *st)
 	uint32_t n = mm_node_count(st);
 
 	lag = lag < 10 ? 10 : lag;
-	/* every lag/2 slices; only heartbeats every node received count */
-	if (sb->clk.slice % (lag / 2) || sb->hb_done_slice <= lag ||
-	    sp_nodeset_create(sb->nworld, &set))
+	/* every lag/2 slices (the idle strobe jumps slices); only
+	 * heartbeats every node received count */
+	if (sb->clk.slice - sb->strobe_checked < lag / 2 ||
+	    sb->hb_done_slice <= lag || sp_nodeset_create(sb->nworld, &set))
 		return;
+	sb->strobe_checked = sb->clk.slice;
 	for (uint32_t i = 0; i < n; i++) {
 		mm_node_t node;
 
@@ -434,16 +450,24 @@ static uint32_t hb_send(struct mmd_strobe *sb, size_t len, uint32_t n,
 	return started;
 }
 
+/* Slices between two full blocks at most: MMD_HB_FULL_MAX, and 8 per
+ * heartbeat timeout. */
+static uint64_t full_every(const struct mmd_strobe *sb)
+{
+	uint64_t every = (uint64_t)sb->cfg->hb_timeout_ms * 1000u /
+			 sb->cfg->slice_us / 8;
+
+	return every < 1 ? 1 : every > MMD_HB_FULL_MAX ? MMD_HB_FULL_MAX
+						       : every;
+}
+
 /* The event the block in sb->hb goes with: ST_EV_HB_TICK when it equals
  * the last full one but for its slice (and that one is recent), else
  * ST_EV_HB, and it becomes the last full one. */
 static sp_ev_t hb_event(struct mmd_strobe *sb, size_t len, int kick)
 {
-	uint64_t every = (uint64_t)sb->cfg->hb_timeout_ms * 1000u /
-			 sb->cfg->slice_us / 8;
+	uint64_t every = full_every(sb);
 
-	every = every < 1 ? 1 : every > MMD_HB_FULL_MAX ? MMD_HB_FULL_MAX
-							: every;
 	if (!kick && len == sb->hb_full_len &&
 	    sb->clk.slice - sb->hb_full_slice < every &&
 	    st_hb_same(sb->hb, sb->hb_full, len))
@@ -481,6 +505,7 @@ static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st, int kick)
 	}
 	if (sb->active_failed)
 		return; /* out of memory for the job list: no heartbeat */
+	hb.flags = sb->idle ? ST_HB_IDLE : 0;
 	hb.row = !mm_matrix_shared(st) ? ST_HB_ALL_ROWS :
 		 row < MM_MPL_MAX ? (uint16_t)row : ST_HB_ALL_ROWS - 1;
 	if (na <= sb->hb_cap) {
@@ -542,20 +567,176 @@ static int tick_due(struct mmd_strobe *sb, const mm_state_t *st)
 	return 0;
 }
 
+/* ---- the idle strobe ------------------------------------------------------ */
+
+static uint64_t micro_ns(const struct mmd_strobe *sb)
+{
+	return (uint64_t)sb->cfg->slice_us * 1000u / sb->clk.micro_slices;
+}
+
+static uint64_t idle_period_ns(const struct mmd_strobe *sb)
+{
+	return sb->idle_every * sb->clk.micro_slices * micro_ns(sb);
+}
+
+/* The timer's first expiration at first_ns (monotonic, absolute), then
+ * every interval_ns.  0 or -errno. */
+static int timer_arm(struct mmd_strobe *sb, uint64_t first_ns,
+		     uint64_t interval_ns)
+{
+	struct itimerspec its = {
+		.it_interval = { (time_t)(interval_ns / 1000000000u),
+				 (long)(interval_ns % 1000000000u) },
+		.it_value = { (time_t)(first_ns / 1000000000u),
+			      (long)(first_ns % 1000000000u) },
+	};
+
+	return timerfd_settime(sb->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) ?
+	       -errno : 0;
+}
+
+/* Whether nothing on this side wants the next slices: no heartbeat
+ * owed, no TICK wanted, nothing staging, no job ending, no gang switch
+ * to come (a shared matrix switches rows at quantum boundaries). */
+static int idle_allowed(struct mmd_strobe *sb, const mm_state_t *st)
+{
+	uint32_t na;
+	mm_job_t j;
+
+	if (!sb->cfg->idle_slices || sb->timer_fd < 0 || !sb->clk.master ||
+	    !sb->w || sb->clk.hb_inflight || sb->hb_owed ||
+	    sb->tick_inflight || sb->stage.job ||
+	    /* a TICK tick_due() would propose now (no free PE: it waits
+	     * for its once a second, which idle boundaries still see) */
+	    (sb->tick_wanted && mm_free_pes(st) > 0) ||
+	    sb->active_failed || mm_matrix_shared(st))
+		return 0;
+	na = mmd_strobe_active(sb, st);
+	for (uint32_t i = 0; i < na; i++) {
+		struct mmd_job *r = mmd_jobs_find(sb->jobs, sb->active[i]);
+
+		if (mm_job_get(st, sb->active[i], &j) ||
+		    j.state != MM_JOB_RUNNING || (r && r->got))
+			return 0;
+	}
+	return 1;
+}
+
+/* At a slice boundary, before its heartbeat: idle from here if every
+ * node is quiet.  The timer keeps the grid of boundaries, one every
+ * idle_every slices from this one. */
+static void idle_try(struct mmd_strobe *sb, const mm_state_t *st)
+{
+	struct itimerspec its;
+	uint64_t every, next_ns, now;
+
+	if (sb->idle || sb->clk.slice < sb->idle_probe ||
+	    !idle_allowed(sb, st))
+		return;
+	sb->idle_probe = sb->clk.slice + sb->idle_delay;
+	sp_nodeset_copy(sb->tmp, sb->live);
+	for (uint32_t i = 0; i < sb->cfg->nmanagers; i++)
+		sp_nodeset_del(sb->tmp, i);
+	/* a wake from before the compare is answered by it */
+	while (sp_test_event(sb->w, ST_EV_WAKE, 0) == 0)
+		;
+	if (sp_nodeset_count(sb->tmp) &&
+	    mmd_caw(&sb->caw, sb->w, sb->clk.slice, sb->tmp,
+		    sb->lay->gv_quiet, SP_CMP_EQ, 1, SP_NO_WRITE, 0,
+		    1000) != 1)
+		return;
+	/* one that crossed it: a node has work already.  (One that comes
+	 * later leaves the idle strobe; a node that got busy after the
+	 * compare without waking learns of the idling from this boundary's
+	 * block, and wakes then.) */
+	if (sp_test_event(sb->w, ST_EV_WAKE, 0) == 0)
+		return;
+	every = full_every(sb);
+	if (sb->cfg->idle_slices < every)
+		every = sb->cfg->idle_slices;
+	if (every < 2 || timerfd_gettime(sb->timer_fd, &its))
+		return;
+	/* the next micro-slice expiration, and so this boundary's time */
+	now = mmd_mono_ns();
+	next_ns = now + (uint64_t)its.it_value.tv_sec * 1000000000u +
+		  (uint64_t)its.it_value.tv_nsec;
+	sb->idle_every = every;
+	sb->idle_next_ns = next_ns - micro_ns(sb) + idle_period_ns(sb);
+	if (timer_arm(sb, sb->idle_next_ns, idle_period_ns(sb)))
+		return;
+	sb->idle = 1;
+	sb->clk.idle = 1;
+	sb->idle_since = sb->clk.slice;
+	sb->idle_entered++;
+	qb_log(LOG_DEBUG, "slice %llu: every node quiet, the strobe idles "
+	       "(a boundary every %llu slices)",
+	       (unsigned long long)sb->clk.slice, (unsigned long long)every);
+}
+
+/* Strobe again, from a boundary now: what woke the strobe is served
+ * within the wake-up, not up to a slice later (nothing but the
+ * statistics, re-anchored, keeps the old grid's phase).  The slices that
+ * passed since the last idle boundary are counted, not served. */
+static void idle_leave(struct mmd_strobe *sb, const char *why)
+{
+	uint64_t p, last, now, k, old = sb->clk.micro;
+
+	if (!sb->idle)
+		return;
+	p = micro_ns(sb);
+	last = sb->idle_next_ns - idle_period_ns(sb);
+	now = mmd_mono_ns();
+	k = now > last ? (now - last) / p : 0;
+	/* the boundary now is a micro-slice's: the next full one is owed
+	 * at once, so count up to the one before it */
+	k = (old + k) / sb->clk.micro_slices * sb->clk.micro_slices +
+	    sb->clk.micro_slices - 1 - old;
+	sb->idle = 0;
+	sb->clk.idle = 0;
+	sb->clk.micro += k;
+	sb->clk.slice += sb->clk.micro / sb->clk.micro_slices -
+			 old / sb->clk.micro_slices;
+	sb->clk.idle_slices += sb->clk.micro / sb->clk.micro_slices -
+			       old / sb->clk.micro_slices;
+	/* a short spell (a loop that communicates every few slices): look
+	 * later next time; a long one: sooner */
+	if (sb->clk.slice - sb->idle_since < 4 * sb->idle_delay)
+		sb->idle_delay = sb->idle_delay * 2 > MMD_IDLE_PROBE_MAX ?
+				 MMD_IDLE_PROBE_MAX : sb->idle_delay * 2;
+	else if (sb->clk.slice - sb->idle_since > 16 * sb->idle_delay)
+		sb->idle_delay = sb->idle_delay / 2 < MMD_IDLE_PROBE_MIN ?
+				 MMD_IDLE_PROBE_MIN : sb->idle_delay / 2;
+	sb->idle_probe = sb->clk.slice + sb->idle_delay;
+	mmd_stats_unanchor(&sb->stats);
+	if (timer_arm(sb, now, p))
+		qb_log(LOG_ERR, "cannot re-arm the strobe timer: %s",
+		       strerror(errno));
+	qb_log(LOG_DEBUG, "slice %llu: the strobe is back (%s)",
+	       (unsigned long long)sb->clk.slice, why);
+}
+
 /* ---- events ---------------------------------------------------------------- */
 
 void mmd_strobe_notify(struct mmd_strobe *sb, const mm_state_t *st,
 		       rp_replica_t *rp, int fd)
 {
 	uint64_t v;
-	int rc;
+	int rc, woke = 0;
 
 	if (!sb->w || (fd >= 0 && read(fd, &v, sizeof(v)) < 0 &&
 		       errno != EAGAIN))
 		return;
-	while (sp_test_event(sb->w, ST_EV_OUT, 0) == 0)
+	while (sp_test_event(sb->w, ST_EV_OUT, 0) == 0) {
+		woke = 1;
 		if (sb->clk.master)
 			mmd_mailbox_take(sb->mbox, sb->w, sb->gmem, rp, st);
+	}
+	while (sp_test_event(sb->w, ST_EV_WAKE, 0) == 0)
+		woke = 1;
+	if (woke && sb->idle) {
+		sb->idle_woken++;
+		idle_leave(sb, "a node has work");
+	}
 	/* the slots' and the acks' completions are only the master's */
 	if (!sb->clk.master)
 		for (uint32_t k = 0; k < 16; k++)
@@ -622,6 +803,7 @@ void mmd_strobe_master(struct mmd_strobe *sb, const mm_state_t *st,
 {
 	sp_view_info_t vi;
 
+	idle_leave(sb, "the strobe master changed");
 	sb->clk.master = master;
 	mmd_stage_free(&sb->stage);
 	mmd_jobs_master_reset(sb->jobs);
@@ -639,6 +821,9 @@ void mmd_strobe_master(struct mmd_strobe *sb, const mm_state_t *st,
 	sb->hb_full_len = 0;
 	sb->tick_inflight = 0;
 	sb->tick_wanted = 1;
+	sb->strobe_checked = sb->clk.slice;
+	sb->idle_delay = MMD_IDLE_PROBE_MIN;
+	sb->idle_probe = sb->clk.slice + sb->idle_delay;
 	sp_view(sb->w, &vi, sb->live);
 	for (uint32_t x = 0; x < sb->nworld; x++) {
 		sb->joined_slice[x] = sb->clk.slice;
@@ -656,10 +841,19 @@ void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
 		      rp_replica_t *rp, int fd, uint64_t n)
 {
 	uint32_t na;
-	int full = 0;
+	uint64_t adv = 1;
+	int full = 0, was_idle = sb->idle;
 
+	if (sb->idle) {
+		/* each expiration is idle_every slices */
+		adv = n * sb->idle_every;
+		sb->clk.micro += adv * sb->clk.micro_slices;
+		sb->clk.idle_slices += adv - 1;
+		sb->idle_next_ns += n * idle_period_ns(sb);
+		full = 1;
+	}
 	/* late by several: one pass, but a slice boundary is not skipped */
-	for (uint64_t i = 0; i < n; i++)
+	for (uint64_t i = 0; !was_idle && i < n; i++)
 		full |= ++sb->clk.micro % sb->clk.micro_slices == 0;
 	mmd_stats_timer(&sb->stats, &sb->clk, fd, n);
 	if (!sb->clk.master || !sb->w) {
@@ -673,7 +867,7 @@ void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
 		check_ends(sb, st);
 		return;
 	}
-	sb->clk.slice++;
+	sb->clk.slice += adv;
 	mmd_strobe_notify(sb, st, rp, -1);
 	mmd_mailbox_take(sb->mbox, sb->w, sb->gmem, rp, st);
 	check_view(sb, st);
@@ -699,6 +893,9 @@ void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
 	check_ends(sb, st);
 	na = mmd_strobe_active(sb, st);
 	mmd_stage_step(&sb->stage, sb->w, st, sb->clk.slice, sb->active, na);
+	/* before the heartbeat: the block says whether the strobe idles */
+	idle_try(sb, st);
 	heartbeat(sb, st, 0);
-	mmd_stats_sent(&sb->stats, &sb->clk);
+	if (!was_idle)
+		mmd_stats_sent(&sb->stats, &sb->clk);
 }

@@ -14,6 +14,13 @@
  * events (1 and 4): what the nodes report is seen within a micro-slice,
  * while commands still go out once a slice.  Everything it finds goes out
  * as proposals (hooks.propose); it reads the state, never changes it.
+ *
+ * The idle strobe: when nothing here waits for a slice (no staging, no
+ * job ending, no gang switch to come, no TICK wanted) and one
+ * COMPARE-AND-WRITE finds gv_quiet 1 on every node, the timer is re-armed
+ * to one boundary every idle_slices slices (on the same grid) and the
+ * blocks carry ST_HB_IDLE; a node's ST_EV_WAKE, a mailbox, or any agreed
+ * operation but a TICK brings the strobe back from the next boundary.
  */
 #ifndef STORM_MMD_STROBE_H
 #define STORM_MMD_STROBE_H
@@ -56,6 +63,13 @@ struct mmd_strobe_hooks {
  * per heartbeat timeout, so each node manager still applies heartbeats
  * well within it (check_strobe compares its applied slice). */
 #define MMD_HB_FULL_MAX 32
+/* Slices between two looks at the nodes' gv_quiet while some are busy
+ * (one COMPARE-AND-WRITE over the nodes each), and after a wake: at
+ * least MIN, doubled up to MAX while idle spells end soon after they
+ * begin (a strobe woken every few slices costs more than it saves),
+ * halved back while they last. */
+#define MMD_IDLE_PROBE_MIN 2
+#define MMD_IDLE_PROBE_MAX 64
 
 struct mmd_strobe {
 	/* set once */
@@ -106,6 +120,16 @@ struct mmd_strobe {
 	/* TICK */
 	int tick_wanted, tick_inflight;
 	uint64_t tick_last_ms;
+	uint64_t strobe_checked; /* slice of the last missed-heartbeat search */
+	/* the idle strobe */
+	int timer_fd;          /* the strobe's timerfd (mmd_strobe_set_timer) */
+	int idle;
+	uint64_t idle_every;   /* slices per boundary while idle */
+	uint64_t idle_next_ns; /* the next idle boundary's nominal time */
+	uint64_t idle_probe;   /* slice from which nodes' gv_quiet is looked at */
+	uint64_t idle_delay;   /* ... after a wake or a failed look */
+	uint64_t idle_since;   /* slice the idle spell began */
+	uint64_t idle_entered, idle_woken; /* times (statistics) */
 };
 
 int mmd_strobe_init(struct mmd_strobe *sb, const st_config_t *cfg,
@@ -113,6 +137,9 @@ int mmd_strobe_init(struct mmd_strobe *sb, const st_config_t *cfg,
 		    struct mmd_jobs *jobs, struct mmd_mailbox *mbox,
 		    const struct mmd_strobe_hooks *hooks);
 void mmd_strobe_fini(struct mmd_strobe *sb);
+/* The strobe's timerfd, periodic at a micro-slice: the idle strobe
+ * re-arms it. */
+void mmd_strobe_set_timer(struct mmd_strobe *sb, int fd);
 /* The machine was joined (w, its global memory) or left (NULL). */
 void mmd_strobe_set_world(struct mmd_strobe *sb, sp_world_t *w,
 			  uint8_t *gmem);

@@ -34,6 +34,12 @@ Usage: test_jobs.py BUILD TEST
   doorbell      a job on a one-second slice, on one node and over two
                 (_spread): 300 rounds or more done within 90 s, since
                 the ranks ring when they all wait;
+  nap           a job that computes 2 x 3 s between collectives on a
+                1 ms slice, on one node and over two (_spread): a
+                cluster without jobs idles its strobe; during the job
+                the strobe idles more than half the slices and no node
+                manager's main loop wakes 1,500 times; every result
+                right;
   trace_replay  a run matched by arrival, traced (--bcs-trace), then
                 replayed (--bcs-replay): the same output; a log naming a
                 send twice: FAILED naming the first differing match;
@@ -297,25 +303,45 @@ def main_switches(pid):
     return 0
 
 
+def strobe_stats(lab, reset=False):
+    rep = stormlab.call(lab.sock(0), {"op": "managers",
+                                      "reset_strobe_stats": reset})
+    check("strobe" in rep, "no strobe statistics: %s" % rep)
+    return rep["strobe"]
+
+
 def test_nap(lab):
     # a 1 ms slice; the job computes 2 x 3 s between a few collectives:
-    # its engine naps, and the node manager's main loop sleeps through
-    # the heartbeats that only advance the slice (docs/manager.md §3,
-    # ticks) — it wakes for the full one every 32 slices, the doorbell
-    # and the job's own events, not 1,000 times a second
+    # its engine naps, the node managers go quiet, and the strobe idles
+    # (docs/manager.md §3, ticks and the idle strobe): a block every 32
+    # slices, until a rank's post or wait wakes it through its node
+    # manager — whose main loop wakes for those blocks, the doorbell and
+    # the job's own events, not 1,000 times a second.  The collectives
+    # between the compute phases still complete, with checked results.
     prog = build_prog(lab, "loop")
-    nm = lab.p.procs["nm1"].pid
-    before = main_switches(nm)
+    # a cluster without jobs idles
+    stormlab.wait_for(lambda: strobe_stats(lab)["idle"], 10,
+                      "the strobe of a cluster without jobs to idle")
+    nms = [lab.p.procs["nm%d" % (k + 1)].pid for k in range(lab.n)]
+    before = [main_switches(p) for p in nms]
+    strobe_stats(lab, reset=True)
     r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog, "2", "3000"],
             timeout=90)
-    woke = main_switches(nm) - before
+    st = strobe_stats(lab)
+    woke = max(main_switches(p) - b for p, b in zip(nms, before))
     check(r.returncode == 0,
           "nap: exit %d\n%s\n%s" % (r.returncode, r.stdout, r.stderr))
     check(woke < 1500,
-          "nap: the node manager's main loop woke %d times during a job "
+          "nap: a node manager's main loop woke %d times during a job "
           "of 6 s (6,000 slices) that only computed" % woke)
-    print("nap: the node manager's main loop woke %d times in 6,000 "
-          "slices of a computing job" % woke)
+    idle = st["idle_slices"] / max(1, st["idle_slices"] + st["slices"])
+    check(idle > 0.5,
+          "nap: the strobe idled %d of %d slices of a job that only "
+          "computed" % (st["idle_slices"],
+                        st["idle_slices"] + st["slices"]))
+    print("nap: a node manager's main loop woke %d times in 6,000 slices "
+          "of a computing job; the strobe idled %d of %d slices"
+          % (woke, st["idle_slices"], st["idle_slices"] + st["slices"]))
 
 
 def test_trace_replay(lab):
@@ -437,6 +463,8 @@ TESTS = {
     "doorbell": (test_doorbell, dict(managers=1, nodes=1, cpus=2,
                                      slice_us=1000000)),
     "nap": (test_nap, dict(managers=1, nodes=1, cpus=2, slice_us=1000)),
+    "nap_spread": (test_nap, dict(managers=1, nodes=2, cpus=1,
+                                  slice_us=1000)),
     "doorbell_spread": (test_doorbell, dict(managers=1, nodes=2, cpus=1,
                                             slice_us=1000000)),
     "trace_replay": (test_trace_replay, dict(managers=1, nodes=1, cpus=4)),

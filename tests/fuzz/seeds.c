@@ -40,7 +40,8 @@ static void hb(void)
 	st_hb_job_t jobs[3] = { { 1, ST_HB_STAGING, 0, 0 },
 				{ 7, ST_HB_ACTIVE, 1, 9 },
 				{ 4000000, ST_HB_ACTIVE, 0, 3 } };
-	st_hb_t h = { 42, ST_HB_ALL_ROWS, 0, UINT32_MAX, 3, jobs };
+	st_hb_t h = { .slice = 42, .row = ST_HB_ALL_ROWS, .lo = 0,
+		      .hi = UINT32_MAX, .njobs = 3, .jobs = jobs };
 	uint8_t b[256];
 	int n = st_hb_encode(b, sizeof(b), &h);
 
@@ -51,6 +52,9 @@ static void hb(void)
 	h.njobs = 1;
 	n = st_hb_encode(b, sizeof(b), &h);
 	put("hb", 1, b, (size_t)n);
+	h.flags = ST_HB_IDLE;
+	n = st_hb_encode(b, sizeof(b), &h);
+	put("hb", 2, b, (size_t)n);
 }
 
 static void mailbox(void)

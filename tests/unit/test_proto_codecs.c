@@ -62,7 +62,10 @@ static void fill_jobs(st_hb_job_t *jobs, uint32_t n)
 static int encode_hb_w(uint8_t *buf, size_t cap, uint64_t slice, uint32_t n,
 		       uint16_t row, uint32_t lo, uint32_t hi)
 {
-	st_hb_t hb = { slice, row, lo, hi, n, hb_in };
+	/* the idle flag on every other slice, to see it round-trip */
+	st_hb_t hb = { .slice = slice, .row = row, .lo = lo, .hi = hi,
+		       .njobs = n, .jobs = hb_in,
+		       .flags = slice & 1 ? ST_HB_IDLE : 0 };
 
 	fill_jobs(hb_in, n);
 	return st_hb_encode(buf, cap, &hb);
@@ -105,6 +108,8 @@ static void test_hb_round_trips_0_1_1000_jobs_every_state(void **state)
 			assert_int_equal(hb.row, c);
 			assert_int_equal(hb.lo, s);
 			assert_int_equal(hb.hi, s + 1000);
+			assert_int_equal(hb.flags,
+					 slices[s] & 1 ? ST_HB_IDLE : 0);
 			for (uint32_t i = 0; i < n; i++) {
 				assert_int_equal(hb_out[i].job, hb_in[i].job);
 				assert_int_equal(hb_out[i].state,
