@@ -698,14 +698,14 @@ static void idle_leave(struct mmd_strobe *sb, const char *why)
 			 old / sb->clk.micro_slices;
 	sb->clk.idle_slices += sb->clk.micro / sb->clk.micro_slices -
 			       old / sb->clk.micro_slices;
-	/* a short spell (a loop that communicates every few slices): look
-	 * later next time; a long one: sooner */
-	if (sb->clk.slice - sb->idle_since < 4 * sb->idle_delay)
+	/* a spell shorter than going idle and back costs (a loop that
+	 * communicates every few slices, ranks reaching a barrier one by
+	 * one): look later next time; one that paid: soon again */
+	if (sb->clk.slice - sb->idle_since < MMD_IDLE_SHORT)
 		sb->idle_delay = sb->idle_delay * 2 > MMD_IDLE_PROBE_MAX ?
 				 MMD_IDLE_PROBE_MAX : sb->idle_delay * 2;
-	else if (sb->clk.slice - sb->idle_since > 16 * sb->idle_delay)
-		sb->idle_delay = sb->idle_delay / 2 < MMD_IDLE_PROBE_MIN ?
-				 MMD_IDLE_PROBE_MIN : sb->idle_delay / 2;
+	else if (sb->clk.slice - sb->idle_since >= 4 * MMD_IDLE_SHORT)
+		sb->idle_delay = MMD_IDLE_PROBE_MIN;
 	sb->idle_probe = sb->clk.slice + sb->idle_delay;
 	mmd_stats_unanchor(&sb->stats);
 	if (timer_arm(sb, now, p))

@@ -64,12 +64,13 @@ struct mmd_strobe_hooks {
  * well within it (check_strobe compares its applied slice). */
 #define MMD_HB_FULL_MAX 32
 /* Slices between two looks at the nodes' gv_quiet while some are busy
- * (one COMPARE-AND-WRITE over the nodes each), and after a wake: at
- * least MIN, doubled up to MAX while idle spells end soon after they
- * begin (a strobe woken every few slices costs more than it saves),
- * halved back while they last. */
+ * (one COMPARE-AND-WRITE over the nodes each), and after a wake: MIN,
+ * doubled up to MAX after each idle spell shorter than SHORT slices (a
+ * strobe woken that soon costs more than it saved: a block each way, a
+ * wake, a compare), back to MIN after one of 4 x SHORT or more. */
 #define MMD_IDLE_PROBE_MIN 2
 #define MMD_IDLE_PROBE_MAX 64
+#define MMD_IDLE_SHORT 4
 
 struct mmd_strobe {
 	/* set once */
