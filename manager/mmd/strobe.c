@@ -142,8 +142,10 @@ void mmd_strobe_applied(struct mmd_strobe *sb, const mm_state_t *st,
 			const mm_op_t *op, int rc)
 {
 	/* anything agreed may want the strobe (a job to schedule, stage,
-	 * cancel, a node back) but the TICK an idle strobe proposes */
-	if (op->code != MM_OP_TICK && op->code != MM_OP_TICK_RETAIN)
+	 * cancel, a node back); the TICK an idle strobe proposes only if it
+	 * started or ended jobs (one to stage) */
+	if ((op->code != MM_OP_TICK && op->code != MM_OP_TICK_RETAIN) ||
+	    !sb->active_valid || sb->active_gen != mm_active_gen(st))
 		idle_leave(sb, "an operation was agreed");
 	/* a job staged everywhere is RUNNING now: its nodes hear it at
 	 * once, not at the next boundary (launch latency: up to a slice) */
@@ -152,6 +154,7 @@ void mmd_strobe_applied(struct mmd_strobe *sb, const mm_state_t *st,
 		heartbeat(sb, st, 1);
 	switch (op->code) {
 	case MM_OP_SUBMIT: case MM_OP_SUBMIT_CAPPED: case MM_OP_SUBMIT_LIMITS:
+	case MM_OP_SUBMIT_INPUTS:
 		if (rc == 0)
 			sb->tick_wanted = 1;
 		break;
