@@ -137,7 +137,9 @@ void mmd_stats_timer(struct mmd_stats *s, const struct mmd_strobe_clock *clk,
 			       1000000000u + (uint64_t)its.it_value.tv_nsec;
 		s->anchor_micro = clk->micro + 1;
 		s->hb_late_seen = clk->hb_late;
-		s->since_ns = now;
+		/* a new anchor after the idle strobe keeps the window */
+		if (!s->since_ns)
+			s->since_ns = now;
 		if (!s->period_ns)
 			return;
 	}

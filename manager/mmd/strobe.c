@@ -851,7 +851,7 @@ void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
 		/* each expiration is idle_every slices */
 		adv = n * sb->idle_every;
 		sb->clk.micro += adv * sb->clk.micro_slices;
-		sb->clk.idle_slices += adv - 1;
+		sb->clk.idle_slices += adv;
 		sb->idle_next_ns += n * idle_period_ns(sb);
 		full = 1;
 	}
