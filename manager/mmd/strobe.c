@@ -481,6 +481,14 @@ static sp_ev_t hb_event(struct mmd_strobe *sb, size_t len, int kick)
 	return ST_EV_HB;
 }
 
+/* The node managers of the view, in sb->tmp (the managers left out). */
+static void live_nodes(struct mmd_strobe *sb)
+{
+	sp_nodeset_copy(sb->tmp, sb->live);
+	for (uint32_t i = 0; i < sb->cfg->nmanagers; i++)
+		sp_nodeset_del(sb->tmp, i);
+}
+
 /* At every slice boundary; and mid-slice (kick) when a job launches: the
  * same slice's heartbeat again, with the job list as it is now. */
 static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st, int kick)
@@ -520,9 +528,7 @@ static void heartbeat(struct mmd_strobe *sb, const mm_state_t *st, int kick)
 	}
 	hb.njobs = n;
 	len = st_hb_encode(sb->hb, sb->lay->hb_len, &hb);
-	sp_nodeset_copy(sb->tmp, sb->live);
-	for (uint32_t i = 0; i < sb->cfg->nmanagers; i++)
-		sp_nodeset_del(sb->tmp, i);
+	live_nodes(sb);
 	n = sp_nodeset_count(sb->tmp);
 	if (len < 0 || n == 0)
 		return;
@@ -637,9 +643,7 @@ static void idle_try(struct mmd_strobe *sb, const mm_state_t *st)
 	    !idle_allowed(sb, st))
 		return;
 	sb->idle_probe = sb->clk.slice + sb->idle_delay;
-	sp_nodeset_copy(sb->tmp, sb->live);
-	for (uint32_t i = 0; i < sb->cfg->nmanagers; i++)
-		sp_nodeset_del(sb->tmp, i);
+	live_nodes(sb);
 	/* a wake from before the compare is answered by it */
 	while (sp_test_event(sb->w, ST_EV_WAKE, 0) == 0)
 		;
@@ -697,10 +701,9 @@ static void idle_leave(struct mmd_strobe *sb, const char *why)
 	sb->idle = 0;
 	sb->clk.idle = 0;
 	sb->clk.micro += k;
-	sb->clk.slice += sb->clk.micro / sb->clk.micro_slices -
-			 old / sb->clk.micro_slices;
-	sb->clk.idle_slices += sb->clk.micro / sb->clk.micro_slices -
-			       old / sb->clk.micro_slices;
+	k = sb->clk.micro / sb->clk.micro_slices - old / sb->clk.micro_slices;
+	sb->clk.slice += k;
+	sb->clk.idle_slices += k;
 	/* a spell shorter than going idle and back costs (a loop that
 	 * communicates every few slices, ranks reaching a barrier one by
 	 * one): look later next time; one that paid: soon again */
