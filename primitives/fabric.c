@@ -523,7 +523,7 @@ static void on_recv(struct fab *f, struct frecv *r, size_t len)
 		p->state = P_NEW;
 		p->backoff = p->retry_at = 0;
 		if (f->shm)
-			fab_shm_forget_locked(p);
+			fab_shm_forget_locked(f, p);
 	}
 	if (f->shm && p->fa == FI_ADDR_NOTAVAIL)
 		fab_shm_resolve_locked(f, p, src);
@@ -939,9 +939,10 @@ static void fab_destroy(struct sp_transport *t)
 	free_sends(&f->local);
 	for (uint32_t i = 0; f->peers && i < f->nnodes; i++) {
 		free_sends(&f->peers[i].q);
-		fab_shm_forget_locked(&f->peers[i]);
+		fab_shm_forget_locked(f, &f->peers[i]);
 		free(f->peers[i].rbuf);
 	}
+	fab_shm_unmap_pins(f);
 	fab_shm_unshare_gmem(f);
 	fab_shm_unshare_stage(f);
 	if (f->bell != &f->own) {
@@ -988,8 +989,34 @@ static int fab_peek(struct sp_transport *t, uint32_t node, uint64_t gaddr,
 	return rc;
 }
 
+/* shm: a child reads a leaf's whole transfer from the parent's arena at
+ * commit, straight into global memory (xfer.c): one copy, not two. */
+static const void *fab_pin(struct sp_transport *t, uint32_t src,
+			   uint64_t raddr, uint64_t key, size_t len, void **pin)
+{
+	struct fab *f = fab_of(t);
+	const void *p;
+
+	(void)key; /* shm names arena bytes by address: no key */
+	if (!f->shm || src >= f->nnodes || src == f->self)
+		return NULL;
+	pthread_mutex_lock(&f->mu);
+	p = fab_shm_pin_locked(f, &f->peers[src], raddr, len, pin);
+	pthread_mutex_unlock(&f->mu);
+	return p;
+}
+
+static void fab_unpin(struct sp_transport *t, void *pin)
+{
+	struct fab *f = fab_of(t);
+
+	pthread_mutex_lock(&f->mu);
+	fab_shm_unpin_locked(f, pin);
+	pthread_mutex_unlock(&f->mu);
+}
+
 static const struct sp_transport_ops fabric_ops = {
-	.version = SP_TRANSPORT_OPS_V5,
+	.version = SP_TRANSPORT_OPS_V6,
 	.name = "fabric",
 	.send = fab_send,
 	.now_ns = fab_now_ns,
@@ -1004,6 +1031,8 @@ static const struct sp_transport_ops fabric_ops = {
 	.share_stage = fab_share_stage,
 	.send_lazy = fab_send_lazy,
 	.set_quiet = fab_set_quiet,
+	.pin = fab_pin,
+	.unpin = fab_unpin,
 };
 
 /* ------------------------------------------------------------------------ */

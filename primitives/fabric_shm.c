@@ -137,7 +137,7 @@ int fab_shm_resolve_locked(struct fab *f, struct peer *p, uint32_t n)
 
 /* Drop what we know of p's incarnation.  Its AV entry stays: in 1.17
  * fi_av_remove leaves a dangling region pointer for the slot's next user. */
-void fab_shm_forget_locked(struct peer *p)
+void fab_shm_forget_locked(struct fab *f, struct peer *p)
 {
 	p->fa = FI_ADDR_NOTAVAIL;
 	fab_region_unmap(p->region);
@@ -146,8 +146,9 @@ void fab_shm_forget_locked(struct peer *p)
 		munmap((void *)p->gmem, p->gmem_len);
 	p->gmem = NULL;
 	p->gmem_len = 0;
-	if (p->stage)
-		munmap((void *)p->stage, p->stage_len);
+	if (p->stage_map)
+		fab_shm_unpin_locked(f, p->stage_map); /* pins keep it */
+	p->stage_map = NULL;
 	p->stage = NULL;
 	p->stage_len = 0;
 	if (p->bell)
@@ -222,7 +223,7 @@ int fab_shm_claim(struct fab *f, char *path, size_t len, char *err,
 	return 0;
 }
 
-static int map_peer_stage(struct peer *p);
+static int map_peer_stage(struct fab *f, struct peer *p);
 
 /* shm: read s->rlen bytes of p's staging here and now, with one copy.
  * Preferably a memcpy from p's arena, which is a file we map read-only
@@ -238,7 +239,7 @@ int fab_shm_read_locked(struct fab *f, struct peer *p, struct fsend *s)
 {
 	size_t done = 0;
 
-	if (p->stage || map_peer_stage(p) == 0) {
+	if (p->stage || map_peer_stage(f, p) == 0) {
 		uint64_t off = s->raddr - p->stage_base;
 
 		/* A file never faults (it is as long as we mapped it);
@@ -423,9 +424,10 @@ void fab_shm_unshare_stage(struct fab *f)
 /* Map p's staging arena read-only, if it shares one.  0 or -ENOSYS.  The
  * mapping outlives p: a read racing its death copies bytes of a transfer
  * that then never commits (the caller checks p lived through it). */
-static int map_peer_stage(struct peer *p)
+static int map_peer_stage(struct fab *f, struct peer *p)
 {
 	char region[sizeof(p->bell->region)], path[PATH_MAX];
+	struct fab_pinmap *pm;
 	uint64_t len, base;
 	struct stat st;
 	void *m;
@@ -446,14 +448,85 @@ static int map_peer_stage(struct peer *p)
 		close(fd);
 		return -ENOSYS;
 	}
+	if (!(pm = calloc(1, sizeof(*pm)))) {
+		close(fd);
+		return -ENOSYS;
+	}
 	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
-	if (m == MAP_FAILED)
+	if (m == MAP_FAILED) {
+		free(pm);
 		return -ENOSYS;
+	}
+	pm->m = m;
+	pm->len = len;
+	pm->refs = 1; /* p's */
+	pm->next = f->pinmaps;
+	f->pinmaps = pm;
+	p->stage_map = pm;
 	p->stage = m;
 	p->stage_len = len;
 	p->stage_base = base;
 	return 0;
+}
+
+/* The len bytes at raddr of p's arena, in place, and a reference that
+ * keeps them mapped — after p dies, and after we forget it — until
+ * fab_shm_unpin_locked.  The mapping is of the file, so bytes p wrote
+ * before it named them to us stay as it left them; p itself keeps them
+ * until we answer (xfer.c).  NULL: not possible (no shared arena, p
+ * unknown, gone or another incarnation): the caller reads instead. */
+const void *fab_shm_pin_locked(struct fab *f, struct peer *p,
+			       uint64_t raddr, size_t len, void **pin)
+{
+	uint32_t n = (uint32_t)(p - f->peers);
+	uint64_t off;
+
+	if (p->state == P_DOWN)
+		return NULL;
+	if (p->fa == FI_ADDR_NOTAVAIL && fab_shm_resolve_locked(f, p, n))
+		return NULL;
+	if (!p->bell || (!p->stage && map_peer_stage(f, p)))
+		return NULL;
+	off = raddr - p->stage_base;
+	if (raddr < p->stage_base || off > p->stage_len ||
+	    len > p->stage_len - off)
+		return NULL;
+	if (fab_died(p->bell) || atomic_load(&p->bell->inc) != p->inc)
+		return NULL;
+	atomic_thread_fence(memory_order_acquire);
+	p->stage_map->refs++;
+	*pin = p->stage_map;
+	return p->stage + off;
+}
+
+void fab_shm_unpin_locked(struct fab *f, struct fab_pinmap *m)
+{
+	if (--m->refs)
+		return;
+	for (struct fab_pinmap **pp = &f->pinmaps; *pp; pp = &(*pp)->next) {
+		if (*pp == m) {
+			*pp = m->next;
+			break;
+		}
+	}
+	munmap(m->m, m->len);
+	free(m);
+}
+
+void fab_shm_unmap_pins(struct fab *f)
+{
+	while (f->pinmaps) {
+		struct fab_pinmap *m = f->pinmaps;
+
+		f->pinmaps = m->next;
+		munmap(m->m, m->len);
+		free(m);
+	}
+	for (uint32_t i = 0; f->peers && i < f->nnodes; i++) {
+		f->peers[i].stage_map = NULL;
+		f->peers[i].stage = NULL;
+	}
 }
 
 void fab_shm_unshare_gmem(struct fab *f)

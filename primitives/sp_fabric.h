@@ -108,6 +108,17 @@ struct bell {
 				    * at most LAZY_MAX_NS */
 };
 
+/* shm: a peer's staging arena mapped here.  Counted: the peer's record
+ * holds one reference while it knows that incarnation, each pin (the
+ * transport's pin op) one more, so a pinned transfer stays readable after
+ * the peer died and was forgotten.  On f->pinmaps until the last goes. */
+struct fab_pinmap {
+	struct fab_pinmap *next;
+	void *m;
+	size_t len;
+	uint32_t refs;
+};
+
 /* A node as seen from here.  P_NEW: no send to it has completed yet
  * (startup, or talking again after P_DOWN), so at most one is in flight
  * and a failed one can be retried without reordering. */
@@ -128,6 +139,7 @@ struct peer {
 	const uint8_t *gmem; /* shm: its global memory, mapped read-only */
 	size_t gmem_len;
 	const uint8_t *stage; /* shm: its staging arena, mapped read-only */
+	struct fab_pinmap *stage_map; /* that mapping, counted (pin) */
 	size_t stage_len;
 	uint64_t stage_base;  /* the arena's address in its process */
 	uint8_t *rbuf;    /* shm: message being reassembled (progress) */
@@ -154,6 +166,7 @@ struct fab {
 	void *gmem;             /* shm: our global memory (share_gmem) */
 	size_t gmem_len;
 	void *stage;            /* shm: our staging arena (share_stage) */
+	struct fab_pinmap *pinmaps; /* shm: peers' arenas mapped (mu) */
 	size_t stage_len;
 	char **names;           /* shm: base name of every node */
 	/* Receive pool: the progress thread's alone once started. */
@@ -235,7 +248,7 @@ int fab_lock_path(char *buf, size_t len, const char *name);
 int fab_lock_held(int fd);
 int fab_died(struct bell *b);
 int fab_shm_resolve_locked(struct fab *f, struct peer *p, uint32_t n);
-void fab_shm_forget_locked(struct peer *p);
+void fab_shm_forget_locked(struct fab *f, struct peer *p);
 int fab_shm_claim(struct fab *f, char *path, size_t len, char *err,
 		  size_t errlen);
 int fab_shm_read_locked(struct fab *f, struct peer *p, struct fsend *s);
@@ -260,6 +273,11 @@ void fab_shm_unshare_gmem(struct fab *f);
 void fab_shm_unshare_stage(struct fab *f);
 int fab_shm_peek_locked(struct fab *f, struct peer *p, uint64_t gaddr,
 			int64_t *value);
+const void *fab_shm_pin_locked(struct fab *f, struct peer *p,
+			       uint64_t raddr, size_t len, void **pin);
+void fab_shm_unpin_locked(struct fab *f, struct fab_pinmap *m);
+/* destroy: unmap every peer arena still mapped, pinned or not */
+void fab_shm_unmap_pins(struct fab *f);
 int fab_shm_names(struct fab *f, const sp_config_t *cfg, char *err,
 		  size_t errlen);
 

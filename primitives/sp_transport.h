@@ -27,6 +27,7 @@
 #define SP_TRANSPORT_OPS_V3 3 /* + share_gmem, peek */
 #define SP_TRANSPORT_OPS_V4 4 /* + share_stage */
 #define SP_TRANSPORT_OPS_V5 5 /* + send_lazy, set_quiet */
+#define SP_TRANSPORT_OPS_V6 6 /* + pin, unpin */
 
 struct sp_transport;
 
@@ -98,6 +99,16 @@ struct sp_transport_ops {
 	/* The events (bit i: event i < 32) that are quiet here now; a bit
 	 * cleared wakes the progress thread, to take what waits at once. */
 	void (*set_quiet)(struct sp_transport *t, uint32_t mask);
+	/* --- V6, optional (NULL: a reader copies with read()) --- */
+	/* The len bytes at (raddr, key) in node src's registered region,
+	 * readable here in place with no copy, and kept readable — even
+	 * if src dies — until unpin(*pin).  For bytes src wrote before the
+	 * message naming them and keeps until this node answers.  World
+	 * lock held; never blocks.  NULL: not possible now (use read()). */
+	const void *(*pin)(struct sp_transport *t, uint32_t src,
+			   uint64_t raddr, uint64_t key, size_t len,
+			   void **pin);
+	void (*unpin)(struct sp_transport *t, void *pin);
 };
 
 struct sp_transport {

@@ -100,7 +100,9 @@ struct sp_xfer_in {
 	int state;
 	uint32_t pending_staged, pending_done, gen;
 	uint64_t *set;
-	uint8_t *stage; /* arena run, or malloc'd (sp_stage_free knows) */
+	uint8_t *stage; /* arena run, or malloc'd (sp_stage_free knows), or
+			 * the source's arena in place (pin, read-only) */
+	void *pin;      /* the back-end's pin of stage, or NULL */
 	size_t len, got;
 	uint32_t reads_left; /* remote reads in flight (each holds a ref) */
 	int rdmode;          /* 0, XRD_WHOLE (one read) or XRD_CHUNKS */
@@ -129,9 +131,20 @@ static struct sp_xfer_in *in_find(sp_world_t *w, uint64_t xid)
 	return NULL;
 }
 
+/* Give back what r stages in: an arena run, private memory or a pin. */
+static void in_release(sp_world_t *w, struct sp_xfer_in *r)
+{
+	if (r->pin)
+		w->tp->ops->unpin(w->tp, r->pin);
+	else
+		sp_stage_free(w, r->stage, r->len);
+	r->pin = NULL;
+	r->stage = NULL;
+}
+
 static void in_free(sp_world_t *w, struct sp_xfer_in *r)
 {
-	sp_stage_free(w, r->stage, r->len);
+	in_release(w, r);
 	free(r->rd);
 	free(r->set);
 	free(r);
@@ -139,10 +152,8 @@ static void in_free(sp_world_t *w, struct sp_xfer_in *r)
 
 static void in_drop_stage(sp_world_t *w, struct sp_xfer_in *r)
 {
-	if (r->refs == 0) {
-		sp_stage_free(w, r->stage, r->len);
-		r->stage = NULL;
-	}
+	if (r->refs == 0)
+		in_release(w, r);
 }
 
 /* Every byte staged here (reads count as requested: none may be left). */
@@ -609,16 +620,12 @@ static void in_maybe_staged(sp_world_t *w, struct sp_xfer_in *r)
 
 /* A new destination record in STAGING, staging in the arena if asked and
  * it fits (else malloc'd); ABORTED here if there is no memory for it. */
-static struct sp_xfer_in *in_start(sp_world_t *w, uint64_t xid,
-				   uint32_t source, uint32_t parent,
-				   const uint8_t *setw, size_t len,
-				   uint64_t gaddr, sp_ev_t rev, int arena)
+static void in_stage_init(sp_world_t *w, struct sp_xfer_in *x,
+			  uint32_t parent, size_t len, uint64_t gaddr,
+			  sp_ev_t rev, int arena)
 {
-	struct sp_xfer_in *x = in_new(w, xid, source, setw);
 	uint32_t *kids;
 
-	if (!x)
-		return NULL;
 	x->len = len;
 	x->gaddr = gaddr;
 	x->rev = rev;
@@ -626,10 +633,21 @@ static struct sp_xfer_in *in_start(sp_world_t *w, uint64_t xid,
 	x->stage = arena ? sp_stage_alloc(w, len) : NULL;
 	if (!x->stage && !(x->stage = malloc(len))) {
 		x->state = X_ABORTED;
-		return x;
+		return;
 	}
 	x->state = X_STAGING;
-	x->pending_staged = kids_of(w, x->set, source, &kids);
+	x->pending_staged = kids_of(w, x->set, x->source, &kids);
+}
+
+static struct sp_xfer_in *in_start(sp_world_t *w, uint64_t xid,
+				   uint32_t source, uint32_t parent,
+				   const uint8_t *setw, size_t len,
+				   uint64_t gaddr, sp_ev_t rev, int arena)
+{
+	struct sp_xfer_in *x = in_new(w, xid, source, setw);
+
+	if (x)
+		in_stage_init(w, x, parent, len, gaddr, rev, arena);
 	return x;
 }
 
@@ -657,6 +675,50 @@ static void in_forward(sp_world_t *w, struct sp_xfer_in *x, size_t off,
 	}
 }
 
+/* A leaf child of the source, named the whole transfer, on a back-end
+ * that can pin the source's arena (shm: a file mapped here): it stages
+ * nothing and reads the bytes at the commit, straight into global
+ * memory — one copy instead of two.  Sound because the source keeps its
+ * arena copy until every XDONE (its run is freed at DONE, or at an abort,
+ * after which we never read) and the pin keeps the mapping if the source
+ * dies: a commit decided before its death still finds every byte.  NULL:
+ * not possible here; the caller stages as usual. */
+static struct sp_xfer_in *in_pinned(sp_world_t *w, uint64_t xid,
+				    uint32_t source, const uint8_t *setw,
+				    size_t len, uint64_t gaddr, sp_ev_t rev,
+				    uint64_t raddr, uint64_t key)
+{
+	const struct sp_transport_ops *ops = w->tp->ops;
+	struct sp_xfer_in *x;
+	const void *at;
+	uint32_t *kids;
+	void *pin = NULL;
+
+	if (ops->version < SP_TRANSPORT_OPS_V6 || !ops->pin ||
+	    !(at = ops->pin(w->tp, source, raddr, key, len, &pin)))
+		return NULL;
+	if (!(x = in_new(w, xid, source, setw))) {
+		ops->unpin(w->tp, pin);
+		return NULL;
+	}
+	if (kids_of(w, x->set, source, &kids)) {
+		/* not a leaf in our tree of x->set: stage as usual */
+		ops->unpin(w->tp, pin);
+		in_stage_init(w, x, source, len, gaddr, rev, 1);
+		return x;
+	}
+	x->len = len;
+	x->gaddr = gaddr;
+	x->rev = rev;
+	x->parent = source;
+	x->stage = (uint8_t *)(uintptr_t)at; /* only ever read */
+	x->pin = pin;
+	x->got = len;
+	x->rdmode = XRD_WHOLE;
+	x->state = X_STAGING;
+	return x;
+}
+
 /* XRMA: the parent staged a chunk in its arena; read it into ours. */
 static void on_rma(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
 {
@@ -679,11 +741,17 @@ static void on_rma(sp_world_t *w, uint32_t src, struct sp_rbuf *r)
 	    !w->stage.base)
 		return; /* malformed, or we cannot read remotely: dropped */
 	x = in_find(w, xid);
+	if (!x && src == source && off == 0 && clen == len &&
+	    (x = in_pinned(w, xid, source, setw, len, gaddr, rev, raddr,
+			   key)) && x->pin) {
+		in_maybe_staged(w, x);
+		return;
+	}
 	if (!x && !(x = in_start(w, xid, source, src, setw, len, gaddr, rev,
 				 1)))
 		return;
-	if (x->state != X_STAGING || x->len != len)
-		return; /* decided already */
+	if (x->state != X_STAGING || x->len != len || x->pin)
+		return; /* decided already, or a duplicate */
 	if (!x->rd && !(x->rd = calloc((len + w->chunk - 1) / w->chunk,
 				       sizeof(*x->rd)))) {
 		x->state = X_ABORTED; /* no memory: never stages */
@@ -929,6 +997,10 @@ void sp_xfer_on_view(sp_world_t *w)
 		if (o->state == X_DONE)
 			continue;
 		if (w->v.expelled) {
+			/* Survivors may still commit from our arena copy
+			 * (pinned): never hand its run out again. */
+			if (sp_stage_owns(w, o->stage))
+				o->stage = NULL;
 			out_finish(w, o, -STORM_EEXPELLED);
 			continue;
 		}
@@ -996,6 +1068,11 @@ void sp_xfer_fini(sp_world_t *w)
 		struct sp_xfer_in *x = w->xin;
 
 		w->xin = x->next;
+		if (x->pin) {
+			/* the back-end unmapped its pins in destroy() */
+			x->pin = NULL;
+			x->stage = NULL;
+		}
 		in_free(w, x);
 	}
 }

@@ -109,6 +109,7 @@ enum {
 };
 
 static uint32_t me, n;
+static int on_shm; /* --provider shm */
 /* node sets, made once in main() */
 static sp_nodeset_t *s_all, *s_zero, *s_two, *s_not1, *s_not2, *s_not3,
 	*s_rest;
@@ -523,11 +524,12 @@ static int xcheck(sp_world_t *w, uint64_t gaddr, size_t len, uint32_t src,
 	return 0;
 }
 
-/* Resident bytes of the staging arena: the mapping of exactly XSTAGING
- * bytes.  stage.c maps it whole at open (MAP_NORESERVE), so its pages
- * are resident only once transfers staged there: in xbig it is the sign
- * that they took the RMA path.  -1: no such mapping. */
-static long arena_rss(void)
+/* Resident bytes of staging arenas: the mappings of exactly XSTAGING
+ * bytes — ours (writable; own != 0) or also the parents' we read (shm
+ * maps them read-only).  stage.c maps ours whole at open (MAP_NORESERVE),
+ * so its pages are resident only once transfers staged there: in xbig it
+ * is the sign that they took the RMA path.  -1: no such mapping. */
+static long arena_rss(int own)
 {
 	FILE *f = fopen("/proc/self/smaps", "r");
 	char line[512];
@@ -538,9 +540,10 @@ static long arena_rss(void)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long a, b;
+		char perms[8];
 
-		if (sscanf(line, "%lx-%lx ", &a, &b) == 2)
-			in = b - a == XSTAGING;
+		if (sscanf(line, "%lx-%lx %7s ", &a, &b, perms) == 3)
+			in = b - a == XSTAGING && (!own || perms[1] == 'w');
 		else if (in && sscanf(line, "Rss: %ld kB", &kb) == 1)
 			rss = (rss < 0 ? 0 : rss) + kb * 1024;
 	}
@@ -614,11 +617,21 @@ static int xround(sp_world_t *w, const struct xspec *x, uint32_t nx,
 			return failf("%s: the remote event fired twice", what);
 		most = x[i].len > most ? x[i].len : most;
 	}
-	rss = arena_rss();
+	rss = arena_rss(0);
 	if (rma && rss < (long)(most & ~(size_t)4095))
 		return failf("round %u: staging arena holds %ld bytes, less "
 			     "than a %zu-byte transfer: not the RMA path?", r,
 			     rss, most);
+	/* Node 1 is a leaf child of node 0 in node 0's tree (fan-out 2,
+	 * positions in id order): on shm it reads node 0's transfer from
+	 * node 0's arena at the commit, in place (pinned), staging none of
+	 * it in its own; it stages only node 5's, where it forwards. */
+	if (rma && on_shm && me == 1 && x[0].src == 0 &&
+	    arena_rss(1) >= (long)x[0].len)
+		return failf("round %u: node 1 staged node 0's %zu bytes in "
+			     "its own arena (%ld bytes resident): a leaf child "
+			     "of the source on shm should read in place", r,
+			     x[0].len, arena_rss(1));
 	printf("round %u verified (%u transfers; arena %ld bytes resident)\n",
 	       r, nx, rss);
 	if (r == XROUNDS)
@@ -1093,15 +1106,19 @@ int main(int argc, char **argv)
 	qb_log_filter_ctl(QB_LOG_STDERR, QB_LOG_FILTER_ADD, QB_LOG_FILTER_FILE,
 			  "*", LOG_INFO);
 	qb_log_ctl(QB_LOG_STDERR, QB_LOG_CONF_ENABLED, QB_TRUE);
+	for (int i = 1; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--provider") == 0)
+			on_shm = strcmp(argv[i + 1], "shm") == 0;
 	rc = spc_node_config(&argc, argv, &cfg, err, sizeof(err));
 	if (rc) {
 		printf("FAIL: %s\n", err);
 		qb_log_fini();
 		return 2;
 	}
-	for (int i = 1; i + 1 < argc; i++)
+	for (int i = 1; i + 1 < argc; i++) {
 		if (strcmp(argv[i], "--scenario") == 0)
 			name = argv[i + 1];
+	}
 	for (size_t i = 0; name && i < sizeof(scenarios) / sizeof(*scenarios);
 	     i++)
 		if (strcmp(scenarios[i].name, name) == 0)
