@@ -34,6 +34,34 @@ static int env_has(char **e, size_t k, const char *name)
 	return 0;
 }
 
+/* A BCS-MPI rank's LD_LIBRARY_PATH starts with the directory holding
+ * libbcsmpi under MPICH's sonames, so a binary built with mpicc.mpich
+ * (asking for libmpich.so.12 or libmpi.so.12) runs on BCS-MPI unchanged;
+ * what the user exported follows.  Returns the new count of e. */
+static size_t abi_path(const struct nm_launch *l, char **e, size_t k)
+{
+	static const char name[] = "LD_LIBRARY_PATH=";
+	const char *dir = l->mpich_abi_dir;
+	char *v;
+
+	if (!dir || !dir[0])
+		return k;
+	for (size_t x = 0; x < k; x++) {
+		if (!e[x] || strncmp(e[x], name, sizeof(name) - 1))
+			continue;
+		if (asprintf(&v, "%s%s%s%s", name, dir,
+			     e[x][sizeof(name) - 1] ? ":" : "",
+			     e[x] + sizeof(name) - 1) < 0)
+			return k; /* out of memory: the user's alone */
+		free(e[x]);
+		e[x] = v;
+		return k;
+	}
+	if (asprintf(&e[k++], "%s%s", name, dir) < 0)
+		e[--k] = NULL;
+	return k;
+}
+
 /* The environment of one rank, built before the fork, defined rather
  * than inherited from the daemon: the user's --export's, STORM_*, then
  * an allow-list the user did not set: PATH (a default), HOME, USER,
@@ -45,8 +73,8 @@ static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
 	const st_manifest_t *m = j->m;
 	const struct nm_identity *id = j->ident;
 	size_t k = 0;
-	/* 6 STORM_*, 3 BCS-MPI, 5 of the allow-list, the NULL */
-	char **e = calloc(m->envc + 15, sizeof(char *));
+	/* 6 STORM_*, 4 BCS-MPI, 5 of the allow-list, the NULL */
+	char **e = calloc(m->envc + 16, sizeof(char *));
 
 	if (!e)
 		return NULL;
@@ -68,6 +96,8 @@ static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
 	if (j->bcs_fd >= 0 && j->bcs_bell >= 0 &&
 	    asprintf(&e[k++], "STORM_BCS_BELL=%d", NM_BCS_BELL_FD) < 0)
 		e[k - 1] = NULL;
+	if (j->bcs_fd >= 0)
+		k = abi_path(l, e, k);
 	{
 		/* the allow-list, where the user did not export it */
 		const char *const allow[][2] = {

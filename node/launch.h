@@ -21,6 +21,9 @@
 struct nm_launch {
 	uint32_t node_id;   /* this node's world id */
 	const char *node;   /* and name */
+	/* BCS-MPI under MPICH's sonames, first on a BCS-MPI job's
+	 * LD_LIBRARY_PATH ("" or NULL: not set) */
+	const char *mpich_abi_dir;
 	/* cpu binding: the cpus a rank may be bound to, by index (the
 	 * scheduler's column on this node); ncpus 0: no binding */
 	int cpus[1024];

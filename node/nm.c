@@ -1145,6 +1145,7 @@ int main(int argc, char **argv)
 	}
 	nm.launch.node_id = sp_node_id(nm.w);
 	nm.launch.node = nm.host->name;
+	nm.launch.mpich_abi_dir = nm.cfg.mpich_abi_dir;
 	cpu_binding(&nm);
 	nm_ring_init(&nm.ring, nm.w, &nm.lay, nm.host->name, &ring_ops, &nm);
 	nm.loop = qb_loop_create();

@@ -300,6 +300,15 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		}
 		return copy_str(p, k, v, c->cpu_bind, sizeof(c->cpu_bind));
 	}
+	if (!strcmp(k, "mpich_abi_dir")) {
+		if (v[0] != '/') {
+			perr(p, "mpich_abi_dir = \"%s\": want an absolute path "
+			     "(the directory holding libmpich.so.12)", v);
+			return 0;
+		}
+		return copy_str(p, k, v, c->mpich_abi_dir,
+				sizeof(c->mpich_abi_dir));
+	}
 	if (!strcmp(k, "cgroup")) {
 		if (strcmp(v, "auto") && strcmp(v, "none")) {
 			perr(p, "cgroup = \"%s\": want auto (jobs in per-job "
@@ -431,6 +440,8 @@ static void defaults(st_config_t *c)
 	strcpy(c->ramdisk, "/dev/shm/storm");
 	strcpy(c->cgroup, "auto");
 	strcpy(c->cpu_bind, "auto");
+	snprintf(c->mpich_abi_dir, sizeof(c->mpich_abi_dir), "%s",
+		 STORM_MPICH_ABI_DIR);
 	c->kill_grace_ms = 10000;
 	strcpy(c->state_dir, "/var/lib/storm");
 	strcpy(c->replication, "auto");

@@ -99,6 +99,9 @@ typedef struct st_config {
 	uint32_t max_input_mib;   /* a job's program and files, at most */
 	char cgroup[16];          /* auto | none: jobs in per-job cgroups */
 	char cpu_bind[16];        /* auto | none: ranks bound to their cpus */
+	char mpich_abi_dir[1024]; /* libmpich.so.12 and libmpi.so.12 (BCS-MPI
+				   * under MPICH's sonames): first on a
+				   * BCS-MPI job's LD_LIBRARY_PATH */
 	uint32_t kill_grace_ms;   /* SIGTERM to a job's processes, then this
 				   * long before every one is killed */
 	char run_dir[1024];       /* sockets, pid files, logs */

@@ -16,7 +16,8 @@ Usage: test_bcsmpi.py TEST        (meson sets the BCSMPI_* environment)
            prints the same types, MPI_Status layout and constants; every
            prototype of mpi.h is MPICH's, and every MPI_ has its PMPI_;
   install  meson install --destdir: mpi.h in includedir/bcsmpi, the
-           library, bcsmpi.pc resolving with pkg-config, the installed
+           library (and as libmpich.so.12, libmpi.so.12 in
+           libdir/bcsmpi), bcsmpi.pc resolving with pkg-config, the installed
            bcsmpicc's -show naming the installed paths; a program built
            from the installed files runs;
   synth    ../shared/mpi-synth's synth.c and calib.c compile (-c).
@@ -281,6 +282,15 @@ def test_install(tmp):
     check(os.path.isfile(so), "no libbcsmpi.so.0 in %s" % lib)
     soname = run(["readelf", "-d", so]).stdout
     check("[libbcsmpi.so.0]" in soname, "soname: %s" % soname)
+    # MPICH's sonames, in a directory of their own (not lib itself)
+    for name in ("libmpich.so.12", "libmpi.so.12"):
+        link = d(os.path.join(lib, "bcsmpi", name))
+        check(os.path.islink(link) and
+              os.readlink(link) == "../libbcsmpi.so.0" and
+              os.path.samefile(link, so),
+              "%s: want a link to ../libbcsmpi.so.0" % link)
+        check(not os.path.lexists(d(os.path.join(lib, name))),
+              "%s installed into %s itself" % (name, lib))
     wrapper = d(os.path.join(bindir, "bcsmpicc"))
     check(os.access(wrapper, os.X_OK), "bcsmpicc not installed executable")
 

@@ -12,6 +12,10 @@ Usage: test_jobs.py BUILD TEST
   determinism   an ANY_SOURCE program (tests/bcsmpi/anysource.c) run 20
                 times, a CPU hog perturbing every other run: the same
                 output each time; --bcs-order=arrival runs it too;
+  mpich_binary  core.c built with Debian's mpicc.mpich (asking for
+                libmpich.so.12), unchanged, run with --mpi=bcs on 1, 2
+                and 4 ranks: every check passes on BCS-MPI; the job's
+                LD_LIBRARY_PATH puts mpich_abi_dir before the user's;
   bad_exit      a rank that exits without MPI_Finalize: the job ends
                 FAILED naming the rank, no rank left waiting, the node
                 manager alive for the next job;
@@ -143,6 +147,52 @@ def test_core(lab):
           "core with 5001 communicators: exit %d\n%s\n%s" %
           (r.returncode, r.stdout, r.stderr))
     print("core on 2 ranks with 5001 communicators made and freed: passed")
+
+
+def test_mpich_binary(lab):
+    """core.c built with Debian's mpicc.mpich, unchanged, run with
+    --mpi=bcs: it asks for libmpich.so.12 and gets BCS-MPI (core.c checks
+    MPI_Get_library_version names BCS-MPI), every check of the core
+    passing with MPICH's mpi.h values."""
+    mpicc = "mpicc.mpich"
+    out = os.path.join(lab.dir, "core-mpich")
+    env = dict(os.environ)
+    env.pop("LD_LIBRARY_PATH", None)
+    argv = [mpicc, "-O1", "-o", out, os.path.join(HERE, "core.c")]
+    if SAN not in ("", "none"):
+        # the library is instrumented: its runtime must come first
+        argv.insert(1, "-fsanitize=" + SAN)
+    r = subprocess.run(argv,
+                       capture_output=True, text=True, env=env, timeout=120)
+    check(r.returncode == 0, "%s core.c: %s" % (mpicc, r.stderr))
+    r = subprocess.run(["readelf", "-d", out], capture_output=True,
+                       text=True, timeout=30)
+    check("[libmpich.so.12]" in r.stdout,
+          "core built with %s does not ask for libmpich.so.12:\n%s" %
+          (mpicc, r.stdout))
+    for n in (1, 2, 4):
+        r = run(lab, ["run", "--mpi=bcs", "-n", str(n), out])
+        check(r.returncode == 0 and
+              "core: all passed on %d ranks" % n in r.stdout,
+              "core built with %s on %d ranks: exit %d\n%s\n%s" %
+              (mpicc, n, r.returncode, r.stdout, r.stderr))
+    print("core built with %s (libmpich.so.12) ran on BCS-MPI on 1, 2 "
+          "and 4 ranks: all passed" % mpicc)
+    # what the user exports follows BCS-MPI's directory (a shell, not an
+    # MPI program: the job then ends FAILED for want of MPI_Finalize)
+    r = run(lab, ["run", "--mpi=bcs", "--export",
+                  "LD_LIBRARY_PATH=/nonexistent", "-n", "1", "/bin/sh",
+                  "-c", "echo LDP=$LD_LIBRARY_PATH"])
+    want = "LDP=%s:/nonexistent" % os.path.join(
+        os.path.abspath(lab.build), "bcsmpi", "abi")
+    check(want in r.stdout and "without MPI_Finalize" in r.stderr,
+          "a BCS-MPI job's LD_LIBRARY_PATH: want %s, got exit %d\n%s\n%s"
+          % (want, r.returncode, r.stdout, r.stderr))
+    # a job without --mpi=bcs keeps the user's alone
+    r = run(lab, ["run", "-n", "1", "/bin/sh", "-c",
+                  "echo LDP=${LD_LIBRARY_PATH-unset}"])
+    check(r.returncode == 0 and "LDP=unset" in r.stdout,
+          "a job without --mpi=bcs: LD_LIBRARY_PATH %s" % r.stdout)
 
 
 def test_bad_exit(lab):
@@ -452,6 +502,8 @@ GANG = ["sched_policy = gang", "mpl = 2", "quantum_us = 200000"]
 
 TESTS = {
     "core": (test_core, dict(managers=1, nodes=1, cpus=4, slice_us=1000)),
+    "mpich_binary": (test_mpich_binary, dict(managers=1, nodes=1, cpus=4,
+                                             slice_us=1000)),
     "bad_exit": (test_bad_exit, dict(managers=1, nodes=1, cpus=4)),
     "abort": (test_abort, dict(managers=1, nodes=1, cpus=4)),
     "large": (test_large, dict(managers=1, nodes=1, cpus=2)),

@@ -401,7 +401,10 @@ class Lab:
                  "slice_us = %d" % slice_us, "hb_period_ms = 50",
                  "hb_timeout_ms = 1000", "ramdisk = %s/ramdisk" % d,
                  "state_dir = %s/state" % d, "run_dir = %s" % d,
-                 "log = %s/storm.log" % d, "log_level = %s" % log_level]
+                 "log = %s/storm.log" % d, "log_level = %s" % log_level,
+                 # BCS-MPI under MPICH's sonames, from this build tree
+                 "mpich_abi_dir = %s" % os.path.join(
+                     os.path.abspath(build), "bcsmpi", "abi")]
         if managers > 1:
             lines.append("replication = corosync")
         lines += list(extra)

@@ -272,6 +272,8 @@ static void test_config_load_fills_defaults_for_missing_keys(void **state)
 	assert_int_equal(cfg.job_retention_s, 3600);
 	assert_int_equal(cfg.history_jobs, 1000000);
 	assert_int_equal(cfg.history_days, 90);
+	/* BCS-MPI under MPICH's sonames: where meson install puts it */
+	assert_string_equal(cfg.mpich_abi_dir, STORM_MPICH_ABI_DIR);
 	st_config_free(&cfg);
 }
 
@@ -468,6 +470,19 @@ static void test_config_error_bad_number_names_its_line(void **state)
 			  "cpus");
 	expect_line_error(MINIMAL_HOSTS "[node x]\ncpus = 4097\n", 6, "cpus");
 	expect_line_error(MINIMAL_HOSTS "[node x]\ncpus = many\n", 6, "cpus");
+}
+
+static void test_config_mpich_abi_dir_is_an_absolute_path(void **state)
+{
+	st_config_t cfg;
+
+	(void)state;
+	load_ok("abi.conf", "[cluster]\nmpich_abi_dir = /opt/storm/abi\n"
+		MINIMAL_HOSTS, &cfg);
+	assert_string_equal(cfg.mpich_abi_dir, "/opt/storm/abi");
+	st_config_free(&cfg);
+	expect_line_error("[cluster]\nmpich_abi_dir = lib/abi\n"
+			  MINIMAL_HOSTS, 2, "mpich_abi_dir");
 }
 
 static void test_config_error_bad_log_level_names_its_line(void **state)
@@ -888,6 +903,7 @@ int main(void)
 		cmocka_unit_test(
 			test_config_error_unknown_section_names_its_line),
 		cmocka_unit_test(test_config_error_bad_number_names_its_line),
+		cmocka_unit_test(test_config_mpich_abi_dir_is_an_absolute_path),
 		cmocka_unit_test(test_config_error_bad_log_level_names_its_line),
 		cmocka_unit_test(
 			test_config_error_host_name_with_slash_names_its_line),
