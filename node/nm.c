@@ -428,8 +428,33 @@ static int on_output(int32_t fd, int32_t revents, void *data)
 
 /* Start a job's local ranks: who they run as, where they are, their
  * output files (as the user), then the processes. */
+/* What a job's ranks wrote that their pipes hold now, sent on before a
+ * record that ends the job: a rank's last lines often say why it failed,
+ * and the manager forgets the job's output once it has failed.  At most
+ * 1 MiB a pipe (a rank still writing cannot hold the failure back); EOF
+ * and the rest are on_output's. */
+static void job_drain_output(struct nm *nm, struct nm_job *j)
+{
+	uint8_t buf[16384];
+
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		for (int s = 0; s < 2; s++) {
+			struct nm_rank *x = &j->ranks[i];
+
+			for (int k = 0; x->fd[s] >= 0 && k < 64; k++) {
+				ssize_t n = read(x->fd[s], buf, sizeof(buf));
+
+				if (n <= 0)
+					break;
+				rank_output(nm, j, x->rank, s, buf,
+					    (uint32_t)n);
+			}
+		}
+}
+
 /* Jobs the BCS engine failed: their reason goes to the manager before
- * the exits it caused (the other ranks stop when they see it). */
+ * the exits it caused (the other ranks stop when they see it), after
+ * what the ranks wrote so far. */
 static void bcs_failures(struct nm *nm)
 {
 	char why[640];
@@ -437,8 +462,11 @@ static void bcs_failures(struct nm *nm)
 	struct nm_job *j;
 
 	while (nm_bcs_failed(&nm->bcs, &id, why, sizeof(why)))
-		if ((j = job_by_id(nm, id)) && !j->reported)
+		if ((j = job_by_id(nm, id)) && !j->reported) {
+			if (!j->dying)
+				job_drain_output(nm, j);
 			job_fail(nm, j, why);
+		}
 }
 
 /* The value of name in the job's environment (stormctl puts
