@@ -849,3 +849,17 @@ int PMPI_Type_free(MPI_Datatype *datatype)
 	*datatype = MPI_DATATYPE_NULL;
 	return MPI_SUCCESS;
 }
+
+/* Address arithmetic (MPI-3.1 §4.1.5): on this flat address space, plain
+ * sums and differences, done unsigned so that wrapping is defined. */
+#pragma weak MPI_Aint_add = PMPI_Aint_add
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
+{
+	return (MPI_Aint)((unsigned long)base + (unsigned long)disp);
+}
+
+#pragma weak MPI_Aint_diff = PMPI_Aint_diff
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+{
+	return (MPI_Aint)((unsigned long)addr1 - (unsigned long)addr2);
+}

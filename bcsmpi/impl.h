@@ -154,6 +154,11 @@ int bcs_op_commutative(MPI_Op op);
  * with the call, rank and message; MPI_ERRORS_RETURN returns cls. */
 int bcs_error(struct bcs_comm *c, const char *fn, int cls,
 	      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A call mpi.h declares that BCS-MPI does not implement (unsupported.c,
+ * generated): MPI_ERR_UNSUPPORTED_OPERATION through MPI_COMM_WORLD's
+ * handler, the message naming the call; fatal outside MPI_Init and
+ * MPI_Finalize (no handler to ask). */
+int bcs_unsupported(const char *fn);
 /* The engine failed the job (or the rank cannot go on): the message on
  * stderr, then exit. */
 void bcs_fatal(const char *fn, const char *fmt, ...)

@@ -77,6 +77,16 @@ int bcs_error(struct bcs_comm *c, const char *fn, int cls, const char *fmt,
 	}
 }
 
+int bcs_unsupported(const char *fn)
+{
+	if (bcs_state_phase() != BCS_PHASE_INITIALIZED)
+		bcs_fatal(fn, "not supported by BCS-MPI (docs/bcsmpi.md lists "
+			  "what is)");
+	return bcs_error(NULL, fn, MPI_ERR_UNSUPPORTED_OPERATION,
+			 "%s is not supported by BCS-MPI (docs/bcsmpi.md lists "
+			 "what is)", fn);
+}
+
 #pragma weak MPI_Init_thread = PMPI_Init_thread
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {

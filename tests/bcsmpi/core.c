@@ -3,7 +3,8 @@
  * runs it with `stormctl run --mpi=bcs -n N`): every call of issue 14's
  * item 2, each result checked.  Prints "ok NAME" per check group and
  * "core: all passed" from rank 0; a failed check prints what and exits
- * with MPI_Abort (the job ends FAILED with the message).
+ * with MPI_Abort (the job ends FAILED with the message).  With "ldpath"
+ * each rank prints its LD_LIBRARY_PATH and does nothing else.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,6 +399,14 @@ int main(int argc, char **argv)
 	comms_loop = argc > 1 && !strcmp(argv[1], "comms-loop");
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc > 1 && !strcmp(argv[1], "ldpath")) {
+		/* the library path the node manager gave this rank */
+		const char *p = getenv("LD_LIBRARY_PATH");
+
+		printf("rank %d LD_LIBRARY_PATH=%s\n", rank, p ? p : "(unset)");
+		MPI_Finalize();
+		return 0;
+	}
 	test_basics();
 	test_p2p();
 	test_any_and_probe();

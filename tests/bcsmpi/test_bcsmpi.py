@@ -14,7 +14,8 @@ Usage: test_bcsmpi.py TEST        (meson sets the BCSMPI_* environment)
            as C89, C11 and C++98/11/17, with clang too when present;
   abi      abi_probe.c built with MPICH's mpicc.mpich and with bcsmpicc
            prints the same types, MPI_Status layout and constants; every
-           prototype of mpi.h is MPICH's, and every MPI_ has its PMPI_;
+           prototype of mpi.h is MPICH's, and every MPI_ has its PMPI_,
+           both defined by libbcsmpi;
   install  meson install --destdir: mpi.h in includedir/bcsmpi, the
            library (and as libmpich.so.12, libmpi.so.12 in
            libdir/bcsmpi), bcsmpi.pc resolving with pkg-config, the installed
@@ -252,8 +253,17 @@ def test_abi(tmp):
     # macros (counted from the standard's annex; Open MPI 4.1 agrees)
     check(len(funcs) == 389, "mpi.h declares %d MPI_ functions, MPI-3.1 "
           "has 389" % len(funcs))
-    print("abi: %d functions, each with PMPI_, prototypes equal MPICH's"
-          % len(funcs))
+    # and libbcsmpi defines every one, MPI_ and PMPI_ (those it does not
+    # implement fail with MPI_ERR_UNSUPPORTED_OPERATION): a program that
+    # references any of them links, an MPICH-built binary loads
+    syms = set(run(["nm", "-D", "--defined-only",
+                    os.path.join(BUILD, "bcsmpi", "libbcsmpi.so.0")])
+               .stdout.split())
+    undefined = [n for n in funcs for m in (n, "P" + n) if m not in syms]
+    check(not undefined, "declared in mpi.h, not defined by libbcsmpi: %s"
+          % undefined)
+    print("abi: %d functions, each with PMPI_, prototypes equal MPICH's, "
+          "every one defined by libbcsmpi" % len(funcs))
 
 
 # ---------------------------------------------------------------- install
