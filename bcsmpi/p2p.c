@@ -273,6 +273,57 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 					 st[1].MPI_ERROR : rc;
 }
 
+/* Ready mode promises the receive is posted; a standard send is a valid
+ * ready send (MPI-3.1 §3.4), and BCS-MPI's sends never depend on it. */
+#pragma weak MPI_Rsend = PMPI_Rsend
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest,
+	       int tag, MPI_Comm comm)
+{
+	MPI_Request r;
+	int rc;
+
+	BCS_NEED_INIT("MPI_Rsend");
+	if ((rc = start_send("MPI_Rsend", buf, count, datatype, dest, tag,
+			     comm, 0, &r)))
+		return rc;
+	return PMPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
+#pragma weak MPI_Irsend = PMPI_Irsend
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest,
+		int tag, MPI_Comm comm, MPI_Request *request)
+{
+	BCS_NEED_INIT("MPI_Irsend");
+	return start_send("MPI_Irsend", buf, count, datatype, dest, tag, comm,
+			  0, request);
+}
+
+/* The message goes out of a copy of buf's span, the reply lands in buf. */
+#pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype,
+			  int dest, int sendtag, int source, int recvtag,
+			  MPI_Comm comm, MPI_Status *status)
+{
+	MPI_Aint lb = 0, span = 0;
+	struct bcs_comm *c;
+	uint8_t *tmp;
+	int rc;
+
+	BCS_NEED_INIT("MPI_Sendrecv_replace");
+	if ((rc = check("MPI_Sendrecv_replace", &c, comm, buf, count,
+			datatype, dest, sendtag, 0)))
+		return rc;
+	if (bcs_dt_span(datatype, count, &lb, &span) ||
+	    !(tmp = malloc((size_t)span + 1)))
+		return bcs_error(c, "MPI_Sendrecv_replace", MPI_ERR_NO_MEM,
+				 "out of memory");
+	memcpy(tmp, (uint8_t *)buf + lb, (size_t)span);
+	rc = PMPI_Sendrecv(tmp - lb, count, datatype, dest, sendtag, buf,
+			   count, datatype, source, recvtag, comm, status);
+	free(tmp);
+	return rc;
+}
+
 /* ---- probes ----------------------------------------------------------------- */
 
 /* An Iprobe's question to the engine, outstanding until answered. */

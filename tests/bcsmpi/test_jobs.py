@@ -16,6 +16,12 @@ Usage: test_jobs.py BUILD TEST
                 libmpich.so.12), unchanged, run with --mpi=bcs on 1, 2
                 and 4 ranks: every check passes on BCS-MPI; the job's
                 LD_LIBRARY_PATH puts mpich_abi_dir before the user's;
+  breadth       tests/bcsmpi/breadth.c on 1 to 4 ranks, built with
+                bcsmpicc and with mpicc.mpich: Rsend, Irsend,
+                Sendrecv_replace, Scan, Exscan (a non-commutative user
+                op too), Reduce_scatter(_block), in place, bad arguments'
+                error classes; breadth_spread the same over 2 node
+                managers;
   unsupported   MPI_Win_create, MPI_File_open, MPI_Comm_spawn (declared,
                 not implemented) build and return
                 MPI_ERR_UNSUPPORTED_OPERATION under MPI_ERRORS_RETURN;
@@ -235,6 +241,33 @@ def test_abort(lab):
     check(j["state"] == "FAILED" and "MPI_Abort" in j.get("reason", "") and
           "error code 42" in j.get("reason", ""), "the job: %s" % j)
     print("abort: %s" % j["reason"])
+
+
+def test_breadth(lab):
+    """tests/bcsmpi/breadth.c (issue 15's calls beyond the core) on 1 to
+    4 ranks, built with bcsmpicc and with Debian's mpicc.mpich."""
+    progs = [build_prog(lab, "breadth")]
+    out = os.path.join(lab.dir, "breadth-mpich")
+    argv = ["mpicc.mpich", "-O1", "-o", out, os.path.join(HERE, "breadth.c")]
+    if SAN not in ("", "none"):
+        argv.insert(1, "-fsanitize=" + SAN)
+    env = dict(os.environ)
+    env.pop("LD_LIBRARY_PATH", None)
+    r = subprocess.run(argv, capture_output=True, text=True, env=env,
+                       timeout=120)
+    check(r.returncode == 0, "mpicc.mpich breadth.c: %s" % r.stderr)
+    progs.append(out)
+    for prog in progs:
+        for n in (1, 2, 3, 4):
+            r = run(lab, ["run", "--mpi=bcs", "-n", str(n), prog])
+            check(r.returncode == 0 and
+                  "breadth: all passed on %d ranks" % n in r.stdout,
+                  "%s on %d ranks: exit %d\n%s\n%s" %
+                  (os.path.basename(prog), n, r.returncode, r.stdout,
+                   r.stderr))
+        print("%s on 1-4 ranks: %s" % (os.path.basename(prog), " ".join(
+            line.split()[1] for line in r.stdout.splitlines()
+            if line.startswith("ok "))))
 
 
 def test_unsupported(lab):
@@ -545,6 +578,10 @@ TESTS = {
     "mpich_binary": (test_mpich_binary, dict(managers=1, nodes=1, cpus=4,
                                              slice_us=1000)),
     "unsupported": (test_unsupported, dict(managers=1, nodes=1, cpus=2)),
+    "breadth": (test_breadth, dict(managers=1, nodes=1, cpus=4,
+                                   slice_us=1000)),
+    "breadth_spread": (test_breadth, dict(managers=1, nodes=2, cpus=2,
+                                          slice_us=1000)),
     "bad_exit": (test_bad_exit, dict(managers=1, nodes=1, cpus=4)),
     "abort": (test_abort, dict(managers=1, nodes=1, cpus=4)),
     "large": (test_large, dict(managers=1, nodes=1, cpus=2)),

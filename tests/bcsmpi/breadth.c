@@ -1,0 +1,227 @@
+/*
+ * breadth.c — calls of issue 15 beyond the core, each result checked
+ * (tests/bcsmpi/test_jobs.py, test "breadth", 1 to 4 ranks): Rsend,
+ * Irsend, Sendrecv_replace (ints and a strided vector), Scan and Exscan
+ * (MPI_SUM, in place, and an associative non-commutative user operation:
+ * digits concatenated in rank order), Reduce_scatter_block and
+ * Reduce_scatter (in place too), Aint_add/diff, and the error classes of
+ * bad arguments under MPI_ERRORS_RETURN.  Prints "ok NAME" per group and
+ * "breadth: all passed on N ranks" from rank 0; a failed check exits
+ * through MPI_Abort.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+static int rank, size;
+
+#define CHECK(cond, ...)                                                      \
+	do {                                                                  \
+		if (!(cond)) {                                                \
+			fprintf(stderr, "rank %d: %s:%d: ", rank, __FILE__,   \
+				__LINE__);                                    \
+			fprintf(stderr, __VA_ARGS__);                         \
+			fprintf(stderr, "\n");                                \
+			MPI_Abort(MPI_COMM_WORLD, 3);                         \
+		}                                                             \
+	} while (0)
+
+static void ok(const char *what)
+{
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0)
+		printf("ok %s\n", what);
+}
+
+static void test_ready_and_replace(void)
+{
+	int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+	int got = -1, v[3], strided[6];
+	MPI_Request r[2];
+	MPI_Datatype vec;
+
+	/* ready mode: the receive is posted (and everyone knows it)
+	 * before the send */
+	MPI_Irecv(&got, 1, MPI_INT, prev, 5, MPI_COMM_WORLD, &r[0]);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Rsend(&rank, 1, MPI_INT, next, 5, MPI_COMM_WORLD);
+	MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+	CHECK(got == prev, "Rsend: got %d, want %d", got, prev);
+	MPI_Irecv(&got, 1, MPI_INT, prev, 6, MPI_COMM_WORLD, &r[0]);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Irsend(&rank, 1, MPI_INT, next, 6, MPI_COMM_WORLD, &r[1]);
+	MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+	CHECK(got == prev, "Irsend: got %d, want %d", got, prev);
+	ok("rsend");
+
+	for (int i = 0; i < 3; i++)
+		v[i] = rank * 10 + i;
+	MPI_Status st;
+	MPI_Sendrecv_replace(v, 3, MPI_INT, next, 7, prev, 7, MPI_COMM_WORLD,
+			     &st);
+	for (int i = 0; i < 3; i++)
+		CHECK(v[i] == prev * 10 + i, "Sendrecv_replace: v[%d] = %d",
+		      i, v[i]);
+	CHECK(st.MPI_SOURCE == prev && st.MPI_TAG == 7,
+	      "Sendrecv_replace status: source %d tag %d", st.MPI_SOURCE,
+	      st.MPI_TAG);
+	/* every other int: the gaps must be left alone */
+	MPI_Type_vector(3, 1, 2, MPI_INT, &vec);
+	MPI_Type_commit(&vec);
+	for (int i = 0; i < 6; i++)
+		strided[i] = i % 2 ? -1 : rank * 10 + i;
+	MPI_Sendrecv_replace(strided, 1, vec, next, 8, prev, 8,
+			     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	for (int i = 0; i < 6; i++)
+		CHECK(strided[i] == (i % 2 ? -1 : prev * 10 + i),
+		      "Sendrecv_replace vector: [%d] = %d", i, strided[i]);
+	MPI_Type_free(&vec);
+	ok("sendrecv_replace");
+}
+
+/* (value, digits) pairs: a then b is a * 10^digits(b) + b.  Associative,
+ * not commutative. */
+static void concat(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	long long *a = in, *b = inout;
+
+	(void)dt;
+	for (int i = 0; i + 1 < *len; i += 2) {
+		long long p = 1;
+
+		for (long long d = 0; d < b[i + 1]; d++)
+			p *= 10;
+		b[i] = a[i] * p + b[i];
+		b[i + 1] += a[i + 1];
+	}
+}
+
+static void test_scans(void)
+{
+	int x = rank + 1, s = -7, want = 0;
+	long long pair[2] = { rank + 1, 1 }, got[2] = { -1, -1 }, digits = 0;
+	MPI_Op cat;
+
+	for (int k = 0; k <= rank; k++)
+		want += k + 1;
+	MPI_Scan(&x, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	CHECK(s == want, "Scan: %d, want %d", s, want);
+	s = x;
+	MPI_Scan(MPI_IN_PLACE, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	CHECK(s == want, "Scan in place: %d, want %d", s, want);
+	s = -7;
+	MPI_Exscan(&x, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	CHECK(rank == 0 ? s == -7 : s == want - x,
+	      "Exscan: %d (want %d; rank 0 untouched)", s,
+	      rank ? want - x : -7);
+	s = x;
+	MPI_Exscan(MPI_IN_PLACE, &s, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	CHECK(rank == 0 ? s == x : s == rank, "Exscan MAX in place: %d", s);
+	ok("scan");
+
+	MPI_Op_create(concat, 0, &cat);
+	for (int k = 0; k <= rank; k++)
+		digits = digits * 10 + k + 1;
+	MPI_Scan(pair, got, 2, MPI_LONG_LONG, cat, MPI_COMM_WORLD);
+	CHECK(got[0] == digits && got[1] == rank + 1,
+	      "Scan of a non-commutative op: %lld (%lld digits), want %lld",
+	      got[0], got[1], digits);
+	MPI_Op_free(&cat);
+	ok("scan_noncommutative");
+}
+
+static void test_reduce_scatter(void)
+{
+	int n = 2 * size, *in = malloc(sizeof(int) * (size_t)n), out[2];
+	int *counts = malloc(sizeof(int) * (size_t)size), total = 0, at = 0;
+	int *all, *mine;
+
+	for (int j = 0; j < n; j++)
+		in[j] = rank * 100 + j;
+	MPI_Reduce_scatter_block(in, out, 2, MPI_INT, MPI_SUM,
+				 MPI_COMM_WORLD);
+	for (int i = 0; i < 2; i++) {
+		int j = 2 * rank + i;
+
+		CHECK(out[i] == 100 * size * (size - 1) / 2 + size * j,
+		      "Reduce_scatter_block: [%d] = %d", i, out[i]);
+	}
+	ok("reduce_scatter_block");
+
+	for (int k = 0; k < size; k++) {
+		counts[k] = k + 1;
+		total += counts[k];
+		if (k < rank)
+			at += counts[k];
+	}
+	all = malloc(sizeof(int) * (size_t)total);
+	mine = malloc(sizeof(int) * (size_t)total);
+	for (int j = 0; j < total; j++)
+		all[j] = rank + j;
+	MPI_Reduce_scatter(all, mine, counts, MPI_INT, MPI_SUM,
+			   MPI_COMM_WORLD);
+	for (int i = 0; i < counts[rank]; i++)
+		CHECK(mine[i] == size * (size - 1) / 2 + size * (at + i),
+		      "Reduce_scatter: [%d] = %d", i, mine[i]);
+	/* in place: the input is recvbuf, whole */
+	for (int j = 0; j < total; j++)
+		all[j] = rank + j;
+	MPI_Reduce_scatter(MPI_IN_PLACE, all, counts, MPI_INT, MPI_MAX,
+			   MPI_COMM_WORLD);
+	for (int i = 0; i < counts[rank]; i++)
+		CHECK(all[i] == size - 1 + at + i,
+		      "Reduce_scatter in place: [%d] = %d", i, all[i]);
+	free(all);
+	free(mine);
+	free(counts);
+	free(in);
+	ok("reduce_scatter");
+}
+
+static void test_misc_and_errors(void)
+{
+	char a[16];
+	MPI_Aint base = (MPI_Aint)(size_t)&a[0];
+	int x = 1, y, rc, cls;
+
+	CHECK(MPI_Aint_add(base, 5) == (MPI_Aint)(size_t)&a[5],
+	      "Aint_add");
+	CHECK(MPI_Aint_diff((MPI_Aint)(size_t)&a[9], base) == 9,
+	      "Aint_diff");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	rc = MPI_Scan(&x, &y, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD);
+	MPI_Error_class(rc, &cls);
+	CHECK(cls == MPI_ERR_OP, "Scan with MPI_OP_NULL: class %d", cls);
+	rc = MPI_Exscan(&x, &y, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Error_class(rc, &cls);
+	CHECK(cls == MPI_ERR_COUNT, "Exscan count -1: class %d", cls);
+	rc = MPI_Reduce_scatter(&x, &y, NULL, MPI_INT, MPI_SUM,
+				MPI_COMM_WORLD);
+	MPI_Error_class(rc, &cls);
+	CHECK(cls == MPI_ERR_ARG, "Reduce_scatter NULL counts: class %d",
+	      cls);
+	rc = MPI_Sendrecv_replace(&x, 1, MPI_INT, size, 0, 0, 0,
+				  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	MPI_Error_class(rc, &cls);
+	CHECK(cls == MPI_ERR_RANK, "Sendrecv_replace to rank %d: class %d",
+	      size, cls);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	ok("errors");
+}
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	test_ready_and_replace();
+	test_scans();
+	test_reduce_scatter();
+	test_misc_and_errors();
+	if (rank == 0)
+		printf("breadth: all passed on %d ranks\n", size);
+	MPI_Finalize();
+	return 0;
+}
