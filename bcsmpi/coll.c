@@ -75,7 +75,7 @@ static int engine_coll(const char *fn, struct bcs_comm *c,
 
 /* count of stype at sbuf into rcount of rtype at rbuf, here (a root's
  * own block): through a packed copy unless both are contiguous. */
-static int local_copy(const void *sbuf, int scount, MPI_Datatype stype,
+int bcs_local_copy(const void *sbuf, int scount, MPI_Datatype stype,
 		      void *rbuf, int rcount, MPI_Datatype rtype)
 {
 	size_t sb = (size_t)scount * bcs_dt_size(stype);
@@ -219,7 +219,7 @@ static int reduce_msgs(const char *fn, struct bcs_comm *c, const void *sbuf,
 	for (int k = 0; k < c->size && !rc; k++) {
 		r[k] = MPI_REQUEST_NULL;
 		if (k == root)
-			rc = local_copy(sbuf, count, dt, AT(k), count, dt);
+			rc = bcs_local_copy(sbuf, count, dt, AT(k), count, dt);
 		else
 			rc = bcs_irecv(AT(k), count, dt, c->world[k], T_REDUCE,
 				       cctx, c, &r[k]);
@@ -229,7 +229,7 @@ static int reduce_msgs(const char *fn, struct bcs_comm *c, const void *sbuf,
 	for (int k = c->size - 2; !rc && k >= 0; k--)
 		rc = bcs_op_apply(op, AT(k), AT(c->size - 1), count, dt);
 	if (!rc)
-		rc = local_copy(AT(c->size - 1), count, dt, rbuf, count, dt);
+		rc = bcs_local_copy(AT(c->size - 1), count, dt, rbuf, count, dt);
 #undef AT
 	free(all);
 	free(r);
@@ -277,7 +277,7 @@ static int reduce(const char *fn, const void *sendbuf, void *recvbuf,
 	}
 	if (c->size == 1) {
 		rc = sendbuf == recvbuf ? MPI_SUCCESS :
-		     local_copy(sendbuf, count, dt, recvbuf, count, dt);
+		     bcs_local_copy(sendbuf, count, dt, recvbuf, count, dt);
 		free(tmp);
 		return rc ? bcs_error(c, fn, rc, "out of memory") : MPI_SUCCESS;
 	}
@@ -351,7 +351,7 @@ static int gatherv(const char *fn, const void *sbuf, int scount,
 		r[k] = MPI_REQUEST_NULL;
 		if (k == root) {
 			if (sbuf != MPI_IN_PLACE)
-				rc = local_copy(sbuf, scount, stype, at, rcounts[k], rtype);
+				rc = bcs_local_copy(sbuf, scount, stype, at, rcounts[k], rtype);
 		} else {
 			rc = bcs_irecv(at, rcounts[k], rtype, c->world[k],
 				       T_GATHER, cctx, c, &r[k]);
@@ -393,7 +393,7 @@ static int scatterv(const char *fn, const void *sbuf, const int *scounts,
 		r[k] = MPI_REQUEST_NULL;
 		if (k == root) {
 			if (rbuf != MPI_IN_PLACE)
-				rc = local_copy(at, scounts[k], stype, rbuf, rcount, rtype);
+				rc = bcs_local_copy(at, scounts[k], stype, rbuf, rcount, rtype);
 		} else {
 			rc = bcs_isend(at, scounts[k], stype, c->world[k],
 				       T_SCATTER, cctx, c, 0, &r[k]);
@@ -538,7 +538,7 @@ static int allgatherv(const char *fn, const void *sbuf, int scount,
 	if (!r)
 		return bcs_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
 	if (sbuf != MPI_IN_PLACE)
-		rc = local_copy(sbuf, scount, stype, mine,
+		rc = bcs_local_copy(sbuf, scount, stype, mine,
 				   rcounts[c->rank], rtype);
 	for (int k = 0; k < 2 * c->size; k++)
 		r[k] = MPI_REQUEST_NULL;
@@ -620,7 +620,7 @@ static int alltoallv(const char *fn, const void *sbuf, const int *scounts,
 		uint8_t *d = (uint8_t *)rbuf + (MPI_Aint)rdispls[k] * rext;
 
 		if (k == c->rank)
-			rc = local_copy(s, scounts[k], stype, d,
+			rc = bcs_local_copy(s, scounts[k], stype, d,
 					   rcounts[k], rtype);
 		else if (!(rc = bcs_irecv(d, rcounts[k], rtype, c->world[k],
 					  T_ALLTOALL, cctx, c, &r[2 * k])))

@@ -119,6 +119,12 @@ int bcs_isend(const void *buf, int count, MPI_Datatype dt, int dest_world,
 int bcs_irecv(void *buf, int count, MPI_Datatype dt, int src_world, int tag,
 	      uint64_t ctx, struct bcs_comm *c, MPI_Request *req);
 
+/* count of stype at sbuf into rcount of rtype at rbuf, here, element by
+ * element (gaps left alone): 0, MPI_ERR_TRUNCATE or MPI_ERR_NO_MEM
+ * (coll.c). */
+int bcs_local_copy(const void *sbuf, int scount, MPI_Datatype stype,
+		   void *rbuf, int rcount, MPI_Datatype rtype);
+
 /* ---- datatypes (datatype.c) and operations (op.c) ----------------------- */
 
 /* Whether dt is a datatype handle this library knows (and committed,

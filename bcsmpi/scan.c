@@ -90,7 +90,7 @@ static int scan_root(struct bcs_comm *c, const void *in, void *out,
 	if (wait_all(r, c->size) && !rc)
 		rc = MPI_ERR_OTHER;
 	if (!rc && !exclusive)
-		memcpy((uint8_t *)out + lb, AT(0), (size_t)span);
+		rc = bcs_local_copy(AT(0), count, dt, out, count, dt);
 #undef AT
 	free(all);
 	free(r);

@@ -119,6 +119,23 @@ static void test_scans(void)
 	s = x;
 	MPI_Exscan(MPI_IN_PLACE, &s, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	CHECK(rank == 0 ? s == x : s == rank, "Exscan MAX in place: %d", s);
+	/* a type whose lower bound is below its address: two ints, the
+	 * second 2 ints before the first (stride -2) */
+	{
+		int in[3], out[3] = { -5, -5, -5 };
+		MPI_Datatype back;
+
+		MPI_Type_vector(2, 1, -2, MPI_INT, &back);
+		MPI_Type_commit(&back);
+		in[2] = rank + 1;
+		in[1] = 99;
+		in[0] = 10 * (rank + 1);
+		MPI_Scan(&in[2], &out[2], 1, back, MPI_SUM, MPI_COMM_WORLD);
+		CHECK(out[2] == want && out[0] == 10 * want && out[1] == -5,
+		      "Scan of a negative-stride vector: %d %d %d, want %d "
+		      "-5 %d", out[0], out[1], out[2], 10 * want, want);
+		MPI_Type_free(&back);
+	}
 	ok("scan");
 
 	MPI_Op_create(concat, 0, &cat);
