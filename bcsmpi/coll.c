@@ -19,7 +19,7 @@
 enum { T_GATHER = 1, T_SCATTER, T_ALLGATHER, T_ALLTOALL, T_REDUCE,
        T_BCAST };
 
-static int comm_ok(const char *fn, MPI_Comm comm, struct bcs_comm **cp)
+int bcs_coll_comm_ok(const char *fn, MPI_Comm comm, struct bcs_comm **cp)
 {
 	if (!(*cp = bcs_comm_get(comm)))
 		return bcs_error(NULL, fn, MPI_ERR_COMM, "not a communicator "
@@ -27,7 +27,7 @@ static int comm_ok(const char *fn, MPI_Comm comm, struct bcs_comm **cp)
 	return MPI_SUCCESS;
 }
 
-static int type_ok(const char *fn, struct bcs_comm *c, int count,
+int bcs_coll_type_ok(const char *fn, struct bcs_comm *c, int count,
 		   MPI_Datatype dt)
 {
 	if (count < 0)
@@ -43,6 +43,14 @@ static int root_ok(const char *fn, struct bcs_comm *c, int root)
 	if (root < 0 || root >= c->size)
 		return bcs_error(c, fn, MPI_ERR_ROOT, "root %d in a "
 				 "communicator of %d", root, c->size);
+	return MPI_SUCCESS;
+}
+
+int bcs_coll_op_ok(const char *fn, struct bcs_comm *c, MPI_Op op)
+{
+	if (!bcs_op_ok(op) || op == MPI_REPLACE || op == MPI_NO_OP)
+		return bcs_error(c, fn, MPI_ERR_OP, "not an operation of "
+				 "reductions (%#x)", (unsigned)op);
 	return MPI_SUCCESS;
 }
 
@@ -99,7 +107,7 @@ int bcs_local_copy(const void *sbuf, int scount, MPI_Datatype stype,
 }
 
 /* Wait for n requests (MPI_REQUEST_NULL skipped); the first error. */
-static int wait_n(const char *fn, struct bcs_comm *c, MPI_Request *r, int n)
+int bcs_coll_wait(const char *fn, struct bcs_comm *c, MPI_Request *r, int n)
 {
 	int rc = MPI_SUCCESS;
 
@@ -120,7 +128,7 @@ static int wait_n(const char *fn, struct bcs_comm *c, MPI_Request *r, int n)
 static int settle(const char *fn, struct bcs_comm *c, MPI_Request *r, int n,
 		  int rc)
 {
-	int w = wait_n(fn, c, r, n);
+	int w = bcs_coll_wait(fn, c, r, n);
 
 	if (rc)
 		return bcs_error(c, fn, rc, "this rank's own block of the "
@@ -136,7 +144,7 @@ int PMPI_Barrier(MPI_Comm comm)
 	int rc;
 
 	BCS_NEED_INIT("MPI_Barrier");
-	if ((rc = comm_ok("MPI_Barrier", comm, &c)))
+	if ((rc = bcs_coll_comm_ok("MPI_Barrier", comm, &c)))
 		return rc;
 	if (c->size == 1)
 		return MPI_SUCCESS;
@@ -154,8 +162,8 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
 	int rc;
 
 	BCS_NEED_INIT("MPI_Bcast");
-	if ((rc = comm_ok("MPI_Bcast", comm, &c)) ||
-	    (rc = type_ok("MPI_Bcast", c, count, datatype)) ||
+	if ((rc = bcs_coll_comm_ok("MPI_Bcast", comm, &c)) ||
+	    (rc = bcs_coll_type_ok("MPI_Bcast", c, count, datatype)) ||
 	    (rc = root_ok("MPI_Bcast", c, root)))
 		return rc;
 	bytes = (size_t)count * bcs_dt_size(datatype);
@@ -181,50 +189,72 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
 
 /* ---- reductions -------------------------------------------------------------- */
 
+/* The root's half of a message-made reduction: every member's count of
+ * dt (its own copied from sbuf) received into one buffer, a span each in
+ * rank order (bcs_dt_span: gaps and negative strides included), so that
+ * an operation sees the program's layout.  The block of member k is at
+ * *all + span * k - lb; *all is the caller's to free.  0, or an error
+ * through c's handler. */
+int bcs_coll_gather_spans(const char *fn, struct bcs_comm *c,
+			  const void *sbuf, int count, MPI_Datatype dt,
+			  int tag, uint8_t **all, MPI_Aint *lb,
+			  MPI_Aint *span)
+{
+	MPI_Request *r;
+	uint8_t *b;
+	int rc = MPI_SUCCESS;
+
+	if (bcs_dt_span(dt, count, lb, span))
+		return bcs_error(c, fn, MPI_ERR_TYPE, "the datatype's span");
+	b = malloc((size_t)*span * (size_t)c->size + 1);
+	r = malloc((size_t)c->size * sizeof(*r));
+	if (!b || !r) {
+		free(b);
+		free(r);
+		return bcs_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
+	}
+	for (int k = 0; k < c->size; k++)
+		r[k] = MPI_REQUEST_NULL;
+	for (int k = 0; k < c->size && !rc; k++) {
+		uint8_t *at = b + (size_t)*span * (size_t)k - *lb;
+
+		if (k == c->rank)
+			rc = bcs_local_copy(sbuf, count, dt, at, count, dt);
+		else
+			rc = bcs_irecv(at, count, dt, c->world[k], tag,
+				       c->ctx + 1, c, &r[k]);
+	}
+	rc = settle(fn, c, r, c->size, rc);
+	free(r);
+	if (rc)
+		free(b);
+	else
+		*all = b;
+	return rc;
+}
+
 /* Reduce of any op and type by messages: every member's contribution
- * to root, combined there in rank order.  Each contribution is laid out
- * as dt in a buffer of the type's span (bcs_dt_span: gaps and negative
- * strides included), so the operation sees the program's layout. */
+ * to root, combined there in rank order. */
 static int reduce_msgs(const char *fn, struct bcs_comm *c, const void *sbuf,
 		       void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
 		       int root)
 {
 	MPI_Aint lb = 0, span = 0;
-	uint64_t cctx = c->ctx + 1;
-	MPI_Request *r;
-	uint8_t *all;
+	uint8_t *all = NULL;
 	int rc;
 
 	if (c->rank != root) {
 		MPI_Request s;
 
 		if ((rc = bcs_isend(sbuf, count, dt, c->world[root], T_REDUCE,
-				    cctx, c, 0, &s)))
+				    c->ctx + 1, c, 0, &s)))
 			return bcs_error(c, fn, rc, "out of requests");
-		return wait_n(fn, c, &s, 1);
+		return bcs_coll_wait(fn, c, &s, 1);
 	}
-	if (bcs_dt_span(dt, count, &lb, &span))
-		return bcs_error(c, fn, MPI_ERR_TYPE, "the datatype's span");
-	all = malloc((size_t)span * (size_t)c->size + 1);
-	r = calloc((size_t)c->size, sizeof(*r));
-	if (!all || !r) {
-		free(all);
-		free(r);
-		return bcs_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
-	}
+	if ((rc = bcs_coll_gather_spans(fn, c, sbuf, count, dt, T_REDUCE,
+					&all, &lb, &span)))
+		return rc;
 #define AT(k) (all + (size_t)span * (size_t)(k) - lb)
-	for (int k = 0; k < c->size; k++)
-		r[k] = MPI_REQUEST_NULL;
-	rc = MPI_SUCCESS;
-	for (int k = 0; k < c->size && !rc; k++) {
-		r[k] = MPI_REQUEST_NULL;
-		if (k == root)
-			rc = bcs_local_copy(sbuf, count, dt, AT(k), count, dt);
-		else
-			rc = bcs_irecv(AT(k), count, dt, c->world[k], T_REDUCE,
-				       cctx, c, &r[k]);
-	}
-	rc = settle(fn, c, r, c->size, rc);
 	/* rank order: acc = r(n-1); then acc = r(k) op acc, k downwards */
 	for (int k = c->size - 2; !rc && k >= 0; k--)
 		rc = bcs_op_apply(op, AT(k), AT(c->size - 1), count, dt);
@@ -232,7 +262,6 @@ static int reduce_msgs(const char *fn, struct bcs_comm *c, const void *sbuf,
 		rc = bcs_local_copy(AT(c->size - 1), count, dt, rbuf, count, dt);
 #undef AT
 	free(all);
-	free(r);
 	return rc ? bcs_error(c, fn, rc, "the operation does not apply to "
 			      "the datatype") : MPI_SUCCESS;
 }
@@ -251,29 +280,22 @@ static int reduce(const char *fn, const void *sendbuf, void *recvbuf,
 	int rc, me_recv;
 
 	BCS_NEED_INIT(fn);
-	if ((rc = comm_ok(fn, comm, &c)) ||
-	    (rc = type_ok(fn, c, count, dt)) ||
+	if ((rc = bcs_coll_comm_ok(fn, comm, &c)) ||
+	    (rc = bcs_coll_type_ok(fn, c, count, dt)) ||
 	    (!all && (rc = root_ok(fn, c, root))))
 		return rc;
-	if (!bcs_op_ok(op) || op == MPI_REPLACE || op == MPI_NO_OP)
-		return bcs_error(c, fn, MPI_ERR_OP, "not an operation of "
-				 "reductions (%#x)", (unsigned)op);
+	if ((rc = bcs_coll_op_ok(fn, c, op)))
+		return rc;
 	me_recv = all || c->rank == root;
 	bytes = (size_t)count * bcs_dt_size(dt);
 	if (sendbuf == MPI_IN_PLACE) {
-		MPI_Aint lb = 0, span = 0;
-
 		if (!me_recv)
 			return bcs_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE "
 					 "at a rank that is not the root");
-		/* the contribution is in recvbuf: a copy of its span to
-		 * send from, laid out as the type */
-		if (bcs_dt_span(dt, count, &lb, &span) ||
-		    !(tmp = malloc((size_t)span + 1)))
+		/* the contribution is in recvbuf: send from a copy */
+		if (!(sendbuf = bcs_dt_span_dup(recvbuf, count, dt, &tmp)))
 			return bcs_error(c, fn, MPI_ERR_NO_MEM,
 					 "out of memory");
-		memcpy(tmp, (uint8_t *)recvbuf + lb, (size_t)span);
-		sendbuf = (uint8_t *)tmp - lb;
 	}
 	if (c->size == 1) {
 		rc = sendbuf == recvbuf ? MPI_SUCCESS :
@@ -339,7 +361,7 @@ static int gatherv(const char *fn, const void *sbuf, int scount,
 		if ((rc = bcs_isend(sbuf, scount, stype, c->world[root],
 				    T_GATHER, cctx, c, 0, &s)))
 			return bcs_error(c, fn, rc, "out of requests");
-		return wait_n(fn, c, &s, 1);
+		return bcs_coll_wait(fn, c, &s, 1);
 	}
 	if (!(r = malloc((size_t)c->size * sizeof(*r))))
 		return bcs_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
@@ -380,7 +402,7 @@ static int scatterv(const char *fn, const void *sbuf, const int *scounts,
 		if ((rc = bcs_irecv(rbuf, rcount, rtype, c->world[root],
 				    T_SCATTER, cctx, c, &q)))
 			return bcs_error(c, fn, rc, "out of requests");
-		return wait_n(fn, c, &q, 1);
+		return bcs_coll_wait(fn, c, &q, 1);
 	}
 	if (!(r = malloc((size_t)c->size * sizeof(*r))))
 		return bcs_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
@@ -427,7 +449,7 @@ static int *even(int size, int n, int **displs)
 
 #define COLL_ARGS(fn, c, comm)                                               \
 	BCS_NEED_INIT(fn);                                                   \
-	if ((rc = comm_ok(fn, comm, &c)))                                    \
+	if ((rc = bcs_coll_comm_ok(fn, comm, &c)))                                    \
 		return rc
 
 #pragma weak MPI_Gather = PMPI_Gather
@@ -441,9 +463,9 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	COLL_ARGS("MPI_Gather", c, comm);
 	if ((rc = root_ok("MPI_Gather", c, root)) ||
 	    (sendbuf != MPI_IN_PLACE &&
-	     (rc = type_ok("MPI_Gather", c, sendcount, sendtype))) ||
+	     (rc = bcs_coll_type_ok("MPI_Gather", c, sendcount, sendtype))) ||
 	    (c->rank == root &&
-	     (rc = type_ok("MPI_Gather", c, recvcount, recvtype))))
+	     (rc = bcs_coll_type_ok("MPI_Gather", c, recvcount, recvtype))))
 		return rc;
 	if (!(counts = even(c->size, recvcount, &displs)))
 		return bcs_error(c, "MPI_Gather", MPI_ERR_NO_MEM,
@@ -466,7 +488,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	COLL_ARGS("MPI_Gatherv", c, comm);
 	if ((rc = root_ok("MPI_Gatherv", c, root)) ||
 	    (sendbuf != MPI_IN_PLACE &&
-	     (rc = type_ok("MPI_Gatherv", c, sendcount, sendtype))))
+	     (rc = bcs_coll_type_ok("MPI_Gatherv", c, sendcount, sendtype))))
 		return rc;
 	if (c->rank == root && (!recvcounts || !displs))
 		return bcs_error(c, "MPI_Gatherv", MPI_ERR_ARG, "recvcounts "
@@ -486,9 +508,9 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	COLL_ARGS("MPI_Scatter", c, comm);
 	if ((rc = root_ok("MPI_Scatter", c, root)) ||
 	    (recvbuf != MPI_IN_PLACE &&
-	     (rc = type_ok("MPI_Scatter", c, recvcount, recvtype))) ||
+	     (rc = bcs_coll_type_ok("MPI_Scatter", c, recvcount, recvtype))) ||
 	    (c->rank == root &&
-	     (rc = type_ok("MPI_Scatter", c, sendcount, sendtype))))
+	     (rc = bcs_coll_type_ok("MPI_Scatter", c, sendcount, sendtype))))
 		return rc;
 	if (!(counts = even(c->size, sendcount, &displs)))
 		return bcs_error(c, "MPI_Scatter", MPI_ERR_NO_MEM,
@@ -512,7 +534,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[],
 	COLL_ARGS("MPI_Scatterv", c, comm);
 	if ((rc = root_ok("MPI_Scatterv", c, root)) ||
 	    (recvbuf != MPI_IN_PLACE &&
-	     (rc = type_ok("MPI_Scatterv", c, recvcount, recvtype))))
+	     (rc = bcs_coll_type_ok("MPI_Scatterv", c, recvcount, recvtype))))
 		return rc;
 	if (c->rank == root && (!sendcounts || !displs))
 		return bcs_error(c, "MPI_Scatterv", MPI_ERR_ARG, "sendcounts "
@@ -568,8 +590,8 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 
 	COLL_ARGS("MPI_Allgather", c, comm);
 	if ((sendbuf != MPI_IN_PLACE &&
-	     (rc = type_ok("MPI_Allgather", c, sendcount, sendtype))) ||
-	    (rc = type_ok("MPI_Allgather", c, recvcount, recvtype)))
+	     (rc = bcs_coll_type_ok("MPI_Allgather", c, sendcount, sendtype))) ||
+	    (rc = bcs_coll_type_ok("MPI_Allgather", c, recvcount, recvtype)))
 		return rc;
 	if (!(counts = even(c->size, recvcount, &displs)))
 		return bcs_error(c, "MPI_Allgather", MPI_ERR_NO_MEM,
@@ -591,7 +613,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 
 	COLL_ARGS("MPI_Allgatherv", c, comm);
 	if ((sendbuf != MPI_IN_PLACE &&
-	     (rc = type_ok("MPI_Allgatherv", c, sendcount, sendtype))))
+	     (rc = bcs_coll_type_ok("MPI_Allgatherv", c, sendcount, sendtype))))
 		return rc;
 	if (!recvcounts || !displs)
 		return bcs_error(c, "MPI_Allgatherv", MPI_ERR_ARG,
@@ -664,8 +686,8 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 
 	COLL_ARGS("MPI_Alltoall", c, comm);
 	if ((sendbuf != MPI_IN_PLACE &&
-	     (rc = type_ok("MPI_Alltoall", c, sendcount, sendtype))) ||
-	    (rc = type_ok("MPI_Alltoall", c, recvcount, recvtype)))
+	     (rc = bcs_coll_type_ok("MPI_Alltoall", c, sendcount, sendtype))) ||
+	    (rc = bcs_coll_type_ok("MPI_Alltoall", c, recvcount, recvtype)))
 		return rc;
 	if (!(counts = even(c->size, recvcount, &displs)))
 		return bcs_error(c, "MPI_Alltoall", MPI_ERR_NO_MEM,
@@ -712,8 +734,8 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
 		return bcs_error(c, "MPI_Alltoallv", MPI_ERR_ARG, "a count or "
 				 "displacement array is NULL");
 	if ((sendbuf != MPI_IN_PLACE &&
-	     (rc = type_ok("MPI_Alltoallv", c, 0, sendtype))) ||
-	    (rc = type_ok("MPI_Alltoallv", c, 0, recvtype)))
+	     (rc = bcs_coll_type_ok("MPI_Alltoallv", c, 0, sendtype))) ||
+	    (rc = bcs_coll_type_ok("MPI_Alltoallv", c, 0, recvtype)))
 		return rc;
 	if (sendbuf == MPI_IN_PLACE) {
 		if (!(copy = in_place_copy(recvbuf, recvcounts, rdispls,

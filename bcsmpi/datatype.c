@@ -863,3 +863,21 @@ MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
 	return (MPI_Aint)((unsigned long)addr1 - (unsigned long)addr2);
 }
+
+/* A copy of the bytes count of dt span at buf, laid out as at buf: the
+ * typed pointer into it (NULL: no memory, or no span), *block what to
+ * free.  For a send out of a buffer the call then overwrites. */
+void *bcs_dt_span_dup(const void *buf, int count, MPI_Datatype dt,
+		      void **block)
+{
+	MPI_Aint lb = 0, span = 0;
+	uint8_t *b;
+
+	*block = NULL;
+	if (bcs_dt_span(dt, count, &lb, &span) ||
+	    !(b = malloc((size_t)span + 1)))
+		return NULL;
+	memcpy(b, (const uint8_t *)buf + lb, (size_t)span);
+	*block = b;
+	return b - lb;
+}

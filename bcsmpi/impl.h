@@ -119,6 +119,25 @@ int bcs_isend(const void *buf, int count, MPI_Datatype dt, int dest_world,
 int bcs_irecv(void *buf, int count, MPI_Datatype dt, int src_world, int tag,
 	      uint64_t ctx, struct bcs_comm *c, MPI_Request *req);
 
+/* What every collective checks (coll.c): the communicator (*cp set),
+ * a count and committed datatype, a reduction's operation; each error
+ * through the handler, naming fn. */
+int bcs_coll_comm_ok(const char *fn, MPI_Comm comm, struct bcs_comm **cp);
+int bcs_coll_type_ok(const char *fn, struct bcs_comm *c, int count,
+		     MPI_Datatype dt);
+int bcs_coll_op_ok(const char *fn, struct bcs_comm *c, MPI_Op op);
+/* Wait for n requests of a collective (MPI_REQUEST_NULL skipped), even
+ * after an error: none may land after the call returned.  The first
+ * error, through c's handler. */
+int bcs_coll_wait(const char *fn, struct bcs_comm *c, MPI_Request *r, int n);
+/* The root's gathering of a message-made reduction (coll.c): every
+ * member's count of dt into *all, a span each in rank order, member k's
+ * at *all + span * k - lb (the caller frees *all); tag in the
+ * collective context.  0, or an error through c's handler. */
+int bcs_coll_gather_spans(const char *fn, struct bcs_comm *c,
+			  const void *sbuf, int count, MPI_Datatype dt,
+			  int tag, uint8_t **all, MPI_Aint *lb,
+			  MPI_Aint *span);
 /* count of stype at sbuf into rcount of rtype at rbuf, here, element by
  * element (gaps left alone): 0, MPI_ERR_TRUNCATE or MPI_ERR_NO_MEM
  * (coll.c). */
@@ -140,6 +159,10 @@ int bcs_dt_contig(MPI_Datatype dt);
 void bcs_dt_pack(MPI_Datatype dt, int count, const void *buf, void *out);
 void bcs_dt_unpack(MPI_Datatype dt, int count, const void *in, size_t bytes,
 		   void *buf);
+/* A copy of count of dt's span at buf, laid out as at buf: the typed
+ * pointer into it, or NULL (no memory); free *block. */
+void *bcs_dt_span_dup(const void *buf, int count, MPI_Datatype dt,
+		      void **block);
 /* The reduction kernel type of a predefined dt: 0 and *t, or -1. */
 int bcs_dt_kernel(MPI_Datatype dt, enum bcs_type *t);
 int bcs_dt_init(void);

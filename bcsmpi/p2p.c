@@ -207,32 +207,33 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
 			  request);
 }
 
-#pragma weak MPI_Send = PMPI_Send
-int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest,
-	      int tag, MPI_Comm comm)
+/* A blocking send: started, then waited for. */
+static int send_wait(const char *fn, const void *buf, int count,
+		     MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+		     int sync)
 {
 	MPI_Request r;
 	int rc;
 
-	BCS_NEED_INIT("MPI_Send");
-	if ((rc = start_send("MPI_Send", buf, count, datatype, dest, tag,
-			     comm, 0, &r)))
+	BCS_NEED_INIT(fn);
+	if ((rc = start_send(fn, buf, count, dt, dest, tag, comm, sync, &r)))
 		return rc;
 	return PMPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
+#pragma weak MPI_Send = PMPI_Send
+int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest,
+	      int tag, MPI_Comm comm)
+{
+	return send_wait("MPI_Send", buf, count, datatype, dest, tag, comm, 0);
 }
 
 #pragma weak MPI_Ssend = PMPI_Ssend
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest,
 	       int tag, MPI_Comm comm)
 {
-	MPI_Request r;
-	int rc;
-
-	BCS_NEED_INIT("MPI_Ssend");
-	if ((rc = start_send("MPI_Ssend", buf, count, datatype, dest, tag,
-			     comm, 1, &r)))
-		return rc;
-	return PMPI_Wait(&r, MPI_STATUS_IGNORE);
+	return send_wait("MPI_Ssend", buf, count, datatype, dest, tag, comm,
+			 1);
 }
 
 #pragma weak MPI_Recv = PMPI_Recv
@@ -279,14 +280,8 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest,
 	       int tag, MPI_Comm comm)
 {
-	MPI_Request r;
-	int rc;
-
-	BCS_NEED_INIT("MPI_Rsend");
-	if ((rc = start_send("MPI_Rsend", buf, count, datatype, dest, tag,
-			     comm, 0, &r)))
-		return rc;
-	return PMPI_Wait(&r, MPI_STATUS_IGNORE);
+	return send_wait("MPI_Rsend", buf, count, datatype, dest, tag, comm,
+			 0);
 }
 
 #pragma weak MPI_Irsend = PMPI_Irsend
@@ -304,22 +299,19 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype,
 			  int dest, int sendtag, int source, int recvtag,
 			  MPI_Comm comm, MPI_Status *status)
 {
-	MPI_Aint lb = 0, span = 0;
 	struct bcs_comm *c;
-	uint8_t *tmp;
+	void *tmp, *out;
 	int rc;
 
 	BCS_NEED_INIT("MPI_Sendrecv_replace");
 	if ((rc = check("MPI_Sendrecv_replace", &c, comm, buf, count,
 			datatype, dest, sendtag, 0)))
 		return rc;
-	if (bcs_dt_span(datatype, count, &lb, &span) ||
-	    !(tmp = malloc((size_t)span + 1)))
+	if (!(out = bcs_dt_span_dup(buf, count, datatype, &tmp)))
 		return bcs_error(c, "MPI_Sendrecv_replace", MPI_ERR_NO_MEM,
 				 "out of memory");
-	memcpy(tmp, (uint8_t *)buf + lb, (size_t)span);
-	rc = PMPI_Sendrecv(tmp - lb, count, datatype, dest, sendtag, buf,
-			   count, datatype, source, recvtag, comm, status);
+	rc = PMPI_Sendrecv(out, count, datatype, dest, sendtag, buf, count,
+			   datatype, source, recvtag, comm, status);
 	free(tmp);
 	return rc;
 }

@@ -17,77 +17,47 @@
 /* Tags in the collective context: coll.c's are 1 to 6. */
 enum { T_SCAN_IN = 16, T_SCAN_OUT };
 
-/* What every prefix reduction checks first. */
+/* What every prefix reduction and reduce-scatter checks first. */
 static int scan_args(const char *fn, MPI_Comm comm, int count,
 		     MPI_Datatype dt, MPI_Op op, struct bcs_comm **cp)
 {
-	struct bcs_comm *c;
+	int rc;
 
-	if (!(c = *cp = bcs_comm_get(comm)))
-		return bcs_error(NULL, fn, MPI_ERR_COMM, "not a communicator "
-				 "(%#x)", (unsigned)comm);
-	if (count < 0)
-		return bcs_error(c, fn, MPI_ERR_COUNT, "count %d", count);
-	if (!bcs_dt_ok(dt))
-		return bcs_error(c, fn, MPI_ERR_TYPE, "not a committed "
-				 "datatype (%#x)", (unsigned)dt);
-	if (!bcs_op_ok(op) || op == MPI_REPLACE || op == MPI_NO_OP)
-		return bcs_error(c, fn, MPI_ERR_OP, "not an operation of "
-				 "reductions (%#x)", (unsigned)op);
-	return MPI_SUCCESS;
+	if ((rc = bcs_coll_comm_ok(fn, comm, cp)) ||
+	    (rc = bcs_coll_type_ok(fn, *cp, count, dt)))
+		return rc;
+	return bcs_coll_op_ok(fn, *cp, op);
 }
 
-/* Wait for every request of r (none may land after the call returned);
- * the first error. */
-static int wait_all(MPI_Request *r, int n)
-{
-	int rc = MPI_SUCCESS;
-
-	for (int i = 0; i < n; i++) {
-		int e = r[i] == MPI_REQUEST_NULL ? MPI_SUCCESS :
-			PMPI_Wait(&r[i], MPI_STATUS_IGNORE);
-
-		if (e && !rc)
-			rc = e;
-	}
-	return rc;
-}
-
-/* Rank 0: every member's contribution in all (a span each, rank order),
- * combined into prefixes, each sent back: inclusive, member k gets
- * acc(k); exclusive, acc(k-1) (rank 0 nothing). */
-static int scan_root(struct bcs_comm *c, const void *in, void *out,
-		     int count, MPI_Datatype dt, MPI_Op op, int exclusive)
+/* Rank 0: every member's contribution (bcs_coll_gather_spans), combined
+ * into prefixes in rank order, each sent back: inclusive, member k gets
+ * acc(k); exclusive, acc(k-1) (rank 0 nothing).  0 or an MPI class. */
+static int scan_root(const char *fn, struct bcs_comm *c, const void *in,
+		     void *out, int count, MPI_Datatype dt, MPI_Op op,
+		     int exclusive)
 {
 	MPI_Aint lb = 0, span = 0;
-	uint64_t cctx = c->ctx + 1;
 	MPI_Request *r;
-	uint8_t *all;
-	int rc = MPI_SUCCESS;
+	uint8_t *all = NULL;
+	int rc;
 
-	if (bcs_dt_span(dt, count, &lb, &span))
-		return MPI_ERR_TYPE;
-	all = malloc((size_t)span * (size_t)c->size + 1);
-	r = malloc((size_t)c->size * sizeof(*r));
-	if (!all || !r) {
+	if ((rc = bcs_coll_gather_spans(fn, c, in, count, dt, T_SCAN_IN, &all,
+					&lb, &span)))
+		return rc;
+	if (!(r = malloc((size_t)c->size * sizeof(*r)))) {
 		free(all);
-		free(r);
 		return MPI_ERR_NO_MEM;
 	}
 #define AT(k) (all + (size_t)span * (size_t)(k) - lb)
 	for (int k = 0; k < c->size; k++)
 		r[k] = MPI_REQUEST_NULL;
-	memcpy(all, (const uint8_t *)in + lb, (size_t)span);
 	for (int k = 1; k < c->size && !rc; k++)
-		rc = bcs_irecv(AT(k), count, dt, c->world[k], T_SCAN_IN, cctx,
-			       c, &r[k]);
-	if (!(rc = wait_all(r, c->size) ? MPI_ERR_OTHER : rc))
-		for (int k = 1; k < c->size && !rc; k++)
-			rc = bcs_op_apply(op, AT(k - 1), AT(k), count, dt);
+		rc = bcs_op_apply(op, AT(k - 1), AT(k), count, dt);
 	for (int k = 1; k < c->size && !rc; k++)
 		rc = bcs_isend(AT(exclusive ? k - 1 : k), count, dt,
-			       c->world[k], T_SCAN_OUT, cctx, c, 0, &r[k]);
-	if (wait_all(r, c->size) && !rc)
+			       c->world[k], T_SCAN_OUT, c->ctx + 1, c, 0,
+			       &r[k]);
+	if (bcs_coll_wait(fn, c, r, c->size) && !rc)
 		rc = MPI_ERR_OTHER;
 	if (!rc && !exclusive)
 		rc = bcs_local_copy(AT(0), count, dt, out, count, dt);
@@ -102,27 +72,22 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf,
 		int exclusive)
 {
 	struct bcs_comm *c;
-	MPI_Aint lb = 0, span = 0;
 	void *tmp = NULL;
 	int rc;
 
 	BCS_NEED_INIT(fn);
 	if ((rc = scan_args(fn, comm, count, dt, op, &c)))
 		return rc;
-	if (sendbuf == MPI_IN_PLACE) {
-		/* the contribution is in recvbuf, which the result
-		 * overwrites: send from a copy of its span */
-		if (bcs_dt_span(dt, count, &lb, &span) ||
-		    !(tmp = malloc((size_t)span + 1)))
-			return bcs_error(c, fn, MPI_ERR_NO_MEM,
-					 "out of memory");
-		memcpy(tmp, (uint8_t *)recvbuf + lb, (size_t)span);
-		sendbuf = (uint8_t *)tmp - lb;
-	}
+	/* in place: the contribution is in recvbuf, which the result
+	 * overwrites; send from a copy */
+	if (sendbuf == MPI_IN_PLACE &&
+	    !(sendbuf = bcs_dt_span_dup(recvbuf, count, dt, &tmp)))
+		return bcs_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
 	if (count == 0) {
 		rc = MPI_SUCCESS;
 	} else if (c->rank == 0) {
-		rc = scan_root(c, sendbuf, recvbuf, count, dt, op, exclusive);
+		rc = scan_root(fn, c, sendbuf, recvbuf, count, dt, op,
+			       exclusive);
 	} else {
 		MPI_Request r[2];
 
@@ -133,7 +98,7 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf,
 		     bcs_isend(sendbuf, count, dt, c->world[0], T_SCAN_IN,
 			       c->ctx + 1, c, 0, &r[1])))
 			r[1] = MPI_REQUEST_NULL;
-		if (wait_all(r, 2) && !rc)
+		if (bcs_coll_wait(fn, c, r, 2) && !rc)
 			rc = MPI_ERR_OTHER;
 	}
 	free(tmp);

@@ -15,25 +15,7 @@
 
 #include <mpi.h>
 
-static int rank, size;
-
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			fprintf(stderr, "rank %d: %s:%d: ", rank, __FILE__,   \
-				__LINE__);                                    \
-			fprintf(stderr, __VA_ARGS__);                         \
-			fprintf(stderr, "\n");                                \
-			MPI_Abort(MPI_COMM_WORLD, 3);                         \
-		}                                                             \
-	} while (0)
-
-static void ok(const char *what)
-{
-	MPI_Barrier(MPI_COMM_WORLD);
-	if (rank == 0)
-		printf("ok %s\n", what);
-}
+#include "check.h"
 
 static void test_ready_and_replace(void)
 {

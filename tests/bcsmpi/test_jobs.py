@@ -104,20 +104,33 @@ def check(cond, what):
         raise AssertionError(what)
 
 
-def build_prog(lab, name):
-    """tests/bcsmpi/NAME.c built with the build tree's bcsmpicc into the
-    lab's directory (readable by the job's user)."""
-    out = os.path.join(lab.dir, name)
-    argv = [os.path.join(lab.build, "bcsmpi", "bcsmpicc"), "-O1", "-Wall",
-            "-o", out, os.path.join(HERE, name + ".c")]
+def build_with(lab, cc, name, out):
+    """tests/bcsmpi/NAME.c built with the compiler wrapper cc into the
+    lab's directory as out (readable by the job's user)."""
+    out = os.path.join(lab.dir, out)
+    argv = [cc, "-O1", "-Wall", "-o", out, os.path.join(HERE, name + ".c")]
     if SAN not in ("", "none"):
+        # the library is instrumented: its runtime must come first
         argv.insert(1, "-fsanitize=" + SAN)
     env = dict(os.environ)
     env.pop("LD_LIBRARY_PATH", None)
     r = subprocess.run(argv, capture_output=True, text=True, env=env,
                        timeout=120)
-    check(r.returncode == 0, "bcsmpicc %s: %s" % (name, r.stderr))
+    check(r.returncode == 0, "%s %s: %s" % (os.path.basename(cc), name,
+                                            r.stderr))
     return out
+
+
+def build_prog(lab, name):
+    """NAME.c built with the build tree's bcsmpicc."""
+    return build_with(lab, os.path.join(lab.build, "bcsmpi", "bcsmpicc"),
+                      name, name)
+
+
+def build_mpich(lab, name):
+    """NAME.c built with Debian's mpicc.mpich (a binary asking for
+    libmpich.so.12), as NAME-mpich."""
+    return build_with(lab, "mpicc.mpich", name, name + "-mpich")
 
 
 def run(lab, args, timeout=120):
@@ -167,16 +180,7 @@ def test_mpich_binary(lab):
     MPI_Get_library_version names BCS-MPI), every check of the core
     passing with MPICH's mpi.h values."""
     mpicc = "mpicc.mpich"
-    out = os.path.join(lab.dir, "core-mpich")
-    env = dict(os.environ)
-    env.pop("LD_LIBRARY_PATH", None)
-    argv = [mpicc, "-O1", "-o", out, os.path.join(HERE, "core.c")]
-    if SAN not in ("", "none"):
-        # the library is instrumented: its runtime must come first
-        argv.insert(1, "-fsanitize=" + SAN)
-    r = subprocess.run(argv,
-                       capture_output=True, text=True, env=env, timeout=120)
-    check(r.returncode == 0, "%s core.c: %s" % (mpicc, r.stderr))
+    out = build_mpich(lab, "core")
     r = subprocess.run(["readelf", "-d", out], capture_output=True,
                        text=True, timeout=30)
     check("[libmpich.so.12]" in r.stdout,
@@ -246,17 +250,7 @@ def test_abort(lab):
 def test_breadth(lab):
     """tests/bcsmpi/breadth.c (issue 15's calls beyond the core) on 1 to
     4 ranks, built with bcsmpicc and with Debian's mpicc.mpich."""
-    progs = [build_prog(lab, "breadth")]
-    out = os.path.join(lab.dir, "breadth-mpich")
-    argv = ["mpicc.mpich", "-O1", "-o", out, os.path.join(HERE, "breadth.c")]
-    if SAN not in ("", "none"):
-        argv.insert(1, "-fsanitize=" + SAN)
-    env = dict(os.environ)
-    env.pop("LD_LIBRARY_PATH", None)
-    r = subprocess.run(argv, capture_output=True, text=True, env=env,
-                       timeout=120)
-    check(r.returncode == 0, "mpicc.mpich breadth.c: %s" % r.stderr)
-    progs.append(out)
+    progs = [build_prog(lab, "breadth"), build_mpich(lab, "breadth")]
     for prog in progs:
         for n in (1, 2, 3, 4):
             r = run(lab, ["run", "--mpi=bcs", "-n", str(n), prog])
