@@ -712,21 +712,43 @@ int bcs_dt_init(void)
 
 /* ---- the calls --------------------------------------------------------- */
 
-#pragma weak MPI_Type_size = PMPI_Type_size
-int PMPI_Type_size(MPI_Datatype datatype, int *size)
+/* MPI_Type_size and its _x twin: the bytes of data in one element. */
+static int type_size(const char *fn, MPI_Datatype dt, int given,
+		     MPI_Count *size)
 {
 	struct bcs_dt v;
 	const struct bcs_dt *t;
 
-	BCS_NEED_INIT("MPI_Type_size");
-	if (!(t = dt_user(datatype, &v)))
-		return bcs_error(NULL, "MPI_Type_size", MPI_ERR_TYPE,
-				 "not a datatype (%#x)", (unsigned)datatype);
-	if (!size)
-		return bcs_error(NULL, "MPI_Type_size", MPI_ERR_ARG,
-				 "size is NULL");
-	*size = t->size > INT_MAX ? MPI_UNDEFINED : (int)t->size;
+	BCS_NEED_INIT(fn);
+	if (!(t = dt_user(dt, &v)))
+		return bcs_error(NULL, fn, MPI_ERR_TYPE,
+				 "not a datatype (%#x)", (unsigned)dt);
+	if (!given)
+		return bcs_error(NULL, fn, MPI_ERR_ARG, "size is NULL");
+	*size = (MPI_Count)t->size;
 	return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_size = PMPI_Type_size
+int PMPI_Type_size(MPI_Datatype datatype, int *size)
+{
+	MPI_Count n = 0;
+	int rc = type_size("MPI_Type_size", datatype, size != NULL, &n);
+
+	if (!rc)
+		*size = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+	return rc;
+}
+
+#pragma weak MPI_Type_size_x = PMPI_Type_size_x
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+	MPI_Count n = 0;
+	int rc = type_size("MPI_Type_size_x", datatype, size != NULL, &n);
+
+	if (!rc)
+		*size = n;
+	return rc;
 }
 
 #pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
@@ -745,6 +767,65 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb,
 				 "lb or extent is NULL");
 	*lb = t->lb;
 	*extent = t->extent;
+	return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
+			   MPI_Count *extent)
+{
+	MPI_Aint l = 0, e = 0;
+	int rc;
+
+	if (!lb || !extent)
+		return bcs_error(NULL, "MPI_Type_get_extent_x", MPI_ERR_ARG,
+				 "lb or extent is NULL");
+	if ((rc = PMPI_Type_get_extent(datatype, &l, &e)))
+		return rc;
+	*lb = l;
+	*extent = e;
+	return MPI_SUCCESS;
+}
+
+/* The true extent: the bytes one element's data touches (bcs_dt_span),
+ * gaps at either end left out. */
+static int get_true_extent(const char *fn, MPI_Datatype dt, MPI_Aint *lb,
+		       MPI_Aint *extent)
+{
+	BCS_NEED_INIT(fn);
+	if (!lb || !extent)
+		return bcs_error(NULL, fn, MPI_ERR_ARG,
+				 "true_lb or true_extent is NULL");
+	if (!bcs_dt_ok(dt) || bcs_dt_span(dt, 1, lb, extent))
+		return bcs_error(NULL, fn, MPI_ERR_TYPE,
+				 "not a datatype (%#x)", (unsigned)dt);
+	return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
+			      MPI_Aint *true_extent)
+{
+	return get_true_extent("MPI_Type_get_true_extent", datatype, true_lb,
+			   true_extent);
+}
+
+#pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
+				MPI_Count *true_extent)
+{
+	MPI_Aint l = 0, e = 0;
+	int rc;
+
+	if (!true_lb || !true_extent)
+		return bcs_error(NULL, "MPI_Type_get_true_extent_x",
+				 MPI_ERR_ARG,
+				 "true_lb or true_extent is NULL");
+	if ((rc = get_true_extent("MPI_Type_get_true_extent_x", datatype, &l,
+			      &e)))
+		return rc;
+	*true_lb = l;
+	*true_extent = e;
 	return MPI_SUCCESS;
 }
 

@@ -494,6 +494,48 @@ int PMPI_Request_free(MPI_Request *request)
 	return MPI_SUCCESS;
 }
 
+/* The basic elements a status's bytes hold as dt's (each derived type
+ * here is made of one basic type): MPI_UNDEFINED when they are not whole
+ * elements or do not fit. */
+static int elements(const char *fn, const MPI_Status *status,
+		    MPI_Datatype dt, MPI_Count *n)
+{
+	MPI_Datatype basic;
+	size_t sz, bytes;
+
+	if (!status || !n)
+		return bcs_error(NULL, fn, MPI_ERR_ARG,
+				 "status or count is NULL");
+	if (!bcs_dt_ok(dt) || (basic = bcs_dt_basic(dt)) == MPI_DATATYPE_NULL)
+		return bcs_error(NULL, fn, MPI_ERR_TYPE,
+				 "not a datatype (%#x)", (unsigned)dt);
+	sz = bcs_dt_size(basic);
+	bytes = bcs_status_bytes(status);
+	*n = sz == 0 ? 0 :
+	     bytes % sz || bytes / sz > INT64_MAX ? MPI_UNDEFINED :
+						    (MPI_Count)(bytes / sz);
+	return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype,
+			MPI_Count *count)
+{
+	return elements("MPI_Get_elements_x", status, datatype, count);
+}
+
+#pragma weak MPI_Get_elements = PMPI_Get_elements
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype,
+		      int *count)
+{
+	MPI_Count n = 0;
+	int rc = elements("MPI_Get_elements", status, datatype, &n);
+
+	if (!rc && count)
+		*count = n > INT32_MAX ? MPI_UNDEFINED : (int)n;
+	return rc;
+}
+
 #pragma weak MPI_Get_count = PMPI_Get_count
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype,
 		   int *count)

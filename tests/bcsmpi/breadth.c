@@ -4,7 +4,8 @@
  * Irsend, Sendrecv_replace (ints and a strided vector), Scan and Exscan
  * (MPI_SUM, in place, and an associative non-commutative user operation:
  * digits concatenated in rank order), Reduce_scatter_block and
- * Reduce_scatter (in place too), Aint_add/diff, and the error classes of
+ * Reduce_scatter (in place too), the true extent and _x type queries,
+ * Get_elements(_x), Aint_add/diff, and the error classes of
  * bad arguments under MPI_ERRORS_RETURN.  Prints "ok NAME" per group and
  * "breadth: all passed on N ranks" from rank 0; a failed check exits
  * through MPI_Abort.
@@ -179,6 +180,59 @@ static void test_reduce_scatter(void)
 	ok("reduce_scatter");
 }
 
+static void test_type_queries(void)
+{
+	MPI_Datatype vec, back, pair;
+	MPI_Aint lb, ext, tlb, text;
+	MPI_Count clb, cext, csize;
+	int seven[7] = { 1, 2, 3, 4, 5, 6, 7 }, got[8], n = -1;
+	MPI_Status st;
+
+	MPI_Type_vector(3, 1, 2, MPI_INT, &vec);
+	MPI_Type_commit(&vec);
+	MPI_Type_get_true_extent(vec, &tlb, &text);
+	CHECK(tlb == 0 && text == 5 * (MPI_Aint)sizeof(int),
+	      "true extent of vector(3,1,2): %ld %ld", (long)tlb, (long)text);
+	MPI_Type_size_x(vec, &csize);
+	MPI_Type_get_extent_x(vec, &clb, &cext);
+	CHECK(csize == 3 * (MPI_Count)sizeof(int) && clb == 0 &&
+	      cext == 5 * (MPI_Count)sizeof(int),
+	      "size_x/extent_x of vector(3,1,2): %lld %lld %lld",
+	      (long long)csize, (long long)clb, (long long)cext);
+	MPI_Type_free(&vec);
+	/* stride -2: the data lies below the address */
+	MPI_Type_vector(2, 1, -2, MPI_INT, &back);
+	MPI_Type_commit(&back);
+	MPI_Type_get_extent(back, &lb, &ext);
+	MPI_Type_get_true_extent_x(back, &clb, &cext);
+	CHECK(lb == -2 * (MPI_Aint)sizeof(int) &&
+	      ext == 3 * (MPI_Aint)sizeof(int) &&
+	      clb == -2 * (MPI_Count)sizeof(int) &&
+	      cext == 3 * (MPI_Count)sizeof(int),
+	      "extents of vector(2,1,-2): lb %ld ext %ld true %lld %lld",
+	      (long)lb, (long)ext, (long long)clb, (long long)cext);
+	MPI_Type_free(&back);
+	ok("type_queries");
+
+	/* seven ints received as pairs: 3.5 pairs, 7 basic elements */
+	MPI_Type_contiguous(2, MPI_INT, &pair);
+	MPI_Type_commit(&pair);
+	MPI_Sendrecv(seven, 7, MPI_INT, rank, 9, got, 4, pair, rank, 9,
+		     MPI_COMM_WORLD, &st);
+	MPI_Get_count(&st, pair, &n);
+	CHECK(n == MPI_UNDEFINED, "Get_count of 7 ints as pairs: %d", n);
+	MPI_Get_elements(&st, pair, &n);
+	CHECK(n == 7, "Get_elements of 7 ints as pairs: %d", n);
+	MPI_Get_elements_x(&st, MPI_INT, &csize);
+	CHECK(csize == 7, "Get_elements_x as MPI_INT: %lld",
+	      (long long)csize);
+	MPI_Get_elements(&st, MPI_DOUBLE, &n);
+	CHECK(n == MPI_UNDEFINED, "Get_elements of 28 bytes as doubles: %d",
+	      n);
+	MPI_Type_free(&pair);
+	ok("get_elements");
+}
+
 static void test_misc_and_errors(void)
 {
 	char a[16];
@@ -218,6 +272,7 @@ int main(int argc, char **argv)
 	test_ready_and_replace();
 	test_scans();
 	test_reduce_scatter();
+	test_type_queries();
 	test_misc_and_errors();
 	if (rank == 0)
 		printf("breadth: all passed on %d ranks\n", size);
