@@ -548,6 +548,14 @@ int bcs_dt_ok(MPI_Datatype dt)
 	return t && t->committed;
 }
 
+int bcs_dt_held_ok(MPI_Datatype dt)
+{
+	struct bcs_dt v;
+	const struct bcs_dt *t = dt_any(dt, &v);
+
+	return t && t->committed;
+}
+
 size_t bcs_dt_size(MPI_Datatype dt)
 {
 	struct bcs_dt v;

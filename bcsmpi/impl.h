@@ -69,7 +69,27 @@ void bcs_comms_fini(void);
 
 /* ---- requests ------------------------------------------------------------ */
 
-enum bcs_req_kind { R_SEND = 1, R_RECV, R_COLL, R_DONE, R_PROBE };
+enum bcs_req_kind { R_SEND = 1, R_RECV, R_COLL, R_DONE, R_PROBE,
+		   R_PERSIST };
+
+/* How a send completes (MPI-3.1 §3.4): standard, synchronous (once
+ * matched), ready (a standard send here) or buffered (bsend.c: copied
+ * into the attached buffer, done as posted). */
+enum bcs_send_mode { BCS_M_STANDARD, BCS_M_SYNC, BCS_M_READY,
+		     BCS_M_BUFFERED };
+
+/* A persistent request's arguments (persist.c): each MPI_Start starts
+ * one operation of them. */
+struct bcs_persist {
+	void *buf;
+	int count;
+	MPI_Datatype dt;     /* held (bcs_dt_hold) while the request lives */
+	int peer, tag;
+	MPI_Comm comm;
+	int recv;
+	enum bcs_send_mode mode;
+	const char *fn;      /* the call that made it, for errors */
+};
 
 struct bcs_req {
 	int used;
@@ -88,6 +108,11 @@ struct bcs_req {
 	int err;             /* an MPI error class for its status */
 	/* a collective made of several: done when all of parts are */
 	void (*on_done)(struct bcs_req *r);
+	int cancel_asked;    /* RECV: MPI_Cancel posted BCS_D_CANCEL */
+	/* R_PERSIST: its arguments, and the operation of its latest
+	 * MPI_Start (MPI_REQUEST_NULL: inactive) */
+	struct bcs_persist pers;
+	MPI_Request active;
 };
 
 /* A new request of kind on comm; its engine id is its handle's index.
@@ -103,6 +128,10 @@ uint64_t bcs_status_bytes(const MPI_Status *st);
 void bcs_req_free(struct bcs_req *r);
 /* The engine's completion d (rt.h's done function). */
 void bcs_req_done(const struct bcs_done *d);
+/* The request whose completion h waits for: h's own, its persistent
+ * request's active operation, or NULL (MPI_REQUEST_NULL, not a request,
+ * or an inactive persistent request). */
+struct bcs_req *bcs_req_live(MPI_Request h);
 /* Complete r as the program sees it (its status out, the clock
  * advanced past a receive's send, r freed): Wait and Test. */
 int bcs_req_finish(MPI_Request *h, MPI_Status *st);
@@ -110,6 +139,35 @@ int bcs_req_finish(MPI_Request *h, MPI_Status *st);
 int bcs_req_wait_all(struct bcs_req **r, int n);
 
 /* ---- point-to-point, internally ---------------------------------------- */
+
+#define BCS_TAG_UB 0x3fffffff /* as MPI_TAG_UB reports */
+
+/* How bcs_p2p_check checks: a receive (ANY_SOURCE and ANY_TAG
+ * allowed); a datatype the caller holds (bcs_dt_hold: one the program
+ * freed since is fine, as for a persistent request's Start). */
+#define BCS_P2P_RECV 1u
+#define BCS_P2P_HELD 2u
+/* The common checks of a point-to-point call, *cp set: 0 or the error
+ * returned (through the handler). */
+int bcs_p2p_check(const char *fn, struct bcs_comm **cp, MPI_Comm comm,
+		  const void *buf, int count, MPI_Datatype dt, int peer,
+		  int tag, unsigned how);
+/* Isend/Irecv as the program calls them (p2p.c), arguments checked
+ * against comm's handler (how: BCS_P2P_HELD or 0) and errors named fn;
+ * a send in mode. */
+int bcs_p2p_send(const char *fn, const void *buf, int count,
+		 MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+		 enum bcs_send_mode mode, unsigned how, MPI_Request *req);
+int bcs_p2p_recv(const char *fn, void *buf, int count, MPI_Datatype dt,
+		 int source, int tag, MPI_Comm comm, unsigned how,
+		 MPI_Request *req);
+/* A buffered send (bsend.c), its arguments checked: the message packed
+ * into the attached buffer and posted; *req a request already done.
+ * 0, or an error through c's handler (MPI_ERR_BUFFER: no room). */
+int bcs_bsend(const char *fn, struct bcs_comm *c, const void *buf, int count,
+	      MPI_Datatype dt, int dest_world, int tag, MPI_Request *req);
+/* Wait until every buffered send left the attached buffer (Finalize). */
+void bcs_bsend_flush(void);
 
 /* Isend / Irecv with world ranks and a context, for the collectives
  * built on messages (tag in the collective's own space). */

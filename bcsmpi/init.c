@@ -131,6 +131,7 @@ int PMPI_Finalize(void)
 	int rc;
 
 	BCS_NEED_INIT("MPI_Finalize");
+	bcs_bsend_flush(); /* buffered messages are delivered all the same */
 	/* every rank is here: nothing of theirs still needs this one */
 	if ((rc = PMPI_Barrier(MPI_COMM_WORLD)) != MPI_SUCCESS)
 		return rc;

@@ -13,8 +13,6 @@
 
 #include "impl.h"
 
-#define TAG_UB 0x3fffffff /* as MPI_TAG_UB reports */
-
 int bcs_isend(const void *buf, int count, MPI_Datatype dt, int dest_world,
 	      int tag, uint64_t ctx, struct bcs_comm *c, int sync,
 	      MPI_Request *req)
@@ -110,13 +108,12 @@ static int proc_null(struct bcs_comm *c, MPI_Request *req)
 	return MPI_SUCCESS;
 }
 
-/* The common checks of a point-to-point call: 0 or the error returned
- * (through the handler). */
-static int check(const char *fn, struct bcs_comm **cp, MPI_Comm comm,
-		 const void *buf, int count, MPI_Datatype dt, int peer,
-		 int tag, int recv)
+int bcs_p2p_check(const char *fn, struct bcs_comm **cp, MPI_Comm comm,
+		  const void *buf, int count, MPI_Datatype dt, int peer,
+		  int tag, unsigned how)
 {
 	struct bcs_comm *c = bcs_comm_get(comm);
+	int recv = !!(how & BCS_P2P_RECV);
 
 	*cp = c;
 	if (!c)
@@ -124,7 +121,7 @@ static int check(const char *fn, struct bcs_comm **cp, MPI_Comm comm,
 				 "(%#x)", (unsigned)comm);
 	if (count < 0)
 		return bcs_error(c, fn, MPI_ERR_COUNT, "count %d", count);
-	if (!bcs_dt_ok(dt))
+	if (!((how & BCS_P2P_HELD) ? bcs_dt_held_ok(dt) : bcs_dt_ok(dt)))
 		return bcs_error(c, fn, MPI_ERR_TYPE, "not a committed "
 				 "datatype (%#x)", (unsigned)dt);
 	if (count && !buf && bcs_dt_size(dt))
@@ -134,9 +131,10 @@ static int check(const char *fn, struct bcs_comm **cp, MPI_Comm comm,
 	    (peer < 0 || peer >= c->size))
 		return bcs_error(c, fn, MPI_ERR_RANK, "rank %d in a "
 				 "communicator of %d", peer, c->size);
-	if (!(recv && tag == MPI_ANY_TAG) && (tag < 0 || tag > TAG_UB))
+	if (!(recv && tag == MPI_ANY_TAG) && (tag < 0 || tag > BCS_TAG_UB))
 		return bcs_error(c, fn, MPI_ERR_TAG, "tag %d (0 to %d%s)",
-				 tag, TAG_UB, recv ? ", or MPI_ANY_TAG" : "");
+				 tag, BCS_TAG_UB,
+				 recv ? ", or MPI_ANY_TAG" : "");
 	return MPI_SUCCESS;
 }
 
@@ -145,31 +143,39 @@ static int world_of(const struct bcs_comm *c, int rank)
 	return rank == MPI_ANY_SOURCE ? BCS_ANY : c->world[rank];
 }
 
-static int start_send(const char *fn, const void *buf, int count,
-		      MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-		      int sync, MPI_Request *req)
+int bcs_p2p_send(const char *fn, const void *buf, int count,
+		 MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+		 enum bcs_send_mode mode, unsigned how, MPI_Request *req)
 {
 	struct bcs_comm *c;
 	int rc;
 
-	if ((rc = check(fn, &c, comm, buf, count, dt, dest, tag, 0)))
+	if ((rc = bcs_p2p_check(fn, &c, comm, buf, count, dt, dest, tag,
+				how & ~BCS_P2P_RECV)))
 		return rc;
 	if (!req)
 		return bcs_error(c, fn, MPI_ERR_REQUEST, "request is NULL");
 	if (dest == MPI_PROC_NULL)
 		return proc_null(c, req);
-	rc = bcs_isend(buf, count, dt, c->world[dest], tag, c->ctx, c, sync,
-		       req);
+	if (mode == BCS_M_BUFFERED)
+		return bcs_bsend(fn, c, buf, count, dt, c->world[dest], tag,
+				 req);
+	/* ready mode promises the receive is posted; a standard send is a
+	 * valid ready send (MPI-3.1 §3.4): BCS-MPI never depends on it */
+	rc = bcs_isend(buf, count, dt, c->world[dest], tag, c->ctx, c,
+		       mode == BCS_M_SYNC, req);
 	return rc ? bcs_error(c, fn, rc, "out of requests or memory") : 0;
 }
 
-static int start_recv(const char *fn, void *buf, int count, MPI_Datatype dt,
-		      int source, int tag, MPI_Comm comm, MPI_Request *req)
+int bcs_p2p_recv(const char *fn, void *buf, int count, MPI_Datatype dt,
+		 int source, int tag, MPI_Comm comm, unsigned how,
+		 MPI_Request *req)
 {
 	struct bcs_comm *c;
 	int rc;
 
-	if ((rc = check(fn, &c, comm, buf, count, dt, source, tag, 1)))
+	if ((rc = bcs_p2p_check(fn, &c, comm, buf, count, dt, source, tag,
+				how | BCS_P2P_RECV)))
 		return rc;
 	if (!req)
 		return bcs_error(c, fn, MPI_ERR_REQUEST, "request is NULL");
@@ -180,43 +186,45 @@ static int start_recv(const char *fn, void *buf, int count, MPI_Datatype dt,
 	return rc ? bcs_error(c, fn, rc, "out of requests or memory") : 0;
 }
 
-#pragma weak MPI_Isend = PMPI_Isend
-int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest,
-	       int tag, MPI_Comm comm, MPI_Request *request)
-{
-	BCS_NEED_INIT("MPI_Isend");
-	return start_send("MPI_Isend", buf, count, datatype, dest, tag, comm,
-			  0, request);
-}
+/* The non-blocking sends differ only in their mode. */
+#define ISEND(name, mode)                                                   \
+	int P##name(const void *buf, int count, MPI_Datatype datatype,      \
+		    int dest, int tag, MPI_Comm comm, MPI_Request *request) \
+	{                                                                   \
+		BCS_NEED_INIT(#name);                                       \
+		return bcs_p2p_send(#name, buf, count, datatype, dest, tag, \
+				    comm, mode, 0, request);                \
+	}
 
+#pragma weak MPI_Isend = PMPI_Isend
+ISEND(MPI_Isend, BCS_M_STANDARD)
 #pragma weak MPI_Issend = PMPI_Issend
-int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest,
-		int tag, MPI_Comm comm, MPI_Request *request)
-{
-	BCS_NEED_INIT("MPI_Issend");
-	return start_send("MPI_Issend", buf, count, datatype, dest, tag, comm,
-			  1, request);
-}
+ISEND(MPI_Issend, BCS_M_SYNC)
+#pragma weak MPI_Irsend = PMPI_Irsend
+ISEND(MPI_Irsend, BCS_M_READY)
+#pragma weak MPI_Ibsend = PMPI_Ibsend
+ISEND(MPI_Ibsend, BCS_M_BUFFERED)
 
 #pragma weak MPI_Irecv = PMPI_Irecv
 int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
 	       int tag, MPI_Comm comm, MPI_Request *request)
 {
 	BCS_NEED_INIT("MPI_Irecv");
-	return start_recv("MPI_Irecv", buf, count, datatype, source, tag, comm,
-			  request);
+	return bcs_p2p_recv("MPI_Irecv", buf, count, datatype, source, tag,
+			    comm, 0, request);
 }
 
 /* A blocking send: started, then waited for. */
 static int send_wait(const char *fn, const void *buf, int count,
 		     MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-		     int sync)
+		     enum bcs_send_mode mode)
 {
 	MPI_Request r;
 	int rc;
 
 	BCS_NEED_INIT(fn);
-	if ((rc = start_send(fn, buf, count, dt, dest, tag, comm, sync, &r)))
+	if ((rc = bcs_p2p_send(fn, buf, count, dt, dest, tag, comm, mode, 0,
+			       &r)))
 		return rc;
 	return PMPI_Wait(&r, MPI_STATUS_IGNORE);
 }
@@ -225,7 +233,8 @@ static int send_wait(const char *fn, const void *buf, int count,
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest,
 	      int tag, MPI_Comm comm)
 {
-	return send_wait("MPI_Send", buf, count, datatype, dest, tag, comm, 0);
+	return send_wait("MPI_Send", buf, count, datatype, dest, tag, comm,
+			 BCS_M_STANDARD);
 }
 
 #pragma weak MPI_Ssend = PMPI_Ssend
@@ -233,7 +242,7 @@ int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest,
 	       int tag, MPI_Comm comm)
 {
 	return send_wait("MPI_Ssend", buf, count, datatype, dest, tag, comm,
-			 1);
+			 BCS_M_SYNC);
 }
 
 #pragma weak MPI_Recv = PMPI_Recv
@@ -244,8 +253,8 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source,
 	int rc;
 
 	BCS_NEED_INIT("MPI_Recv");
-	if ((rc = start_recv("MPI_Recv", buf, count, datatype, source, tag,
-			     comm, &r)))
+	if ((rc = bcs_p2p_recv("MPI_Recv", buf, count, datatype, source, tag,
+			       comm, 0, &r)))
 		return rc;
 	return PMPI_Wait(&r, status);
 }
@@ -256,17 +265,28 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 		  MPI_Datatype recvtype, int source, int recvtag,
 		  MPI_Comm comm, MPI_Status *status)
 {
+	struct bcs_comm *c;
 	MPI_Request r[2];
 	MPI_Status st[2];
 	int rc;
 
 	BCS_NEED_INIT("MPI_Sendrecv");
-	if ((rc = start_recv("MPI_Sendrecv", recvbuf, recvcount, recvtype,
-			     source, recvtag, comm, &r[0])))
+	/* the send's arguments first: a receive once posted stays */
+	if ((rc = bcs_p2p_check("MPI_Sendrecv", &c, comm, sendbuf, sendcount,
+			sendtype, dest, sendtag, 0)))
 		return rc;
-	if ((rc = start_send("MPI_Sendrecv", sendbuf, sendcount, sendtype,
-			     dest, sendtag, comm, 0, &r[1])))
+	if ((rc = bcs_p2p_recv("MPI_Sendrecv", recvbuf, recvcount, recvtype,
+			       source, recvtag, comm, 0, &r[0])))
 		return rc;
+	if ((rc = bcs_p2p_send("MPI_Sendrecv", sendbuf, sendcount, sendtype,
+			       dest, sendtag, comm, BCS_M_STANDARD, 0,
+			       &r[1]))) {
+		/* out of requests: the receive must not land after the
+		 * call returned */
+		PMPI_Cancel(&r[0]);
+		PMPI_Wait(&r[0], MPI_STATUS_IGNORE);
+		return rc;
+	}
 	rc = PMPI_Waitall(2, r, st);
 	if (status != MPI_STATUS_IGNORE && status)
 		*status = st[0];
@@ -274,23 +294,20 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 					 st[1].MPI_ERROR : rc;
 }
 
-/* Ready mode promises the receive is posted; a standard send is a valid
- * ready send (MPI-3.1 §3.4), and BCS-MPI's sends never depend on it. */
 #pragma weak MPI_Rsend = PMPI_Rsend
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest,
 	       int tag, MPI_Comm comm)
 {
 	return send_wait("MPI_Rsend", buf, count, datatype, dest, tag, comm,
-			 0);
+			 BCS_M_READY);
 }
 
-#pragma weak MPI_Irsend = PMPI_Irsend
-int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest,
-		int tag, MPI_Comm comm, MPI_Request *request)
+#pragma weak MPI_Bsend = PMPI_Bsend
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest,
+	       int tag, MPI_Comm comm)
 {
-	BCS_NEED_INIT("MPI_Irsend");
-	return start_send("MPI_Irsend", buf, count, datatype, dest, tag, comm,
-			  0, request);
+	return send_wait("MPI_Bsend", buf, count, datatype, dest, tag, comm,
+			 BCS_M_BUFFERED);
 }
 
 /* The message goes out of a copy of buf's span, the reply lands in buf. */
@@ -304,7 +321,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype,
 	int rc;
 
 	BCS_NEED_INIT("MPI_Sendrecv_replace");
-	if ((rc = check("MPI_Sendrecv_replace", &c, comm, buf, count,
+	if ((rc = bcs_p2p_check("MPI_Sendrecv_replace", &c, comm, buf, count,
 			datatype, dest, sendtag, 0)))
 		return rc;
 	if (!(out = bcs_dt_span_dup(buf, count, datatype, &tmp)))
@@ -353,8 +370,8 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	int rc;
 
 	BCS_NEED_INIT("MPI_Probe");
-	if ((rc = check("MPI_Probe", &c, comm, NULL, 0, MPI_BYTE, source, tag,
-			1)))
+	if ((rc = bcs_p2p_check("MPI_Probe", &c, comm, NULL, 0, MPI_BYTE,
+				source, tag, BCS_P2P_RECV)))
 		return rc;
 	if (source == MPI_PROC_NULL) {
 		if (status && status != MPI_STATUS_IGNORE) {
@@ -378,8 +395,8 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
 	int rc;
 
 	BCS_NEED_INIT("MPI_Iprobe");
-	if ((rc = check("MPI_Iprobe", &c, comm, NULL, 0, MPI_BYTE, source, tag,
-			1)))
+	if ((rc = bcs_p2p_check("MPI_Iprobe", &c, comm, NULL, 0, MPI_BYTE,
+				source, tag, BCS_P2P_RECV)))
 		return rc;
 	if (!flag)
 		return bcs_error(c, "MPI_Iprobe", MPI_ERR_ARG, "flag is NULL");

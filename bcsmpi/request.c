@@ -84,6 +84,8 @@ void bcs_req_free(struct bcs_req *r)
 
 	if (r->tmp && r->ubuf)
 		bcs_dt_release(r->utype); /* held for the unpack */
+	if (r->kind == R_PERSIST)
+		bcs_dt_release(r->pers.dt);
 	free(r->tmp);
 	memset(r, 0, sizeof(*r));
 	bcs_comm_unref(c);
@@ -100,6 +102,8 @@ static int status_class(int32_t s)
 		return MPI_ERR_OTHER;
 	case BCS_E_ARG:
 		return MPI_ERR_ARG;
+	case BCS_E_CANCELLED:
+		return MPI_SUCCESS; /* the status says cancelled */
 	default:
 		return MPI_ERR_INTERN;
 	}
@@ -125,16 +129,21 @@ void bcs_req_done(const struct bcs_done *d)
 				src = k;
 				break;
 			}
-		r->st.MPI_SOURCE = src;
-		r->st.MPI_TAG = d->tag;
-		bcs_status_set_bytes(&r->st, d->bytes);
-		r->send_clock = d->clock;
-		r->src_world = d->source;
+		if (d->status == BCS_E_CANCELLED) {
+			/* nothing came: source and tag stay ANY */
+			r->st.count_hi_and_cancelled |= 1;
+		} else {
+			r->st.MPI_SOURCE = src;
+			r->st.MPI_TAG = d->tag;
+			bcs_status_set_bytes(&r->st, d->bytes);
+			r->send_clock = d->clock;
+			r->src_world = d->source;
+		}
 	} else if (r->kind == R_COLL) {
 		r->send_clock = d->clock;
 	}
 	r->err = status_class(d->status);
-	if (r->kind == R_RECV && r->tmp && r->err == MPI_SUCCESS) {
+	if (r->kind == R_RECV && r->tmp && d->status == BCS_OK) {
 		size_t got = d->bytes;
 
 		bcs_dt_unpack(r->utype, r->ucount, r->tmp, got, r->ubuf);
@@ -148,6 +157,24 @@ void bcs_req_done(const struct bcs_done *d)
 	}
 }
 
+struct bcs_req *bcs_req_live(MPI_Request h)
+{
+	struct bcs_req *r = bcs_req_get(h);
+
+	if (r && r->kind == R_PERSIST)
+		return bcs_req_get(r->active);
+	return r;
+}
+
+static void empty_status(MPI_Status *st)
+{
+	if (st && st != MPI_STATUS_IGNORE) {
+		memset(st, 0, sizeof(*st));
+		st->MPI_SOURCE = MPI_ANY_SOURCE;
+		st->MPI_TAG = MPI_ANY_TAG;
+	}
+}
+
 int bcs_req_finish(MPI_Request *h, MPI_Status *st)
 {
 	struct bcs_req *r = bcs_req_get(*h);
@@ -155,6 +182,13 @@ int bcs_req_finish(MPI_Request *h, MPI_Status *st)
 
 	if (!r) {
 		*h = MPI_REQUEST_NULL;
+		return MPI_SUCCESS;
+	}
+	if (r->kind == R_PERSIST) {
+		/* its operation completes; the request stays, inactive */
+		if (r->active != MPI_REQUEST_NULL)
+			return bcs_req_finish(&r->active, st);
+		empty_status(st);
 		return MPI_SUCCESS;
 	}
 	/* a probe's answer counts as a receive: the engine's bounds assume
@@ -204,7 +238,7 @@ static int any_done(void *ctx)
 	int live = 0;
 
 	for (int i = 0; i < a->n; i++) {
-		struct bcs_req *r = bcs_req_get(a->h[i]);
+		struct bcs_req *r = bcs_req_live(a->h[i]);
 
 		if (r && r->done)
 			return 1;
@@ -218,7 +252,7 @@ static int every_done(void *ctx)
 	struct any *a = ctx;
 
 	for (int i = 0; i < a->n; i++) {
-		struct bcs_req *r = bcs_req_get(a->h[i]);
+		struct bcs_req *r = bcs_req_live(a->h[i]);
 
 		if (r && !r->done)
 			return 0;
@@ -231,15 +265,6 @@ static void wait_for(int (*ready)(void *), void *ctx)
 	if (bcs_rt_wait(ready, ctx))
 		bcs_fatal(NULL, "%s", bcs_rt_failed() ? bcs_rt_failed() :
 			  "the job failed");
-}
-
-static void empty_status(MPI_Status *st)
-{
-	if (st && st != MPI_STATUS_IGNORE) {
-		memset(st, 0, sizeof(*st));
-		st->MPI_SOURCE = MPI_ANY_SOURCE;
-		st->MPI_TAG = MPI_ANY_TAG;
-	}
 }
 
 #pragma weak MPI_Wait = PMPI_Wait
@@ -286,8 +311,13 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	if (!(r = bcs_req_get(*request)))
 		return bcs_error(NULL, "MPI_Test", MPI_ERR_REQUEST,
 				 "not a request (%#x)", (unsigned)*request);
+	if (!bcs_req_live(*request)) { /* an inactive persistent one */
+		*flag = 1;
+		empty_status(status);
+		return MPI_SUCCESS;
+	}
 	bcs_rt_poll();
-	if (!(*flag = r->done)) {
+	if (!(*flag = bcs_req_live(*request)->done)) {
 		if (bcs_rt_failed())
 			bcs_fatal("MPI_Test", "%s", bcs_rt_failed());
 		bcs_rt_polled();
@@ -358,7 +388,7 @@ int PMPI_Testall(int count, MPI_Request requests[], int *flag,
 static int first_done(int count, MPI_Request requests[])
 {
 	for (int i = 0; i < count; i++) {
-		struct bcs_req *r = bcs_req_get(requests[i]);
+		struct bcs_req *r = bcs_req_live(requests[i]);
 
 		if (r && r->done)
 			return i;
@@ -404,7 +434,7 @@ int PMPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
 	(void)a;
 	bcs_rt_poll();
 	for (int k = 0; k < count; k++)
-		live += bcs_req_get(requests[k]) != NULL;
+		live += bcs_req_live(requests[k]) != NULL;
 	if ((i = first_done(count, requests)) < 0) {
 		*flag = !live;
 		*index = MPI_UNDEFINED;
@@ -427,7 +457,7 @@ static int some(const char *fn, int count, MPI_Request requests[],
 	int n = 0, live = 0, err = MPI_SUCCESS;
 
 	for (int i = 0; i < count; i++) {
-		struct bcs_req *r = bcs_req_get(requests[i]);
+		struct bcs_req *r = bcs_req_live(requests[i]);
 		MPI_Status *st;
 
 		live += r != NULL;
@@ -483,7 +513,12 @@ int PMPI_Request_free(MPI_Request *request)
 	if (!request || !(r = bcs_req_get(*request)))
 		return bcs_error(NULL, "MPI_Request_free", MPI_ERR_REQUEST,
 				 "not a request");
-	if (r->done) {
+	if (r->kind == R_PERSIST) {
+		/* its operation under way goes on alone, freed as below */
+		if (r->active != MPI_REQUEST_NULL)
+			PMPI_Request_free(&r->active);
+		bcs_req_free(r);
+	} else if (r->done) {
 		if (r->kind == R_RECV || r->kind == R_COLL)
 			bcs_rt_clock_recv(r->send_clock);
 		bcs_req_free(r);
@@ -491,6 +526,93 @@ int PMPI_Request_free(MPI_Request *request)
 		r->persistent_free = 1; /* freed when its completion comes */
 	}
 	*request = MPI_REQUEST_NULL;
+	return MPI_SUCCESS;
+}
+
+/* A receive not matched yet is taken back at the next slice boundary
+ * (BCS_D_CANCEL) and completes cancelled; one matched meanwhile
+ * completes as usual.  A send is never cancelled: it completes and its
+ * status says so (MPI-3.1 §3.8.4 allows either). */
+#pragma weak MPI_Cancel = PMPI_Cancel
+int PMPI_Cancel(MPI_Request *request)
+{
+	struct bcs_req *r, *a;
+
+	BCS_NEED_INIT("MPI_Cancel");
+	if (!request || !(r = bcs_req_get(*request)))
+		return bcs_error(NULL, "MPI_Cancel", MPI_ERR_REQUEST,
+				 "not a request (%#x)",
+				 request ? (unsigned)*request : 0u);
+	if (!(a = bcs_req_live(*request)))
+		return bcs_error(r->comm, "MPI_Cancel", MPI_ERR_REQUEST,
+				 "an inactive persistent request");
+	if (a->kind == R_COLL)
+		return bcs_error(r->comm, "MPI_Cancel", MPI_ERR_REQUEST,
+				 "a collective's request cannot be "
+				 "cancelled");
+	if (a->kind == R_RECV && !a->done && !a->cancel_asked) {
+		struct bcs_desc d = { .kind = BCS_D_CANCEL,
+				      .req = bcs_req_id(a) };
+
+		if (bcs_rt_post(&d, NULL))
+			bcs_fatal("MPI_Cancel", "%s", bcs_rt_failed());
+		a->cancel_asked = 1;
+	}
+	return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+	if (!status || !flag)
+		return bcs_error(NULL, "MPI_Test_cancelled", MPI_ERR_ARG,
+				 "status or flag is NULL");
+	*flag = status->count_hi_and_cancelled & 1;
+	return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
+{
+	if (!status)
+		return bcs_error(NULL, "MPI_Status_set_cancelled",
+				 MPI_ERR_ARG, "status is NULL");
+	status->count_hi_and_cancelled =
+		(status->count_hi_and_cancelled & ~1) | !!flag;
+	return MPI_SUCCESS;
+}
+
+/* Test without completing: the request (and a receive's clock) stay
+ * for the Wait or Test that completes it. */
+#pragma weak MPI_Request_get_status = PMPI_Request_get_status
+int PMPI_Request_get_status(MPI_Request request, int *flag,
+			    MPI_Status *status)
+{
+	struct bcs_req *r;
+
+	BCS_NEED_INIT("MPI_Request_get_status");
+	if (!flag)
+		return bcs_error(NULL, "MPI_Request_get_status", MPI_ERR_ARG,
+				 "flag is NULL");
+	if (request != MPI_REQUEST_NULL && !bcs_req_get(request))
+		return bcs_error(NULL, "MPI_Request_get_status",
+				 MPI_ERR_REQUEST, "not a request (%#x)",
+				 (unsigned)request);
+	if (!(r = bcs_req_live(request))) { /* null, or inactive */
+		*flag = 1;
+		empty_status(status);
+		return MPI_SUCCESS;
+	}
+	bcs_rt_poll();
+	if (!(*flag = r->done)) {
+		if (bcs_rt_failed())
+			bcs_fatal("MPI_Request_get_status", "%s",
+				  bcs_rt_failed());
+		bcs_rt_polled();
+		return MPI_SUCCESS;
+	}
+	if (status && status != MPI_STATUS_IGNORE)
+		*status = r->st;
 	return MPI_SUCCESS;
 }
 
@@ -534,6 +656,40 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype,
 	if (!rc && count)
 		*count = n > INT32_MAX ? MPI_UNDEFINED : (int)n;
 	return rc;
+}
+
+/* n basic elements of dt as a status's bytes. */
+static int set_elements(const char *fn, MPI_Status *status, MPI_Datatype dt,
+			MPI_Count n)
+{
+	MPI_Datatype basic;
+
+	if (!status)
+		return bcs_error(NULL, fn, MPI_ERR_ARG, "status is NULL");
+	if (!bcs_dt_ok(dt) || (basic = bcs_dt_basic(dt)) == MPI_DATATYPE_NULL)
+		return bcs_error(NULL, fn, MPI_ERR_TYPE,
+				 "not a datatype (%#x)", (unsigned)dt);
+	if (n < 0)
+		return bcs_error(NULL, fn, MPI_ERR_COUNT, "count %lld",
+				 (long long)n);
+	bcs_status_set_bytes(status, (uint64_t)n * bcs_dt_size(basic));
+	return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Status_set_elements = PMPI_Status_set_elements
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype,
+			     int count)
+{
+	return set_elements("MPI_Status_set_elements", status, datatype,
+			    count);
+}
+
+#pragma weak MPI_Status_set_elements_x = PMPI_Status_set_elements_x
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype,
+			       MPI_Count count)
+{
+	return set_elements("MPI_Status_set_elements_x", status, datatype,
+			    count);
 }
 
 #pragma weak MPI_Get_count = PMPI_Get_count

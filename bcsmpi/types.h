@@ -51,6 +51,9 @@ int bcs_dt_walk(MPI_Datatype dt, int count,
  * and the type is freed at the last bcs_dt_release.  Predefined types need
  * no hold (a no-op).  0, or -1 if @dt is no live datatype. */
 int bcs_dt_hold(MPI_Datatype dt);
+/** Whether @dt is committed and alive: bcs_dt_ok, or freed by the program
+ * while an operation holds it. */
+int bcs_dt_held_ok(MPI_Datatype dt);
 /** Drop one hold of bcs_dt_hold.  A no-op for a predefined type. */
 void bcs_dt_release(MPI_Datatype dt);
 

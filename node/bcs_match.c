@@ -77,6 +77,22 @@ void bcs_match_recv(struct bcs_match *m, struct bcs_recv *r)
 	*pp = r;
 }
 
+struct bcs_recv *bcs_match_cancel(struct bcs_match *m, int32_t dst,
+				  uint64_t req)
+{
+	struct bcs_recv **pp, *r;
+
+	if (dst < 0 || (uint32_t)dst >= m->n)
+		return NULL;
+	for (pp = &m->recvs[dst]; (r = *pp); pp = &r->next)
+		if (r->req == req && !r->probe) {
+			*pp = r->next;
+			r->next = NULL;
+			return r;
+		}
+	return NULL;
+}
+
 static int takes(const struct bcs_recv *r, const struct bcs_msg *s)
 {
 	return s->ctx == r->ctx && (r->src == BCS_ANY || r->src == s->src) &&

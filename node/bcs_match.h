@@ -120,6 +120,11 @@ void bcs_match_fini(struct bcs_match *m,
 void bcs_match_send(struct bcs_match *m, struct bcs_msg *s);
 /* A receive taken from its rank (appended, posting order). */
 void bcs_match_recv(struct bcs_match *m, struct bcs_recv *r);
+/* Take back rank dst's receive req, not matched yet (MPI_Cancel): it
+ * leaves the lists and is returned (the caller's), or NULL when there is
+ * no such receive (matched already, or never posted). */
+struct bcs_recv *bcs_match_cancel(struct bcs_match *m, int32_t dst,
+				  uint64_t req);
 /* Every match this slice allows, given the ranks' states (m->rk, set by
  * the caller), reported through fn in a deterministic order (by
  * receiving rank, then posting order).  Matched receives and sends

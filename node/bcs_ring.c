@@ -99,6 +99,10 @@ int bcs_desc_check(const struct bcs_desc *d, uint32_t size, char *why,
 		if (d->flags || d->bytes || d->ctx == BCS_CTX_WORLD)
 			return bad(why, whylen, "communicator free", d->ctx);
 		return 0;
+	case BCS_D_CANCEL:
+		if (d->flags || d->bytes)
+			return bad(why, whylen, "cancel", d->flags);
+		return 0;
 	case BCS_D_ABORT:
 		if (d->bytes > BCS_REASON_MAX)
 			return bad(why, whylen, "abort message bytes",

@@ -714,6 +714,26 @@ static int apply_desc(struct bcs_job *j, uint32_t node,
 	case BCS_D_COMM_FREE:
 		bcs_coll_free(j, wd->rank, d);
 		return 0;
+	case BCS_D_CANCEL: {
+		/* every node takes it back, in the same place of the same
+		 * round: the matches stay the same everywhere */
+		struct bcs_recv *r = bcs_match_cancel(&j->m, wd->rank,
+						      d->req);
+
+		if (!r)
+			return 0; /* matched: the receive completes */
+		j->nheld -= j->nheld ? 1 : 0;
+		if (bcs_local(j, r->dst)) {
+			struct bcs_done dc = { .req = r->req,
+					       .status = BCS_E_CANCELLED,
+					       .source = BCS_ANY,
+					       .tag = BCS_ANY };
+
+			bcs_complete(j, j->area_of[r->dst], &dc);
+		}
+		free(r);
+		return 0;
+	}
 	default: /* FINALIZE: its state says gone */
 		return 0;
 	}

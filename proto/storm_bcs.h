@@ -30,7 +30,7 @@
 #include "bcs_reduce.h"
 
 #define BCS_SEG_MAGIC 0x53534342u /* "BCSS" */
-#define BCS_SEG_VERSION 2u
+#define BCS_SEG_VERSION 3u
 #define BCS_RING_SLOTS 256u     /* descriptors in flight per rank */
 #define BCS_EAGER_MAX 4096u     /* a send this small travels in its slot */
 #define BCS_ANY (-1)            /* a receive's source or tag: any */
@@ -60,6 +60,9 @@ enum bcs_kind {
 	BCS_D_PULLED,    /* the rank pulled the bytes a BCS_PULL completion
 			  * named (addr: its pull id), or could not
 			  * (BCS_F_PULL_FAILED: the engine copies them) */
+	BCS_D_CANCEL,    /* MPI_Cancel of the rank's receive req: if it is
+			  * not matched yet it completes BCS_E_CANCELLED,
+			  * else this does nothing */
 };
 
 /* Descriptor flags. */
@@ -105,6 +108,7 @@ enum bcs_status {
 			  * the segment's header */
 	BCS_E_COLL,      /* mismatched collective (kind, root, op, size) */
 	BCS_E_INTERN,    /* the engine could not do it (out of memory) */
+	BCS_E_CANCELLED, /* RECV: taken back unmatched (BCS_D_CANCEL) */
 	BCS_PULL = 16,   /* not a completion yet: a large message from a
 			  * rank of this node matched this receive; read
 			  * len bytes at src_addr of process src_pid into

@@ -22,6 +22,11 @@ Usage: test_jobs.py BUILD TEST
                 op too), Reduce_scatter(_block), in place, bad arguments'
                 error classes; breadth_spread the same over 2 node
                 managers;
+  p2pmodes      tests/bcsmpi/p2pmodes.c the same way: persistent
+                requests in every mode, Request_get_status, Cancel of
+                receives, Bsend/Ibsend/Bsend_init with Buffer_attach and
+                detach; a Bsend with no room under the default handler:
+                FAILED naming the call and the rank;
   unsupported   MPI_Win_create, MPI_File_open, MPI_Comm_spawn (declared,
                 not implemented) build and return
                 MPI_ERR_UNSUPPORTED_OPERATION under MPI_ERRORS_RETURN;
@@ -247,21 +252,44 @@ def test_abort(lab):
     print("abort: %s" % j["reason"])
 
 
-def test_breadth(lab):
-    """tests/bcsmpi/breadth.c (issue 15's calls beyond the core) on 1 to
-    4 ranks, built with bcsmpicc and with Debian's mpicc.mpich."""
-    progs = [build_prog(lab, "breadth"), build_mpich(lab, "breadth")]
+def checked_program(lab, name):
+    """tests/bcsmpi/NAME.c (checking its own results) on 1 to 4 ranks,
+    built with bcsmpicc and with Debian's mpicc.mpich: each run must
+    print "NAME: all passed on N ranks"."""
+    progs = [build_prog(lab, name), build_mpich(lab, name)]
     for prog in progs:
         for n in (1, 2, 3, 4):
             r = run(lab, ["run", "--mpi=bcs", "-n", str(n), prog])
             check(r.returncode == 0 and
-                  "breadth: all passed on %d ranks" % n in r.stdout,
+                  "%s: all passed on %d ranks" % (name, n) in r.stdout,
                   "%s on %d ranks: exit %d\n%s\n%s" %
                   (os.path.basename(prog), n, r.returncode, r.stdout,
                    r.stderr))
         print("%s on 1-4 ranks: %s" % (os.path.basename(prog), " ".join(
             line.split()[1] for line in r.stdout.splitlines()
             if line.startswith("ok "))))
+    return progs[0]
+
+
+def test_breadth(lab):
+    """tests/bcsmpi/breadth.c (issue 15's calls beyond the core)."""
+    checked_program(lab, "breadth")
+
+
+def test_p2pmodes(lab):
+    """tests/bcsmpi/p2pmodes.c: persistent requests, Request_get_status,
+    Cancel, buffered mode; then a Bsend with no room under the default
+    handler: FAILED naming the call and the rank."""
+    prog = checked_program(lab, "p2pmodes")
+    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog, "fatal"])
+    j = show(lab, last_job(lab))
+    reason = j.get("reason", "")
+    check(r.returncode != 0 and j["state"] == "FAILED" and
+          "MPI_Bsend" in reason and "no room" in reason and
+          "rank" in reason and "returned" not in r.stdout,
+          "a Bsend with no room: exit %d, job %s\n%s" %
+          (r.returncode, j, r.stderr))
+    print("p2pmodes fatal: %s" % reason)
 
 
 def test_unsupported(lab):
@@ -576,6 +604,10 @@ TESTS = {
                                    slice_us=1000)),
     "breadth_spread": (test_breadth, dict(managers=1, nodes=2, cpus=2,
                                           slice_us=1000)),
+    "p2pmodes": (test_p2pmodes, dict(managers=1, nodes=1, cpus=4,
+                                     slice_us=1000)),
+    "p2pmodes_spread": (test_p2pmodes, dict(managers=1, nodes=2, cpus=2,
+                                            slice_us=1000)),
     "bad_exit": (test_bad_exit, dict(managers=1, nodes=1, cpus=4)),
     "abort": (test_abort, dict(managers=1, nodes=1, cpus=4)),
     "large": (test_large, dict(managers=1, nodes=1, cpus=2)),

@@ -375,6 +375,38 @@ static void test_replay_takes_the_recorded_send(void **state)
 	bcs_match_fini(&m, drop, NULL);
 }
 
+/* MPI_Cancel: an unmatched receive leaves the lists (the send stays
+ * for the next receive); a matched one is not found. */
+static void test_cancel_takes_back_only_unmatched(void **state)
+{
+	struct bcs_match m;
+	struct log l = { 0 };
+	struct bcs_recv *r;
+
+	(void)state;
+	assert_int_equal(bcs_match_init(&m, 2, BCS_ORDER_DETERMINISTIC), 0);
+	bcs_match_recv(&m, rcv(0, 1, 4, 10));
+	bcs_match_recv(&m, rcv(0, 1, 5, 11));
+	bcs_match_recv(&m, rcv(0, 1, 5, 12));
+	assert_null(bcs_match_cancel(&m, 0, 99)); /* never posted */
+	assert_null(bcs_match_cancel(&m, 1, 10)); /* another rank's */
+	assert_null(bcs_match_cancel(&m, 7, 10)); /* no such rank */
+	r = bcs_match_cancel(&m, 0, 11);
+	assert_non_null(r);
+	assert_int_equal(r->req, 11);
+	assert_null(r->next);
+	free(r);
+	bcs_match_send(&m, msg(1, 0, 5, 1, 1));
+	assert_int_equal(bcs_match_run(&m, on_match, &l), 1);
+	assert_int_equal(l.req[0], 12); /* 11 took nothing */
+	assert_null(bcs_match_cancel(&m, 0, 12)); /* matched */
+	r = bcs_match_cancel(&m, 0, 10);
+	assert_non_null(r);
+	free(r);
+	assert_null(m.recvs[0]);
+	bcs_match_fini(&m, drop, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_probe_looks_without_taking),
 		cmocka_unit_test(test_arrival_order_and_patience),
 		cmocka_unit_test(test_replay_takes_the_recorded_send),
+		cmocka_unit_test(test_cancel_takes_back_only_unmatched),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
