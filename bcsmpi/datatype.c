@@ -1,30 +1,12 @@
 /*
  * datatype.c — MPI datatypes: the predefined ones (MPICH's handles, their
- * sizes and reduction kernel types) and those a program builds from them
- * with MPI_Type_contiguous and MPI_Type_vector, nested at will.
+ * sizes, names and reduction kernel types), the table of those a program
+ * builds (dtmake.c builds them; dtplan.h describes their data), and what
+ * the rest of the library and the program ask of a type.
  *
- * A type's data is described once, when the type is made, by a plan: a
- * nest of loops (count, stride in bytes) around one run of contiguous
- * bytes,
- *
- *     for i0 < count0 ... for ik < countk:
- *         run bytes at off + i0 * stride0 + ... + ik * stridek
- *
- * which pack, unpack and the reductions walk in type-map order.  A vector
- * puts two loops (count blocks at the stride, blocklength elements at the
- * old type's extent) around its old type's plan and simplifies: a loop of
- * one iteration goes, an innermost loop stepping by the run's length
- * joins the run, and two loops stepping evenly become one.  So a
- * contiguous type of anything dense is a single run, and a vector of
- * doubles one loop over runs of blocklength * 8 bytes, copied by a loop
- * the compiler specializes for 4, 8 and 16 bytes.  A contiguous type is
- * the vector of count blocks of one element at the old extent (MPI-3.1
- * §4.1.2 defines them so).
- *
- * Key invariant: a derived type owns its plan outright — the old type's
- * plan is copied into it, never shared — so freeing the types it was
- * built from changes nothing for it.  A derived type is freed when the
- * program has freed it and no operation holds it (bcs_dt_hold).
+ * A derived type is freed when the program has freed it and no operation
+ * holds it (bcs_dt_hold); its plan is shared by reference, so freeing the
+ * types it was built from changes nothing for it.
  *
  * Handles: predefined types are MPICH's builtin handles (size in bits
  * 8-15, a unique index in bits 0-7), but for the value-index pairs
@@ -37,10 +19,11 @@
  * (bcs_reduce.h), which the engine runs on the bytes received, lay them out.
  */
 #include <limits.h>
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "impl.h"
+#include "dt.h"
 #include "types.h"
 
 /* ---- predefined types -------------------------------------------------- */
@@ -48,6 +31,7 @@
 struct predef {
 	MPI_Datatype h;
 	enum bcs_type k; /* BCS_T_NONE: no reduction on it */
+	const char *name;
 };
 
 /* Indexed by the handle's bits 0-7 (unique among MPICH's builtins: the
@@ -55,7 +39,7 @@ struct predef {
  * type: MPI_PACKED, MPI_REAL16 and MPI_COMPLEX32 (no C type of their
  * format here) and the C++ types (bcs_reduce.h leaves them out: libbcsmpi
  * is C) — they travel, but take no operation.  MPI_CHARACTER is char. */
-#define B(h, k) [(h) & 0xff] = { (h), (k) }
+#define B(h, k) [(h) & 0xff] = { (h), (k), #h }
 static const struct predef builtins[256] = {
 	B(MPI_CHAR, BCS_T_CHAR),
 	B(MPI_SIGNED_CHAR, BCS_T_SIGNED_CHAR),
@@ -118,7 +102,7 @@ static const struct predef builtins[256] = {
 #undef B
 
 /* MPICH's direct handles 0-4; their size is the kernel's struct's. */
-#define P(h, k) [H_INDEX(h)] = { (h), (k) }
+#define P(h, k) [H_INDEX(h)] = { (h), (k), #h }
 static const struct predef pairs[] = {
 	P(MPI_FLOAT_INT, BCS_T_FLOAT_INT),
 	P(MPI_DOUBLE_INT, BCS_T_DOUBLE_INT),
@@ -150,28 +134,64 @@ static size_t predef_size(const struct predef *p)
 	return bcs_type_size(p->k);
 }
 
+/* The alignment C gives p's type: a pair's or a complex's is its
+ * component's; the rest are aligned to their size, up to 8 (16 for
+ * the long double family, x86-64). */
+static size_t predef_align(const struct predef *p)
+{
+	struct f_i { float v; int i; };
+	struct s_i { short v; int i; };
+	size_t sz = predef_size(p), a = 1;
+
+	switch (p->k) {
+	case BCS_T_FLOAT_INT:
+		return alignof(struct f_i);
+	case BCS_T_SHORT_INT:
+		return alignof(struct s_i);
+	case BCS_T_2INT:
+	case BCS_T_2INTEGER:
+	case BCS_T_2REAL:
+	case BCS_T_C_FLOAT_COMPLEX:
+	case BCS_T_COMPLEX:
+	case BCS_T_COMPLEX8:
+		return alignof(float);
+	case BCS_T_2DOUBLE_PRECISION:
+	case BCS_T_C_DOUBLE_COMPLEX:
+	case BCS_T_DOUBLE_COMPLEX:
+	case BCS_T_COMPLEX16:
+		return alignof(double);
+	case BCS_T_LONG_DOUBLE:
+	case BCS_T_C_LONG_DOUBLE_COMPLEX:
+	case BCS_T_LONG_DOUBLE_INT:
+		return alignof(long double);
+	default:
+		break;
+	}
+	if (p->h == MPI_CXX_LONG_DOUBLE_COMPLEX || p->h == MPI_REAL16 ||
+	    p->h == MPI_COMPLEX32)
+		return alignof(long double);
+	if (p->h == MPI_CXX_FLOAT_COMPLEX)
+		return alignof(float);
+	if (p->h == MPI_CXX_DOUBLE_COMPLEX)
+		return alignof(double);
+	while (a < 8 && sz % (a * 2) == 0)
+		a *= 2;
+	return a;
+}
+
+int dt_predefined(MPI_Datatype h)
+{
+	return predef_of(h) != NULL;
+}
+
+const char *dt_predef_name(MPI_Datatype h)
+{
+	const struct predef *p = predef_of(h);
+
+	return p ? p->name : NULL;
+}
+
 /* ---- the table of types ------------------------------------------------ */
-
-/* One loop of a plan: count >= 2 iterations, stride bytes apart. */
-struct dt_loop {
-	MPI_Aint count;
-	MPI_Aint stride;
-};
-
-struct bcs_dt {
-	int committed;
-	int freed;             /* by the program: only holds keep it */
-	unsigned holds;        /* bcs_dt_hold's, not yet released */
-	MPI_Datatype basic;    /* the predefined type of every element */
-	size_t size;           /* bytes of data */
-	MPI_Aint lb, extent;
-	MPI_Aint true_lb, true_ub; /* the data's bounds; 0, 0 if none */
-	/* the plan (top of the file); run 0: no data, no loop */
-	MPI_Aint off;
-	size_t run;
-	int depth;
-	struct dt_loop *loop;  /* depth loops, outermost first */
-};
 
 /* Index 0-4 are MPICH's pair types; the room up to 15 keeps clear of any
  * further direct handle MPICH may predefine. */
@@ -191,13 +211,19 @@ static const struct bcs_dt *predef_view(const struct predef *p,
 	v->committed = 1;
 	v->basic = p->h;
 	v->size = predef_size(p);
+	v->align = predef_align(p);
 	v->extent = (MPI_Aint)v->size;
 	v->true_ub = v->extent;
-	v->run = v->size;
+	v->combiner = MPI_COMBINER_NAMED;
+	v->dense = 1;
+	v->own = (struct dt_plan){ .refs = 1, .run = v->size,
+				   .basic_size = v->size, .basic = p->h,
+				   .size = v->size, .hi = v->extent };
+	v->plan = &v->own;
 	return v;
 }
 
-static struct bcs_dt *derived(MPI_Datatype h)
+struct bcs_dt *dt_derived(MPI_Datatype h)
 {
 	unsigned i = H_INDEX(h);
 
@@ -207,29 +233,37 @@ static struct bcs_dt *derived(MPI_Datatype h)
 	return dts[i];
 }
 
-/* The type of handle h for the library's own use (a freed type that an
- * operation holds included), v holding a predefined one's view; NULL if
- * none. */
-static const struct bcs_dt *dt_any(MPI_Datatype h, struct bcs_dt *v)
+const struct bcs_dt *dt_any(MPI_Datatype h, struct bcs_dt *v)
 {
 	const struct predef *p = predef_of(h);
 
-	return p ? predef_view(p, v) : derived(h);
+	return p ? predef_view(p, v) : dt_derived(h);
 }
 
-/* The same for a handle the program passes: not freed. */
-static const struct bcs_dt *dt_user(MPI_Datatype h, struct bcs_dt *v)
+const struct bcs_dt *dt_user(MPI_Datatype h, struct bcs_dt *v)
 {
 	const struct bcs_dt *t = dt_any(h, v);
 
 	return t && !t->freed ? t : NULL;
 }
 
+void dt_destroy(struct bcs_dt *t)
+{
+	dt_plan_unref(t->plan);
+	for (int i = 0; i < t->nd; i++)
+		bcs_dt_release(t->types[i]);
+	free(t->ints);
+	free(t->aints);
+	free(t->types);
+	free(t);
+}
+
 static void dt_delete(unsigned i)
 {
-	free(dts[i]->loop);
-	free(dts[i]);
-	dts[i] = NULL;
+	struct bcs_dt *t = dts[i];
+
+	dts[i] = NULL; /* first: releasing its parts may come back here */
+	dt_destroy(t);
 }
 
 /* A free index of the table, growing it if need be; 0 if out of room
@@ -257,8 +291,7 @@ static unsigned dt_slot(void)
 	return i;
 }
 
-/* Enter t into the table: 0 and *h, or MPI_ERR_NO_MEM (t untouched). */
-static int dt_enter(struct bcs_dt *t, MPI_Datatype *h)
+int dt_enter(struct bcs_dt *t, MPI_Datatype *h)
 {
 	unsigned i = dt_slot();
 
@@ -270,251 +303,44 @@ static int dt_enter(struct bcs_dt *t, MPI_Datatype *h)
 	return MPI_SUCCESS;
 }
 
-/* ---- building a plan --------------------------------------------------- */
-
-static int mul(MPI_Aint a, MPI_Aint b, MPI_Aint *r)
-{
-	return __builtin_mul_overflow(a, b, r);
-}
-
-static int add(MPI_Aint a, MPI_Aint b, MPI_Aint *r)
-{
-	return __builtin_add_overflow(a, b, r);
-}
-
-static void drop_loop(struct bcs_dt *t, int k)
-{
-	memmove(&t->loop[k], &t->loop[k + 1],
-		(size_t)(t->depth - k - 1) * sizeof(t->loop[0]));
-	t->depth--;
-}
-
-/* The simplifications of the top of the file, until none applies.  Every
- * product stays below the type's size or a stride already computed, but
- * the loops' joint stride is checked anyway. */
-static void plan_simplify(struct bcs_dt *t)
-{
-	int changed = 1;
-
-	while (changed) {
-		changed = 0;
-		for (int k = t->depth - 1; k >= 0; k--)
-			if (t->loop[k].count == 1) {
-				drop_loop(t, k);
-				changed = 1;
-			}
-		while (t->depth &&
-		       t->loop[t->depth - 1].stride == (MPI_Aint)t->run) {
-			t->run *= (size_t)t->loop[t->depth - 1].count;
-			t->depth--;
-			changed = 1;
-		}
-		for (int k = t->depth - 2; k >= 0; k--) {
-			struct dt_loop *o = &t->loop[k], *in = &t->loop[k + 1];
-			MPI_Aint step;
-
-			if (!mul(in->count, in->stride, &step) &&
-			    o->stride == step) {
-				in->count *= o->count;
-				drop_loop(t, k);
-				changed = 1;
-			}
-		}
-	}
-}
-
-/* The data's bounds from the plan. */
-static void plan_bounds(struct bcs_dt *t)
-{
-	MPI_Aint lo = t->off, hi = t->off + (MPI_Aint)t->run;
-
-	if (!t->run) {
-		t->true_lb = t->true_ub = 0;
-		return;
-	}
-	for (int k = 0; k < t->depth; k++) {
-		MPI_Aint reach = (t->loop[k].count - 1) * t->loop[k].stride;
-
-		if (reach < 0)
-			lo += reach;
-		else
-			hi += reach;
-	}
-	t->true_lb = lo;
-	t->true_ub = hi;
-}
-
-/* count blocks of blocklen elements of old, stride bytes apart (MPI's
- * hvector; vector and contiguous are made of it).  0 and *out, or
- * MPI_ERR_ARG (sizes or extents past MPI_Aint) or MPI_ERR_NO_MEM. */
-static int dt_hvector(MPI_Aint count, MPI_Aint blocklen, MPI_Aint stride,
-		      const struct bcs_dt *old, struct bcs_dt **out)
-{
-	MPI_Aint n, size, reach, minshift, maxshift, ub, e = old->extent;
-	struct bcs_dt *t;
-
-	if (mul(count, blocklen, &n) || mul(n, (MPI_Aint)old->size, &size))
-		return MPI_ERR_ARG;
-	if (!(t = calloc(1, sizeof(*t))))
-		return MPI_ERR_NO_MEM;
-	t->basic = old->basic;
-	t->size = (size_t)size;
-	/* MPI-3.1 §4.1.6 over the type map {old + (i * stride + j * e)}: the
-	 * lowest and highest shift, whatever the stride's sign.  An empty
-	 * map has lb = ub = 0 (count 0); a blocklength of 0 keeps MPI's
-	 * formula ((count - 1) * stride, MPICH's value too). */
-	if (count > 0) {
-		if (mul(count - 1, stride, &reach) ||
-		    mul(blocklen - 1, e, &maxshift) ||
-		    add(maxshift, reach > 0 ? reach : 0, &maxshift) ||
-		    add(old->lb, old->extent, &ub) ||
-		    add(ub, maxshift, &ub))
-			goto too_large;
-		minshift = reach < 0 ? reach : 0;
-		if (add(old->lb, minshift, &t->lb) ||
-		    __builtin_sub_overflow(ub, t->lb, &t->extent))
-			goto too_large;
-	}
-	if (size > 0) {
-		t->loop = malloc((size_t)(old->depth + 2) * sizeof(t->loop[0]));
-		if (!t->loop) {
-			free(t);
-			return MPI_ERR_NO_MEM;
-		}
-		t->loop[0] = (struct dt_loop){ count, stride };
-		t->loop[1] = (struct dt_loop){ blocklen, e };
-		if (old->depth) /* a predefined type has no loop array */
-			memcpy(&t->loop[2], old->loop,
-			       (size_t)old->depth * sizeof(t->loop[0]));
-		t->depth = old->depth + 2;
-		t->off = old->off;
-		t->run = old->run;
-		plan_simplify(t);
-	}
-	plan_bounds(t);
-	*out = t;
-	return MPI_SUCCESS;
-too_large:
-	free(t);
-	return MPI_ERR_ARG;
-}
-
-/* ---- copying along a plan ---------------------------------------------- */
-
-/* n runs of len bytes stride apart at m, to or from the stream s; the
- * usual lengths as constants, so each memcpy is a move or two. */
-#define RUNS(dst, src, len)                                                 \
-	for (MPI_Aint i = 0; i < n; i++)                                    \
-	memcpy(dst, src, len)
-
-static void gather(unsigned char *s, const unsigned char *m, MPI_Aint n,
-		   MPI_Aint stride, size_t len)
-{
-	switch (len) {
-	case 4:
-		RUNS(s + i * 4, m + i * stride, 4);
-		break;
-	case 8:
-		RUNS(s + i * 8, m + i * stride, 8);
-		break;
-	case 16:
-		RUNS(s + i * 16, m + i * stride, 16);
-		break;
-	default:
-		RUNS(s + (size_t)i * len, m + i * stride, len);
-	}
-}
-
-static void scatter(unsigned char *m, const unsigned char *s, MPI_Aint n,
-		    MPI_Aint stride, size_t len)
-{
-	switch (len) {
-	case 4:
-		RUNS(m + i * stride, s + i * 4, 4);
-		break;
-	case 8:
-		RUNS(m + i * stride, s + i * 8, 8);
-		break;
-	case 16:
-		RUNS(m + i * stride, s + i * 16, 16);
-		break;
-	default:
-		RUNS(m + i * stride, s + (size_t)i * len, len);
-	}
-}
-#undef RUNS
-
-/* One element from loop lvl in: typed memory at m (its off applied), the
- * stream at s; returns the stream past it.  unpack: the stream is read and
- * m written, else the other way (m is then only read). */
-static unsigned char *copy_level(const struct bcs_dt *t, int lvl,
-				 unsigned char *m, unsigned char *s, int unpack)
-{
-	const struct dt_loop *l = &t->loop[lvl];
-
-	if (lvl == t->depth - 1) {
-		if (unpack)
-			scatter(m, s, l->count, l->stride, t->run);
-		else
-			gather(s, m, l->count, l->stride, t->run);
-		return s + (size_t)l->count * t->run;
-	}
-	for (MPI_Aint i = 0; i < l->count; i++)
-		s = copy_level(t, lvl + 1, m + i * l->stride, s, unpack);
-	return s;
-}
+/* ---- copying ------------------------------------------------------------- */
 
 /* count elements between buf and the stream s. */
 static void copy(const struct bcs_dt *t, int count, unsigned char *buf,
 		 unsigned char *s, int unpack)
 {
-	if (!t->run || count <= 0)
+	const struct dt_plan *p = t->plan;
+
+	if (!p || count <= 0)
 		return;
-	if (t->depth == 0) {
-		if ((MPI_Aint)t->run == t->extent) { /* one run in all */
-			size_t n = (size_t)count * t->run;
+	if (p->run && p->depth == 0) {
+		if ((MPI_Aint)p->run == t->extent) { /* one run in all */
+			size_t n = (size_t)count * p->run;
 
 			if (unpack)
-				memcpy(buf + t->off, s, n);
+				memcpy(buf + p->off, s, n);
 			else
-				memcpy(s, buf + t->off, n);
+				memcpy(s, buf + p->off, n);
 		} else if (unpack) {
-			scatter(buf + t->off, s, count, t->extent, t->run);
+			dt_scatter(buf + p->off, s, count, t->extent, p->run);
 		} else {
-			gather(s, buf + t->off, count, t->extent, t->run);
+			dt_gather(s, buf + p->off, count, t->extent, p->run);
 		}
 		return;
 	}
 	for (int i = 0; i < count; i++)
-		s = copy_level(t, 0, buf + (MPI_Aint)i * t->extent + t->off, s,
-			       unpack);
+		s = dt_plan_copy(p, buf + (MPI_Aint)i * t->extent, s, unpack);
 }
 
-static int walk_level(const struct bcs_dt *t, int lvl, MPI_Aint base,
-		      int (*fn)(void *ctx, MPI_Aint off, size_t len),
-		      void *ctx)
+static int walk(const struct bcs_dt *t, int count, dt_run_fn fn, void *ctx)
 {
 	int rc;
 
-	if (lvl == t->depth)
-		return fn(ctx, base, t->run);
-	for (MPI_Aint i = 0; i < t->loop[lvl].count; i++)
-		if ((rc = walk_level(t, lvl + 1, base + i * t->loop[lvl].stride,
-				     fn, ctx)))
-			return rc;
-	return 0;
-}
-
-static int walk(const struct bcs_dt *t, int count,
-		int (*fn)(void *ctx, MPI_Aint off, size_t len), void *ctx)
-{
-	int rc;
-
-	if (!t->run)
+	if (!t->plan)
 		return 0;
 	for (int i = 0; i < count; i++)
-		if ((rc = walk_level(t, 0, (MPI_Aint)i * t->extent + t->off,
-				     fn, ctx)))
+		if ((rc = dt_plan_walk(t->plan, (MPI_Aint)i * t->extent, fn,
+				       ctx)))
 			return rc;
 	return 0;
 }
@@ -526,10 +352,12 @@ struct partial {
 	size_t left;
 };
 
-static int unpack_partial(void *ctx, MPI_Aint off, size_t len)
+static int unpack_partial(void *ctx, MPI_Aint off, size_t len,
+			  const struct dt_plan *leaf)
 {
 	struct partial *p = ctx;
 
+	(void)leaf;
 	if (len > p->left)
 		len = p->left;
 	memcpy(p->buf + off, p->s, len);
@@ -579,9 +407,7 @@ int bcs_dt_contig(MPI_Datatype dt)
 
 	if (!t)
 		return 0;
-	return t->size == 0 ||
-	       (t->depth == 0 && t->off == 0 && t->run == t->size &&
-		t->extent == (MPI_Aint)t->size);
+	return t->size == 0 || t->dense;
 }
 
 void bcs_dt_pack(MPI_Datatype dt, int count, const void *buf, void *out)
@@ -645,16 +471,31 @@ int bcs_dt_span(MPI_Datatype dt, int count, MPI_Aint *true_lb,
 
 	if (!t || count < 0)
 		return -1;
-	if (!count || !t->run) {
+	if (!count || !t->plan) {
 		*true_lb = *span = 0;
 		return 0;
 	}
 	/* extents are never negative here: the last element is the top */
-	if (mul(count - 1, t->extent, &ub) || add(ub, t->true_ub, &ub) ||
+	if (__builtin_mul_overflow(count - 1, t->extent, &ub) ||
+	    __builtin_add_overflow(ub, t->true_ub, &ub) ||
 	    __builtin_sub_overflow(ub, t->true_lb, span))
 		return -1;
 	*true_lb = t->true_lb;
 	return 0;
+}
+
+struct walk_ctx {
+	int (*fn)(void *ctx, MPI_Aint off, size_t len);
+	void *ctx;
+};
+
+static int walk_run(void *ctx, MPI_Aint off, size_t len,
+		    const struct dt_plan *leaf)
+{
+	struct walk_ctx *w = ctx;
+
+	(void)leaf;
+	return w->fn(w->ctx, off, len);
 }
 
 int bcs_dt_walk(MPI_Datatype dt, int count,
@@ -662,15 +503,102 @@ int bcs_dt_walk(MPI_Datatype dt, int count,
 {
 	struct bcs_dt v;
 	const struct bcs_dt *t = dt_any(dt, &v);
+	struct walk_ctx w = { fn, ctx };
 
 	if (!t || count < 0)
 		return -1;
-	return walk(t, count, fn, ctx);
+	return walk(t, count, walk_run, &w);
+}
+
+/* Whole basic elements in bytes of count of dt's data. */
+struct elems {
+	uint64_t left, n;
+};
+
+static int count_run(void *ctx, MPI_Aint off, size_t len,
+		     const struct dt_plan *leaf)
+{
+	struct elems *e = ctx;
+	size_t take = len < e->left ? len : (size_t)e->left;
+
+	(void)off;
+	e->n += take / leaf->basic_size;
+	e->left -= take;
+	return e->left == 0;
+}
+
+int64_t bcs_dt_elements(MPI_Datatype dt, uint64_t bytes)
+{
+	struct bcs_dt v;
+	const struct bcs_dt *t = dt_any(dt, &v);
+	struct elems e = { bytes, 0 };
+	uint64_t whole;
+
+	if (!t)
+		return -1;
+	if (!t->size)
+		return 0;
+	/* whole elements of dt at once, then a partial one run by run */
+	whole = bytes / t->size;
+	e.left = bytes % t->size;
+	if (e.left)
+		walk(t, 1, count_run, &e);
+	if (whole && t->plan) {
+		struct elems one = { t->size, 0 };
+
+		walk(t, 1, count_run, &one);
+		if (__builtin_mul_overflow(whole, one.n, &whole) ||
+		    whole + e.n > INT64_MAX)
+			return -1;
+	}
+	return (int64_t)(whole + e.n);
+}
+
+/* The bytes that hold the first n basic elements of count of dt. */
+struct first {
+	uint64_t left, bytes;
+};
+
+static int first_run(void *ctx, MPI_Aint off, size_t len,
+		     const struct dt_plan *leaf)
+{
+	struct first *f = ctx;
+	uint64_t n = len / leaf->basic_size;
+
+	(void)off;
+	if (n > f->left)
+		n = f->left;
+	f->bytes += n * leaf->basic_size;
+	f->left -= n;
+	return f->left == 0;
+}
+
+int bcs_dt_elements_bytes(MPI_Datatype dt, int64_t n, uint64_t *bytes)
+{
+	int64_t per = bcs_dt_elements(dt, bcs_dt_size(dt));
+	struct bcs_dt v;
+	const struct bcs_dt *t = dt_any(dt, &v);
+	struct first f = { 0, 0 };
+
+	if (!t || n < 0 || per < 0)
+		return -1;
+	if (per == 0) {
+		*bytes = 0;
+		return n ? -1 : 0;
+	}
+	f.left = (uint64_t)(n % per);
+	if (f.left)
+		walk(t, 1, first_run, &f);
+	if (__builtin_mul_overflow((uint64_t)(n / per), (uint64_t)t->size,
+				   bytes) ||
+	    __builtin_add_overflow(*bytes, f.bytes, bytes))
+		return -1;
+	return 0;
 }
 
 int bcs_dt_hold(MPI_Datatype dt)
 {
-	struct bcs_dt *t = derived(dt);
+	struct bcs_dt *t = dt_derived(dt);
 
 	if (predef_of(dt))
 		return 0;
@@ -682,7 +610,7 @@ int bcs_dt_hold(MPI_Datatype dt)
 
 void bcs_dt_release(MPI_Datatype dt)
 {
-	struct bcs_dt *t = derived(dt);
+	struct bcs_dt *t = dt_derived(dt);
 
 	if (!t || !t->holds)
 		return;
@@ -692,6 +620,7 @@ void bcs_dt_release(MPI_Datatype dt)
 
 void bcs_dt_fini(void)
 {
+	bcs_dt_names_fini();
 	for (unsigned i = DT_FIRST; i < ndts; i++)
 		if (dts[i])
 			dt_delete(i);
@@ -837,63 +766,35 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
 	return MPI_SUCCESS;
 }
 
-/* What MPI_Type_contiguous and MPI_Type_vector share once their counts
- * are checked: stride in elements of old's extent. */
-static int make_vector(const char *fn, int count, int blocklength,
-		       int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-	struct bcs_dt v, *t;
-	const struct bcs_dt *old;
-	MPI_Aint bytes;
-	int rc;
+/* Whether t's data is one run from its address in order, extent =
+ * size: a buffer of it is used as it is. */
+struct next {
+	MPI_Aint at;
+};
 
-	if (!(old = dt_user(oldtype, &v)))
-		return bcs_error(NULL, fn, MPI_ERR_TYPE,
-				 "oldtype is not a datatype (%#x)",
-				 (unsigned)oldtype);
-	if (!newtype)
-		return bcs_error(NULL, fn, MPI_ERR_ARG, "newtype is NULL");
-	if (mul(stride, old->extent, &bytes))
-		rc = MPI_ERR_ARG;
-	else
-		rc = dt_hvector(count, blocklength, bytes, old, &t);
-	if (rc == MPI_ERR_ARG)
-		return bcs_error(NULL, fn, MPI_ERR_ARG, "count %d, "
-				 "blocklength %d, stride %d of a type of "
-				 "extent %ld: sizes past MPI_Aint", count,
-				 blocklength, stride, old->extent);
-	if (rc == MPI_SUCCESS && (rc = dt_enter(t, newtype)) != MPI_SUCCESS) {
-		free(t->loop);
-		free(t);
-	}
-	if (rc != MPI_SUCCESS)
-		return bcs_error(NULL, fn, rc, "out of memory for a datatype");
-	return MPI_SUCCESS;
+static int follows(void *ctx, MPI_Aint off, size_t len,
+		   const struct dt_plan *leaf)
+{
+	struct next *n = ctx;
+
+	(void)leaf;
+	if (off != n->at)
+		return 1;
+	n->at += (MPI_Aint)len;
+	return 0;
 }
 
-#pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
-int PMPI_Type_contiguous(int count, MPI_Datatype oldtype,
-			 MPI_Datatype *newtype)
+static int dense(const struct bcs_dt *t)
 {
-	BCS_NEED_INIT("MPI_Type_contiguous");
-	if (count < 0)
-		return bcs_error(NULL, "MPI_Type_contiguous", MPI_ERR_COUNT,
-				 "count %d is negative", count);
-	return make_vector("MPI_Type_contiguous", count, 1, 1, oldtype,
-			   newtype);
-}
+	struct next n = { 0 };
 
-#pragma weak MPI_Type_vector = PMPI_Type_vector
-int PMPI_Type_vector(int count, int blocklength, int stride,
-		     MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-	BCS_NEED_INIT("MPI_Type_vector");
-	if (count < 0 || blocklength < 0)
-		return bcs_error(NULL, "MPI_Type_vector", MPI_ERR_COUNT,
-				 "count %d, blocklength %d: not negative",
-				 count, blocklength);
-	return make_vector("MPI_Type_vector", count, blocklength, stride,
-			   oldtype, newtype);
+	if (!t->plan)
+		return 1;
+	if (t->lb != 0 || t->extent != (MPI_Aint)t->size)
+		return 0;
+	if (t->plan->run) /* one leaf: no walk over its runs */
+		return t->plan->depth == 0 && t->plan->off == 0;
+	return walk(t, 1, follows, &n) == 0 && n.at == (MPI_Aint)t->size;
 }
 
 /* Committing a predefined type is allowed and does nothing. */
@@ -908,10 +809,11 @@ int PMPI_Type_commit(MPI_Datatype *datatype)
 				 "datatype is NULL");
 	if (predef_of(*datatype))
 		return MPI_SUCCESS;
-	if (!(t = derived(*datatype)) || t->freed)
+	if (!(t = dt_derived(*datatype)) || t->freed)
 		return bcs_error(NULL, "MPI_Type_commit", MPI_ERR_TYPE,
 				 "not a datatype (%#x)", (unsigned)*datatype);
 	t->committed = 1;
+	t->dense = dense(t);
 	return MPI_SUCCESS;
 }
 
@@ -928,7 +830,7 @@ int PMPI_Type_free(MPI_Datatype *datatype)
 		return bcs_error(NULL, "MPI_Type_free", MPI_ERR_TYPE,
 				 "%#x is a predefined datatype: it cannot be "
 				 "freed", (unsigned)*datatype);
-	if (!(t = derived(*datatype)) || t->freed)
+	if (!(t = dt_derived(*datatype)) || t->freed)
 		return bcs_error(NULL, "MPI_Type_free", MPI_ERR_TYPE,
 				 "not a datatype (%#x)", (unsigned)*datatype);
 	if (t->holds)

@@ -124,7 +124,9 @@ int bcs_p2p_check(const char *fn, struct bcs_comm **cp, MPI_Comm comm,
 	if (!((how & BCS_P2P_HELD) ? bcs_dt_held_ok(dt) : bcs_dt_ok(dt)))
 		return bcs_error(c, fn, MPI_ERR_TYPE, "not a committed "
 				 "datatype (%#x)", (unsigned)dt);
-	if (count && !buf && bcs_dt_size(dt))
+	/* MPI_BOTTOM (NULL) is a buffer for a type of absolute addresses,
+	 * not for data at the buffer's own address */
+	if (count && !buf && bcs_dt_size(dt) && bcs_dt_contig(dt))
 		return bcs_error(c, fn, MPI_ERR_BUFFER, "buffer is NULL for "
 				 "%d elements", count);
 	if (peer != MPI_PROC_NULL && !(recv && peer == MPI_ANY_SOURCE) &&

@@ -616,26 +616,25 @@ int PMPI_Request_get_status(MPI_Request request, int *flag,
 	return MPI_SUCCESS;
 }
 
-/* The basic elements a status's bytes hold as dt's (each derived type
- * here is made of one basic type): MPI_UNDEFINED when they are not whole
- * elements or do not fit. */
+/* The basic elements a status's bytes hold as dt's, whatever their
+ * types: MPI_UNDEFINED when they are not whole elements or do not fit. */
 static int elements(const char *fn, const MPI_Status *status,
 		    MPI_Datatype dt, MPI_Count *n)
 {
-	MPI_Datatype basic;
-	size_t sz, bytes;
+	uint64_t bytes, back;
+	int64_t e;
 
 	if (!status || !n)
 		return bcs_error(NULL, fn, MPI_ERR_ARG,
 				 "status or count is NULL");
-	if (!bcs_dt_ok(dt) || (basic = bcs_dt_basic(dt)) == MPI_DATATYPE_NULL)
+	if (!bcs_dt_ok(dt))
 		return bcs_error(NULL, fn, MPI_ERR_TYPE,
 				 "not a datatype (%#x)", (unsigned)dt);
-	sz = bcs_dt_size(basic);
 	bytes = bcs_status_bytes(status);
-	*n = sz == 0 ? 0 :
-	     bytes % sz || bytes / sz > INT64_MAX ? MPI_UNDEFINED :
-						    (MPI_Count)(bytes / sz);
+	e = bcs_dt_elements(dt, bytes);
+	/* bytes that end inside a basic element hold no whole count */
+	*n = e < 0 || bcs_dt_elements_bytes(dt, e, &back) || back != bytes ?
+	     MPI_UNDEFINED : (MPI_Count)e;
 	return MPI_SUCCESS;
 }
 
@@ -662,17 +661,17 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype,
 static int set_elements(const char *fn, MPI_Status *status, MPI_Datatype dt,
 			MPI_Count n)
 {
-	MPI_Datatype basic;
+	uint64_t bytes;
 
 	if (!status)
 		return bcs_error(NULL, fn, MPI_ERR_ARG, "status is NULL");
-	if (!bcs_dt_ok(dt) || (basic = bcs_dt_basic(dt)) == MPI_DATATYPE_NULL)
+	if (!bcs_dt_ok(dt))
 		return bcs_error(NULL, fn, MPI_ERR_TYPE,
 				 "not a datatype (%#x)", (unsigned)dt);
-	if (n < 0)
+	if (n < 0 || bcs_dt_elements_bytes(dt, n, &bytes))
 		return bcs_error(NULL, fn, MPI_ERR_COUNT, "count %lld",
 				 (long long)n);
-	bcs_status_set_bytes(status, (uint64_t)n * bcs_dt_size(basic));
+	bcs_status_set_bytes(status, bytes);
 	return MPI_SUCCESS;
 }
 

@@ -12,17 +12,26 @@
 #define BCSMPI_TYPES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mpi.h"
 
 /* ---- datatypes (datatype.c) ---------------------------------------------- */
 
 /** The predefined datatype every basic element of @dt is: @dt itself if it
- * is predefined, the one it was built from if derived (contiguous and
- * vector are made of one type, however nested).  MPI_DATATYPE_NULL if @dt
- * is no datatype (or a freed one no pending operation holds).  What
+ * is predefined, the one it was built from if derived and made of one
+ * (however nested).  MPI_DATATYPE_NULL if @dt is made of several, or is
+ * no datatype (or a freed one no pending operation holds).  What
  * bcs_op_apply reduces a derived type's elements as. */
 MPI_Datatype bcs_dt_basic(MPI_Datatype dt);
+
+/** Whole basic elements in @bytes of data of @dt (a run of elements of
+ * @dt, the last maybe partial), whatever their types: for
+ * MPI_Get_elements.  -1 if @dt is no datatype or the count overflows. */
+int64_t bcs_dt_elements(MPI_Datatype dt, uint64_t bytes);
+/** The bytes of data that hold @n basic elements of a run of @dt's
+ * (MPI_Status_set_elements): 0 and *@bytes, or -1. */
+int bcs_dt_elements_bytes(MPI_Datatype dt, int64_t n, uint64_t *bytes);
 
 /** The span of @count elements of @dt's data, committed or not: the
  * lowest byte any of them touches, from the buffer's address (*@true_lb,

@@ -22,6 +22,9 @@ Usage: test_jobs.py BUILD TEST
                 op too), Reduce_scatter(_block), in place, bad arguments'
                 error classes; breadth_spread the same over 2 node
                 managers;
+  datatypes     tests/bcsmpi/datatypes.c the same way (structs, MPI_BOTTOM,
+                subarray, indexed, Pack, contents), and its MPICH build
+                under MPICH's own mpiexec: the expectations are MPICH's;
   p2pmodes      tests/bcsmpi/p2pmodes.c the same way: persistent
                 requests in every mode, Request_get_status, Cancel of
                 receives, Bsend/Ibsend/Bsend_init with Buffer_attach and
@@ -274,6 +277,25 @@ def checked_program(lab, name):
 def test_breadth(lab):
     """tests/bcsmpi/breadth.c (issue 15's calls beyond the core)."""
     checked_program(lab, "breadth")
+
+
+def test_datatypes(lab):
+    """tests/bcsmpi/datatypes.c: derived datatypes in real messages on
+    BCS-MPI; and the same binary under Debian's MPICH itself (its
+    mpiexec, its own libmpich), so the program's expectations — extents,
+    layouts, counts — are MPICH's too."""
+    checked_program(lab, "datatypes")
+    prog = os.path.join(lab.dir, "datatypes-mpich")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
+    r = subprocess.run(["mpiexec.mpich", "-n", "2", prog],
+                       capture_output=True, text=True, timeout=120,
+                       env=env)
+    check(r.returncode == 0 and
+          "datatypes: all passed on 2 ranks" in r.stdout,
+          "datatypes under MPICH: exit %d\n%s\n%s" %
+          (r.returncode, r.stdout, r.stderr))
+    print("datatypes-mpich under MPICH's mpiexec: all passed on 2 ranks")
 
 
 def test_p2pmodes(lab):
@@ -604,6 +626,10 @@ TESTS = {
                                    slice_us=1000)),
     "breadth_spread": (test_breadth, dict(managers=1, nodes=2, cpus=2,
                                           slice_us=1000)),
+    "datatypes": (test_datatypes, dict(managers=1, nodes=1, cpus=4,
+                                       slice_us=1000)),
+    "datatypes_spread": (test_datatypes, dict(managers=1, nodes=2, cpus=2,
+                                              slice_us=1000)),
     "p2pmodes": (test_p2pmodes, dict(managers=1, nodes=1, cpus=4,
                                      slice_us=1000)),
     "p2pmodes_spread": (test_p2pmodes, dict(managers=1, nodes=2, cpus=2,

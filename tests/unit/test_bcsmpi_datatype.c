@@ -1,10 +1,13 @@
 /*
- * test_bcsmpi_datatype.c — datatypes (bcsmpi/datatype.c): the predefined
- * ones (sizes, kernel types), and contiguous and vector types nested at
- * random, checked against a reference that lists every basic element's
- * displacement and copies byte by byte: sizes, bounds, pack, unpack (whole
- * and cut short), the runs bcs_dt_walk reports; then commit, free and
- * hold.  STORM_FUZZ_SEED=N replays the random types.
+ * test_bcsmpi_datatype.c — datatypes (bcsmpi/datatype.c, dtmake.c,
+ * dtplan.c): the predefined ones (sizes, kernel types), and every
+ * constructor (contiguous, vector, hvector, the indexed family, struct
+ * of mixed basic types, resized, dup, subarray) nested at random,
+ * checked against a reference that lists every basic element's
+ * displacement and size and copies byte by byte: sizes, bounds (MPI's,
+ * a struct padded as C pads), pack, unpack (whole and cut short), the
+ * runs bcs_dt_walk reports, element counts; envelope and contents,
+ * names; then commit, free and hold.  STORM_FUZZ_SEED=N replays the random types.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -206,35 +209,86 @@ static void test_predefined_types_cannot_be_freed(void **state)
 
 /* ---- the reference ----------------------------------------------------- */
 
-/* A type as MPI-3.1 §4.1 defines it: the displacement of each basic
- * element, in type-map order; lb and ub from them. */
-struct ref {
-	MPI_Datatype h, basic;
-	long b;          /* the basic element's bytes */
-	long *map;
-	size_t n;
-	long lb, ub;
+/* A type as MPI-3.1 §4.1 defines it: each basic element's displacement
+ * and bytes, in type-map order; lb and ub by the constructors' rules. */
+struct el {
+	long off, b;
 };
 
-static void ref_bounds(struct ref *r)
+struct ref {
+	MPI_Datatype h, basic;
+	struct el *map;
+	size_t n;
+	long lb, ub;
+	long align;
+	int placed;      /* a copy of an old type went in (bounds set) */
+	int committed;   /* predefined, or a dup of a committed type */
+};
+
+struct cbase {
+	MPI_Datatype h;
+	long align; /* as C aligns it */
+};
+
+static const struct cbase bases[] = {
+	{ MPI_CHAR, 1 },
+	{ MPI_SHORT, _Alignof(short) },
+	{ MPI_INT, _Alignof(int) },
+	{ MPI_DOUBLE, _Alignof(double) },
+	{ MPI_DOUBLE_INT, _Alignof(struct double_int) },
+	{ MPI_LONG_DOUBLE, _Alignof(long double) },
+	{ MPI_C_DOUBLE_COMPLEX, _Alignof(double _Complex) },
+	{ MPI_SHORT_INT, _Alignof(struct short_int) },
+	{ MPI_C_LONG_DOUBLE_COMPLEX, _Alignof(long double _Complex) },
+};
+#define NBASES (sizeof bases / sizeof bases[0])
+
+static struct ref ref_of(const struct cbase *c)
 {
-	r->lb = r->ub = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		if (i == 0 || r->map[i] < r->lb)
-			r->lb = r->map[i];
-		if (i == 0 || r->map[i] + r->b > r->ub)
-			r->ub = r->map[i] + r->b;
-	}
+	struct ref r = { c->h, c->h, malloc(sizeof(struct el)), 1, 0, 0,
+			 c->align, 1, 1 };
+
+	r.map[0] = (struct el){ 0, (long)bcs_dt_size(c->h) };
+	r.ub = r.map[0].b;
+	return r;
 }
 
 static struct ref ref_basic(MPI_Datatype h)
 {
-	struct ref r = { h, h, (long)bcs_dt_size(h), malloc(sizeof(long)), 1,
-			 0, 0 };
+	for (size_t i = 0; i < NBASES; i++)
+		if (bases[i].h == h)
+			return ref_of(&bases[i]);
+	fail();
+	return ref_of(&bases[0]);
+}
 
-	r.map[0] = 0;
-	ref_bounds(&r);
+static struct ref ref_new(void)
+{
+	struct ref r = { MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, NULL, 0, 0, 0,
+			 1, 0, 0 };
+
 	return r;
+}
+
+/* A copy of old at shift: its elements, its bounds into r's. */
+static void place(struct ref *r, const struct ref *old, long shift)
+{
+	r->map = realloc(r->map, (r->n + old->n + 1) * sizeof(struct el));
+	assert_non_null(r->map);
+	for (size_t k = 0; k < old->n; k++)
+		r->map[r->n++] = (struct el){ old->map[k].off + shift,
+					      old->map[k].b };
+	if (!r->placed || shift + old->lb < r->lb)
+		r->lb = shift + old->lb;
+	if (!r->placed || shift + old->ub > r->ub)
+		r->ub = shift + old->ub;
+	if (!r->placed)
+		r->basic = old->basic;
+	else if (r->basic != old->basic)
+		r->basic = MPI_DATATYPE_NULL;
+	if (old->align > r->align)
+		r->align = old->align;
+	r->placed = 1;
 }
 
 /* vector(count, blocklen, stride) of old; contiguous is the vector of
@@ -242,18 +296,13 @@ static struct ref ref_basic(MPI_Datatype h)
 static struct ref ref_vector(const struct ref *old, int count, int blocklen,
 			     int stride, int contiguous)
 {
-	struct ref r = { MPI_DATATYPE_NULL, old->basic, old->b, NULL, 0, 0, 0 };
+	struct ref r = ref_new();
 	long ext = old->ub - old->lb;
 	int rc;
 
-	r.map = malloc(((size_t)count * (size_t)blocklen * old->n + 1) *
-		       sizeof(long));
 	for (int i = 0; i < count; i++)
 		for (int j = 0; j < blocklen; j++)
-			for (size_t k = 0; k < old->n; k++)
-				r.map[r.n++] = old->map[k] +
-					       ((long)i * stride + j) * ext;
-	ref_bounds(&r);
+			place(&r, old, ((long)i * stride + j) * ext);
 	if (contiguous)
 		rc = MPI_Type_contiguous(count, old->h, &r.h);
 	else
@@ -262,34 +311,212 @@ static struct ref ref_vector(const struct ref *old, int count, int blocklen,
 	return r;
 }
 
-static const MPI_Datatype bases[] = {
-	MPI_CHAR, MPI_SHORT, MPI_INT, MPI_DOUBLE, MPI_DOUBLE_INT,
-	MPI_LONG_DOUBLE, MPI_C_DOUBLE_COMPLEX, MPI_SHORT_INT,
-	MPI_C_LONG_DOUBLE_COMPLEX,
-};
+static struct ref ref_hvector(const struct ref *old, int count, int blocklen,
+			      long stride)
+{
+	struct ref r = ref_new();
+	long ext = old->ub - old->lb;
+
+	for (int i = 0; i < count; i++)
+		for (int j = 0; j < blocklen; j++)
+			place(&r, old, i * stride + j * ext);
+	assert_int_equal(MPI_Type_create_hvector(count, blocklen, stride,
+						 old->h, &r.h), MPI_SUCCESS);
+	return r;
+}
+
+/* The indexed family: kind 0 indexed, 1 hindexed, 2 indexed_block,
+ * 3 hindexed_block; n random blocks. */
+static struct ref ref_indexed(const struct ref *old, int kind, int n)
+{
+	struct ref r = ref_new();
+	long ext = old->ub - old->lb;
+	int bl[4], idisp[4], one = 1 + (int)(rnd() % 3), rc;
+	MPI_Aint adisp[4];
+
+	for (int i = 0; i < n; i++) {
+		bl[i] = kind >= 2 ? one : (int)(rnd() % 4); /* 0 too */
+		idisp[i] = (int)(rnd() % 17) - 8;
+		adisp[i] = (MPI_Aint)(rnd() % 97) - 48;
+		for (int j = 0; j < bl[i]; j++)
+			place(&r, old, kind % 2 ? adisp[i] + j * ext :
+				       ((long)idisp[i] + j) * ext);
+	}
+	if (!r.placed) /* no data: the old type's, as datatype.c says */
+		r.basic = old->basic;
+	switch (kind) {
+	case 0:
+		rc = MPI_Type_indexed(n, bl, idisp, old->h, &r.h);
+		break;
+	case 1:
+		rc = MPI_Type_create_hindexed(n, bl, adisp, old->h, &r.h);
+		break;
+	case 2:
+		rc = MPI_Type_create_indexed_block(n, one, idisp, old->h, &r.h);
+		break;
+	default:
+		rc = MPI_Type_create_hindexed_block(n, one, adisp, old->h,
+						    &r.h);
+	}
+	assert_int_equal(rc, MPI_SUCCESS);
+	return r;
+}
+
+/* A struct of old and up to two random basic types, the extent padded
+ * to the strictest alignment (as C, and MPICH). */
+static struct ref ref_struct(const struct ref *old, struct ref *extra)
+{
+	struct ref r = ref_new();
+	int n = 1 + (int)(rnd() % 3), bl[3];
+	MPI_Aint disp[3];
+	MPI_Datatype types[3];
+	const struct ref *parts[3];
+
+	parts[0] = old;
+	for (int i = 1; i < n; i++) {
+		extra[i - 1] = ref_of(&bases[rnd() % NBASES]);
+		parts[i] = &extra[i - 1];
+	}
+	for (int i = 0; i < n; i++) {
+		long ext = parts[i]->ub - parts[i]->lb;
+
+		bl[i] = (int)(rnd() % 3) + (i == 0);
+		disp[i] = (MPI_Aint)(rnd() % 64) - 16;
+		types[i] = parts[i]->h;
+		for (int j = 0; j < bl[i]; j++)
+			place(&r, parts[i], disp[i] + j * ext);
+	}
+	if (!r.placed)
+		r.basic = old->basic;
+	if (r.placed && (r.ub - r.lb) % r.align)
+		r.ub += r.align - (r.ub - r.lb) % r.align;
+	assert_int_equal(MPI_Type_create_struct(n, bl, disp, types, &r.h),
+			 MPI_SUCCESS);
+	return r;
+}
+
+static struct ref ref_resized(const struct ref *old)
+{
+	struct ref r = ref_new();
+	long ext = old->ub - old->lb;
+
+	place(&r, old, 0);
+	r.lb = old->lb + (long)(rnd() % 9) - 4;
+	r.ub = r.lb + ext + (long)(rnd() % 9) - 2;
+	if (r.ub < r.lb)
+		r.ub = r.lb;
+	assert_int_equal(MPI_Type_create_resized(old->h, r.lb, r.ub - r.lb,
+						 &r.h), MPI_SUCCESS);
+	return r;
+}
+
+static struct ref ref_dup(const struct ref *old)
+{
+	struct ref r = ref_new();
+
+	place(&r, old, 0);
+	r.lb = old->lb;
+	r.ub = old->ub;
+	r.committed = old->committed; /* MPI-3.1 §4.1.10 */
+	assert_int_equal(MPI_Type_dup(old->h, &r.h), MPI_SUCCESS);
+	return r;
+}
+
+/* A 2-d subarray (C or Fortran order) of a random array of old. */
+static struct ref ref_subarray(const struct ref *old)
+{
+	struct ref r = ref_new();
+	long ext = old->ub - old->lb;
+	int sizes[2], sub[2], starts[2], order = rnd() % 2 ?
+						 MPI_ORDER_C :
+						 MPI_ORDER_FORTRAN;
+
+	for (int d = 0; d < 2; d++) {
+		sizes[d] = 1 + (int)(rnd() % 4);
+		sub[d] = 1 + (int)(rnd() % (unsigned)sizes[d]);
+		starts[d] = (int)(rnd() % (unsigned)(sizes[d] - sub[d] + 1));
+	}
+	/* the type map in memory order: C's last dimension fastest,
+	 * Fortran's first */
+	if (order == MPI_ORDER_C) {
+		for (int a = 0; a < sub[0]; a++)
+			for (int b = 0; b < sub[1]; b++)
+				place(&r, old, ((long)(starts[0] + a) *
+						sizes[1] + starts[1] + b) *
+					       ext);
+	} else {
+		for (int b = 0; b < sub[1]; b++)
+			for (int a = 0; a < sub[0]; a++)
+				place(&r, old, ((long)(starts[1] + b) *
+						sizes[0] + starts[0] + a) *
+					       ext);
+	}
+	r.lb = 0;
+	r.ub = (long)sizes[0] * sizes[1] * ext;
+	assert_int_equal(MPI_Type_create_subarray(2, sizes, sub, starts, order,
+						  old->h, &r.h), MPI_SUCCESS);
+	return r;
+}
 
 /* A random nest of 1 to 4 constructors over a random basic type, at
- * most a few hundred elements. */
-static struct ref ref_random(struct ref *chain, int *levels)
+ * most a few hundred elements; a struct's extra basic types go in
+ * extra (freed with the chain). */
+static struct ref ref_random(struct ref *chain, struct ref *extra,
+			     int *levels)
 {
 	int n = 1 + (int)(rnd() % 4);
 
-	chain[0] = ref_basic(bases[rnd() % (sizeof bases / sizeof bases[0])]);
+	chain[0] = ref_of(&bases[rnd() % NBASES]);
 	for (int l = 1; l <= n; l++) {
-		int contiguous = rnd() % 3 == 0;
+		const struct ref *o = &chain[l - 1];
 		int count = 1 + (int)(rnd() % 4);
-		int blocklen = contiguous ? 1 : 1 + (int)(rnd() % 3);
-		int stride = contiguous ? 1 : (int)(rnd() % 13) - 6;
+		int blocklen = 1 + (int)(rnd() % 3);
+		int stride = (int)(rnd() % 13) - 6;
 
-		chain[l] = ref_vector(&chain[l - 1], count, blocklen, stride,
-				      contiguous);
-		if (chain[l].n > 300) {
+		switch (rnd() % 10) {
+		case 0:
+			chain[l] = ref_vector(o, count, 1, 1, 1);
+			break;
+		case 1:
+			chain[l] = ref_vector(o, count, blocklen, stride, 0);
+			break;
+		case 2:
+			chain[l] = ref_hvector(o, count, blocklen,
+					       (long)(rnd() % 101) - 50);
+			break;
+		case 3:
+		case 4:
+			chain[l] = ref_indexed(o, (int)(rnd() % 4), count);
+			break;
+		case 5:
+		case 6:
+			chain[l] = ref_struct(o, &extra[2 * l]);
+			break;
+		case 7:
+			chain[l] = ref_resized(o);
+			break;
+		case 8:
+			chain[l] = ref_dup(o);
+			break;
+		default:
+			chain[l] = ref_subarray(o);
+		}
+		if (chain[l].n > 300 || chain[l].n == 0) {
 			n = l;
 			break;
 		}
 	}
 	*levels = n;
 	return chain[n];
+}
+
+static long ref_size(const struct ref *r)
+{
+	long s = 0;
+
+	for (size_t k = 0; k < r->n; k++)
+		s += r->map[k].b;
+	return s;
 }
 
 /* count elements of r at origin, packed byte by byte in type-map order. */
@@ -300,8 +527,9 @@ static void ref_pack(const struct ref *r, int count, const unsigned char *o,
 
 	for (int e = 0; e < count; e++)
 		for (size_t k = 0; k < r->n; k++) {
-			memcpy(out, o + e * ext + r->map[k], (size_t)r->b);
-			out += r->b;
+			memcpy(out, o + e * ext + r->map[k].off,
+			       (size_t)r->map[k].b);
+			out += r->map[k].b;
 		}
 }
 
@@ -313,10 +541,10 @@ static void ref_unpack(const struct ref *r, int count, const unsigned char *in,
 
 	for (int e = 0; e < count; e++)
 		for (size_t k = 0; k < r->n; k++)
-			for (long b = 0; b < r->b; b++) {
+			for (long b = 0; b < r->map[k].b; b++) {
 				if (!bytes--)
 					return;
-				o[e * ext + r->map[k] + b] = *in++;
+				o[e * ext + r->map[k].off + b] = *in++;
 			}
 }
 
@@ -327,17 +555,17 @@ static void fill(unsigned char *p, size_t n)
 }
 
 struct runs {
-	long *bytes; /* each byte's offset, in order */
+	long *bytes;         /* each byte's offset, in order */
 	size_t n;
-	long b;
-	int odd;     /* a run not of whole basic elements */
+	const unsigned char *starts; /* by stream byte: an element starts */
+	int odd;             /* a run not of whole basic elements */
 };
 
 static int collect(void *ctx, MPI_Aint off, size_t len)
 {
 	struct runs *r = ctx;
 
-	if (len == 0 || len % (size_t)r->b)
+	if (len == 0 || !r->starts[r->n] || !r->starts[r->n + len])
 		r->odd = 1;
 	for (size_t i = 0; i < len; i++)
 		r->bytes[r->n++] = off + (long)i;
@@ -347,11 +575,10 @@ static int collect(void *ctx, MPI_Aint off, size_t len)
 /* Everything datatype.c says about r against the reference. */
 static void check_type(const struct ref *r)
 {
-	long ext = r->ub - r->lb;
-	size_t size = r->n * (size_t)r->b;
+	long ext = r->ub - r->lb, tlo = 0, thi = 0;
+	size_t size = (size_t)ref_size(r);
 	MPI_Aint lb, extent, tlb, span;
-	int isize;
-	int dense = ext == (long)size && r->lb == 0;
+	int isize, dense = ext == (long)size && r->lb == 0;
 
 	assert_int_equal(MPI_Type_size(r->h, &isize), MPI_SUCCESS);
 	assert_int_equal(isize, (int)size);
@@ -359,26 +586,38 @@ static void check_type(const struct ref *r)
 	assert_int_equal(lb, r->lb);
 	assert_int_equal(extent, ext);
 	assert_int_equal(bcs_dt_basic(r->h), r->basic);
-	for (size_t k = 0; dense && k < r->n; k++)
-		dense = r->map[k] == (long)k * r->b;
-	assert_int_equal(bcs_dt_contig(r->h), dense);
+	for (size_t k = 0, at = 0; k < r->n; at += (size_t)r->map[k++].b) {
+		dense = dense && r->map[k].off == (long)at;
+		if (k == 0 || r->map[k].off < tlo)
+			tlo = r->map[k].off;
+		if (k == 0 || r->map[k].off + r->map[k].b > thi)
+			thi = r->map[k].off + r->map[k].b;
+	}
+	assert_int_equal(bcs_dt_contig(r->h), dense || size == 0);
 
 	for (int count = 0; count <= 3; count++) {
-		long lo = r->lb, hi = (count - 1) * ext + r->ub;
+		long lo = tlo < r->lb ? tlo : r->lb;
+		long hi = (count > 0 ? count - 1 : 0) * ext +
+			  (thi > r->ub ? thi : r->ub);
 		size_t memlen = (size_t)(hi - lo) + 64, total = size * count;
 		unsigned char *mem = malloc(memlen), *mem2 = malloc(memlen);
 		unsigned char *got = malloc(total + 1);
 		unsigned char *want = malloc(total + 1);
+		unsigned char *starts = calloc(total + 1, 1);
 		unsigned char *o = mem + 32 - lo, *o2 = mem2 + 32 - lo;
 		struct runs runs = { malloc((total + 1) * sizeof(long)), 0,
-				     r->b, 0 };
-		size_t cut;
+				     starts, 0 };
+		size_t cut, p = 0;
 
+		for (int e = 0; e < count; e++)
+			for (size_t k = 0; k < r->n; p += (size_t)r->map[k++].b)
+				starts[p] = 1;
+		starts[total] = 1;
 		/* the span: the elements' lowest and highest byte */
 		assert_int_equal(bcs_dt_span(r->h, count, &tlb, &span), 0);
-		if (count) {
-			assert_int_equal(tlb, r->lb);
-			assert_int_equal(span, hi - lo);
+		if (count && size) {
+			assert_int_equal(tlb, tlo);
+			assert_int_equal(span, (count - 1) * ext + thi - tlo);
 		} else {
 			assert_int_equal(span, 0);
 		}
@@ -387,15 +626,20 @@ static void check_type(const struct ref *r)
 		bcs_dt_pack(r->h, count, o, got);
 		ref_pack(r, count, o, want);
 		assert_memory_equal(got, want, total);
-		/* walk: the same bytes in the same order */
+		/* walk: the same bytes in the same order, whole elements */
 		assert_int_equal(bcs_dt_walk(r->h, count, collect, &runs), 0);
 		assert_int_equal(runs.n, total);
 		assert_false(runs.odd);
-		for (size_t i = 0, p = 0; i < (size_t)count * r->n; i++)
-			for (long b = 0; b < r->b; b++, p++)
-				assert_int_equal(runs.bytes[p],
-						 (long)(i / r->n) * ext +
-						 r->map[i % r->n] + b);
+		p = 0;
+		for (int e = 0; e < count; e++)
+			for (size_t k = 0; k < r->n; k++)
+				for (long b = 0; b < r->map[k].b; b++, p++)
+					assert_int_equal(runs.bytes[p],
+							 e * ext +
+							 r->map[k].off + b);
+		/* elements: every whole one, none of a cut one */
+		assert_int_equal(bcs_dt_elements(r->h, total),
+				 (int64_t)r->n * count);
 		/* unpack, whole and cut anywhere: the gaps untouched */
 		fill(want, total);
 		for (int t = 0; t < 3; t++) {
@@ -406,6 +650,7 @@ static void check_type(const struct ref *r)
 			ref_unpack(r, count, want, cut, o2);
 			assert_memory_equal(mem, mem2, memlen);
 		}
+		free(starts);
 		free(runs.bytes);
 		free(mem);
 		free(mem2);
@@ -416,7 +661,7 @@ static void check_type(const struct ref *r)
 
 static void ref_free(struct ref *r)
 {
-	if (r->h != r->basic)
+	if (r->h != r->basic || !r->placed)
 		assert_int_equal(MPI_Type_free(&r->h), MPI_SUCCESS);
 	free(r->map);
 }
@@ -427,17 +672,22 @@ static void test_nested_types_pack_as_the_reference(void **state)
 {
 	(void)state;
 	fuzz_seed_begin(0x5eed7e57);
-	for (int iter = 0; iter < 2000; iter++) {
-		struct ref chain[5];
+	for (int iter = 0; iter < 3000; iter++) {
+		struct ref chain[5], extra[10];
 		int levels;
-		struct ref r = ref_random(chain, &levels);
+		struct ref r;
 
-		assert_false(bcs_dt_ok(r.h)); /* not committed yet */
+		memset(extra, 0, sizeof(extra));
+		r = ref_random(chain, extra, &levels);
+		/* not committed yet (but a dup of a committed type) */
+		assert_int_equal(bcs_dt_ok(r.h), r.committed);
 		assert_int_equal(MPI_Type_commit(&r.h), MPI_SUCCESS);
 		assert_true(bcs_dt_ok(r.h));
 		check_type(&r);
 		for (int l = levels; l >= 0; l--)
 			ref_free(&chain[l]);
+		for (int k = 0; k < 10; k++)
+			free(extra[k].map);
 	}
 }
 
@@ -588,6 +838,189 @@ static void test_bad_arguments_are_refused(void **state)
 	assert_int_equal(MPI_Type_size(MPI_INT, NULL), MPI_ERR_ARG);
 }
 
+/* Type_get_envelope/contents give back what each constructor was given
+ * (MPI-3.1 §4.1.13), derived types among them as duplicates. */
+static void test_contents_are_what_was_given(void **state)
+{
+	MPI_Datatype vec, st, res, dup, sub, got[3];
+	int bl[2] = { 2, 1 }, ints[16], ni, na, nd, comb, len;
+	MPI_Aint disp[2] = { 0, 16 }, aints[4], lb, ext;
+	MPI_Datatype types[2];
+	int sizes[2] = { 4, 5 }, subs[2] = { 2, 3 }, starts[2] = { 1, 2 };
+	char name[MPI_MAX_OBJECT_NAME];
+
+	(void)state;
+	assert_int_equal(MPI_Type_get_envelope(MPI_INT, &ni, &na, &nd, &comb),
+			 MPI_SUCCESS);
+	assert_int_equal(comb, MPI_COMBINER_NAMED);
+	assert_int_equal(ni + na + nd, 0);
+	assert_int_equal(MPI_Type_get_contents(MPI_INT, 0, 0, 0, ints, aints,
+					       got), MPI_ERR_TYPE);
+	assert_int_equal(MPI_Type_vector(3, 2, 5, MPI_DOUBLE, &vec),
+			 MPI_SUCCESS);
+	assert_int_equal(MPI_Type_get_envelope(vec, &ni, &na, &nd, &comb),
+			 MPI_SUCCESS);
+	assert_int_equal(comb, MPI_COMBINER_VECTOR);
+	assert_int_equal(ni, 3);
+	assert_int_equal(na, 0);
+	assert_int_equal(nd, 1);
+	assert_int_equal(MPI_Type_get_contents(vec, 16, 4, 3, ints, aints,
+					       got), MPI_SUCCESS);
+	assert_int_equal(ints[0], 3);
+	assert_int_equal(ints[1], 2);
+	assert_int_equal(ints[2], 5);
+	assert_int_equal(got[0], MPI_DOUBLE); /* predefined: itself */
+	/* a struct of the vector and an int; the vector freed meanwhile */
+	types[0] = vec;
+	types[1] = MPI_INT;
+	assert_int_equal(MPI_Type_create_struct(2, bl, disp, types, &st),
+			 MPI_SUCCESS);
+	assert_int_equal(MPI_Type_free(&vec), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_get_envelope(st, &ni, &na, &nd, &comb),
+			 MPI_SUCCESS);
+	assert_int_equal(comb, MPI_COMBINER_STRUCT);
+	assert_int_equal(ni, 3);
+	assert_int_equal(na, 2);
+	assert_int_equal(nd, 2);
+	assert_int_equal(MPI_Type_get_contents(st, 2, 2, 2, ints, aints, got),
+			 MPI_ERR_ARG); /* no room for the ints */
+	assert_int_equal(MPI_Type_get_contents(st, 3, 2, 2, ints, aints, got),
+			 MPI_SUCCESS);
+	assert_int_equal(ints[0], 2);
+	assert_int_equal(ints[1], 2);
+	assert_int_equal(ints[2], 1);
+	assert_int_equal(aints[1], 16);
+	assert_int_equal(got[1], MPI_INT);
+	/* the vector, freed by the program, comes back as a duplicate */
+	assert_int_equal(MPI_Type_get_envelope(got[0], &ni, &na, &nd, &comb),
+			 MPI_SUCCESS);
+	assert_int_equal(comb, MPI_COMBINER_DUP);
+	assert_int_equal(bcs_dt_size(got[0]), 6 * 8);
+	assert_int_equal(MPI_Type_free(&got[0]), MPI_SUCCESS);
+	/* resized: lb and extent as addresses */
+	assert_int_equal(MPI_Type_create_resized(st, -8, 64, &res),
+			 MPI_SUCCESS);
+	assert_int_equal(MPI_Type_get_contents(res, 0, 2, 1, ints, aints, got),
+			 MPI_SUCCESS);
+	assert_int_equal(aints[0], -8);
+	assert_int_equal(aints[1], 64);
+	assert_int_equal(MPI_Type_get_extent(res, &lb, &ext), MPI_SUCCESS);
+	assert_int_equal(lb, -8);
+	assert_int_equal(ext, 64);
+	assert_int_equal(MPI_Type_free(&got[0]), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_create_resized(st, 0, -8, &dup),
+			 MPI_ERR_ARG); /* negative extents: refused */
+	/* dup: committed as its original */
+	assert_int_equal(MPI_Type_commit(&res), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_dup(res, &dup), MPI_SUCCESS);
+	assert_true(bcs_dt_ok(dup));
+	assert_int_equal(MPI_Type_get_envelope(dup, &ni, &na, &nd, &comb),
+			 MPI_SUCCESS);
+	assert_int_equal(comb, MPI_COMBINER_DUP);
+	/* subarray */
+	assert_int_equal(MPI_Type_create_subarray(2, sizes, subs, starts,
+						  MPI_ORDER_C, MPI_INT, &sub),
+			 MPI_SUCCESS);
+	assert_int_equal(MPI_Type_get_envelope(sub, &ni, &na, &nd, &comb),
+			 MPI_SUCCESS);
+	assert_int_equal(comb, MPI_COMBINER_SUBARRAY);
+	assert_int_equal(ni, 8);
+	assert_int_equal(MPI_Type_get_contents(sub, 8, 0, 1, ints, aints, got),
+			 MPI_SUCCESS);
+	assert_int_equal(ints[0], 2);
+	assert_int_equal(ints[3], 2);
+	assert_int_equal(ints[6], 2);
+	assert_int_equal(ints[7], MPI_ORDER_C);
+	assert_int_equal(MPI_Type_get_extent(sub, &lb, &ext), MPI_SUCCESS);
+	assert_int_equal(lb, 0);
+	assert_int_equal(ext, 4 * 5 * 4);
+	assert_int_equal(bcs_dt_size(sub), 2 * 3 * 4);
+	/* names: the predefined ones', a set one, cut at the limit */
+	assert_int_equal(MPI_Type_get_name(MPI_DOUBLE, name, &len),
+			 MPI_SUCCESS);
+	assert_string_equal(name, "MPI_DOUBLE");
+	assert_int_equal(len, 10);
+	assert_int_equal(MPI_Type_get_name(sub, name, &len), MPI_SUCCESS);
+	assert_int_equal(len, 0);
+	assert_int_equal(MPI_Type_set_name(sub, "halo"), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_get_name(sub, name, &len), MPI_SUCCESS);
+	assert_string_equal(name, "halo");
+	assert_int_equal(MPI_Type_set_name(MPI_INT, "my int"), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_get_name(MPI_INT, name, &len), MPI_SUCCESS);
+	assert_string_equal(name, "my int");
+	assert_int_equal(MPI_Type_free(&sub), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_free(&dup), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_free(&res), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_free(&st), MPI_SUCCESS);
+}
+
+/* A struct's extent is padded as C pads the struct; mixed basic types
+ * have no single basic type (no reduction on them). */
+static void test_struct_is_laid_out_as_c(void **state)
+{
+	struct s {
+		char c;
+		double d;
+		int i;
+	} v[2] = { { 'a', 1.5, 7 }, { 'b', -2.5, 9 } }, w[2];
+	int bl[3] = { 1, 1, 1 };
+	MPI_Aint disp[3] = { offsetof(struct s, c), offsetof(struct s, d),
+			     offsetof(struct s, i) }, lb, ext;
+	MPI_Datatype types[3] = { MPI_CHAR, MPI_DOUBLE, MPI_INT }, st;
+	unsigned char packed[2 * 13];
+	MPI_Count n;
+
+	(void)state;
+	assert_int_equal(MPI_Type_create_struct(3, bl, disp, types, &st),
+			 MPI_SUCCESS);
+	assert_int_equal(MPI_Type_commit(&st), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_get_extent(st, &lb, &ext), MPI_SUCCESS);
+	assert_int_equal(lb, 0);
+	assert_int_equal(ext, sizeof(struct s));
+	assert_int_equal(bcs_dt_size(st), 13);
+	assert_int_equal(bcs_dt_basic(st), MPI_DATATYPE_NULL);
+	bcs_dt_pack(st, 2, v, packed);
+	memset(w, 0, sizeof(w));
+	bcs_dt_unpack(st, 2, packed, sizeof(packed), w);
+	assert_true(w[1].c == 'b' && w[1].d == -2.5 && w[1].i == 9);
+	assert_int_equal(bcs_dt_elements(st, 13 + 1 + 8), 5);
+	assert_int_equal(bcs_dt_elements_bytes(st, 5, (uint64_t *)&n), 0);
+	assert_int_equal(n, 13 + 1 + 8);
+	assert_int_equal(MPI_Type_free(&st), MPI_SUCCESS);
+}
+
+static void test_constructors_refuse_bad_arguments(void **state)
+{
+	MPI_Datatype t = MPI_DATATYPE_NULL;
+	int bl[2] = { 1, -1 }, d[2] = { 0, 1 }, sizes[1] = { 4 };
+	int subs[1] = { 3 }, starts[1] = { 2 };
+	MPI_Aint ad[2] = { 0, 8 };
+	MPI_Datatype types[2] = { MPI_INT, MPI_DATATYPE_NULL };
+
+	(void)state;
+	assert_int_equal(MPI_Type_indexed(2, bl, d, MPI_INT, &t),
+			 MPI_ERR_COUNT);
+	assert_int_equal(MPI_Type_indexed(-1, bl, d, MPI_INT, &t),
+			 MPI_ERR_COUNT);
+	assert_int_equal(MPI_Type_create_hindexed(2, NULL, ad, MPI_INT, &t),
+			 MPI_ERR_ARG);
+	assert_int_equal(MPI_Type_create_indexed_block(2, -2, d, MPI_INT, &t),
+			 MPI_ERR_COUNT);
+	bl[1] = 1;
+	assert_int_equal(MPI_Type_create_struct(2, bl, ad, types, &t),
+			 MPI_ERR_TYPE);
+	assert_int_equal(MPI_Type_create_struct(2, bl, ad, NULL, &t),
+			 MPI_ERR_ARG);
+	assert_int_equal(MPI_Type_create_subarray(1, sizes, subs, starts,
+						  MPI_ORDER_C, MPI_INT, &t),
+			 MPI_ERR_ARG); /* 2 + 3 > 4 */
+	assert_int_equal(MPI_Type_create_subarray(1, sizes, subs, d,
+						  77, MPI_INT, &t),
+			 MPI_ERR_ARG);
+	assert_int_equal(MPI_Type_dup(MPI_DATATYPE_NULL, &t), MPI_ERR_TYPE);
+	assert_int_equal(t, MPI_DATATYPE_NULL);
+}
+
 /* ---- lifetime ---------------------------------------------------------- */
 
 static void test_freeing_the_old_type_keeps_the_new(void **state)
@@ -687,6 +1120,9 @@ int main(void)
 		cmocka_unit_test(test_empty_types_have_no_data),
 		cmocka_unit_test(test_vector_of_doubles_packs_the_column),
 		cmocka_unit_test(test_bad_arguments_are_refused),
+		cmocka_unit_test(test_contents_are_what_was_given),
+		cmocka_unit_test(test_struct_is_laid_out_as_c),
+		cmocka_unit_test(test_constructors_refuse_bad_arguments),
 		cmocka_unit_test(test_freeing_the_old_type_keeps_the_new),
 		cmocka_unit_test(test_freed_handles_are_dead),
 		cmocka_unit_test(test_a_held_type_outlives_its_handle),
