@@ -9,6 +9,8 @@
  * member) and the split color — so only the group travels (allreduce).
  */
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +41,7 @@ struct bcs_comm *bcs_comm_get(MPI_Comm c)
 	return NULL;
 }
 
-static MPI_Comm handle_of(const struct bcs_comm *c)
+MPI_Comm bcs_comm_handle(const struct bcs_comm *c)
 {
 	unsigned i = (unsigned)(c - comms);
 
@@ -88,11 +90,20 @@ int bcs_comms_init(void)
 	s->size = 1;
 	s->rank = 0;
 	s->world[0] = bcs_rt.rank;
+	strcpy(w->name, "MPI_COMM_WORLD");
+	strcpy(s->name, "MPI_COMM_SELF");
+	bcs_attrs_init(n);
 	return MPI_SUCCESS;
+}
+
+int bcs_comm_finalize_self(void)
+{
+	return bcs_attr_delete_all(&comms[1], MPI_COMM_SELF);
 }
 
 static void comm_release(struct bcs_comm *c)
 {
+	bcs_attr_drop(c);
 	free(c->world);
 	if (c->cart) {
 		free(c->cart->dims);
@@ -125,8 +136,15 @@ void bcs_comms_fini(void)
 MPI_Comm bcs_comm_new(struct bcs_comm *parent, uint32_t color, int size,
 		      const int32_t *world, int *rc)
 {
-	struct bcs_comm *c = NULL;
 	uint64_t n = parent->children++;
+
+	return bcs_comm_make(parent, n << 32 | color, size, world, rc);
+}
+
+MPI_Comm bcs_comm_make(struct bcs_comm *parent, uint64_t key, int size,
+		       const int32_t *world, int *rc)
+{
+	struct bcs_comm *c = NULL;
 
 	for (int i = 2; i < BCS_COMMS_MAX && !c; i++)
 		if (!comms[i].used) /* a freed one in use is still used */
@@ -148,7 +166,7 @@ MPI_Comm bcs_comm_new(struct bcs_comm *parent, uint32_t color, int size,
 		if (world[k] == bcs_rt.rank)
 			c->rank = k;
 	/* even, and never the world's or a self context */
-	c->ctx = (mix(parent->ctx ^ mix(n << 32 | color)) &
+	c->ctx = (mix(parent->ctx ^ mix(key)) &
 		  ~(UINT64_C(1) << 63 | 1)) | 4;
 	c->errh = parent->errh;
 	if (size > 1 && (*rc = announce(c)) != MPI_SUCCESS) {
@@ -156,7 +174,7 @@ MPI_Comm bcs_comm_new(struct bcs_comm *parent, uint32_t color, int size,
 		return MPI_COMM_NULL;
 	}
 	*rc = MPI_SUCCESS;
-	return handle_of(c);
+	return bcs_comm_handle(c);
 }
 
 /* ---- the calls ------------------------------------------------------------- */
@@ -213,6 +231,12 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 	if (rc != MPI_SUCCESS)
 		return bcs_error(c, "MPI_Comm_dup", rc, "no room for another "
 				 "communicator (%d at most)", BCS_COMMS_MAX);
+	/* the attributes, through their copy callbacks */
+	if ((rc = bcs_attr_copy(c, comm, bcs_comm_get(*newcomm), *newcomm))) {
+		PMPI_Comm_free(newcomm);
+		return bcs_error(c, "MPI_Comm_dup", rc, "an attribute's copy "
+				 "callback failed (%d)", rc);
+	}
 	return MPI_SUCCESS;
 }
 
@@ -291,6 +315,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 int PMPI_Comm_free(MPI_Comm *comm)
 {
 	struct bcs_comm *c;
+	int rc;
 
 	BCS_NEED_INIT("MPI_Comm_free");
 	if (!comm || !(c = bcs_comm_get(*comm)))
@@ -300,6 +325,11 @@ int PMPI_Comm_free(MPI_Comm *comm)
 		return bcs_error(c, "MPI_Comm_free", MPI_ERR_COMM,
 				 "MPI_COMM_WORLD and MPI_COMM_SELF cannot "
 				 "be freed");
+	/* the attributes' delete callbacks first: one that fails keeps
+	 * the communicator */
+	if ((rc = bcs_attr_delete_all(c, *comm)))
+		return bcs_error(c, "MPI_Comm_free", rc, "an attribute's "
+				 "delete callback failed (%d)", rc);
 	/* the engine forgets its group once every member has freed it */
 	if (c->size > 1) {
 		struct bcs_desc d = { .kind = BCS_D_COMM_FREE, .ctx = c->ctx };
@@ -384,5 +414,219 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 		return bcs_error(c, "MPI_Comm_get_errhandler", MPI_ERR_ARG,
 				 "errhandler is NULL");
 	*errhandler = c->errh;
+	return MPI_SUCCESS;
+}
+
+/* ---- made from groups ------------------------------------------------------ */
+
+/* Whether every member of the group is one of c's. */
+static int within(const struct bcs_comm *c, const int32_t *w, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int found = 0;
+
+		for (int k = 0; k < c->size && !found; k++)
+			found = c->world[k] == w[i];
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
+static int is_member(const int32_t *w, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (w[i] == bcs_rt.rank)
+			return 1;
+	return 0;
+}
+
+/* Collective over comm; each process passes a group, the same on the
+ * members of one group, groups disjoint (MPI-3.1 §6.4.2): a group's
+ * members derive one context from its lowest world rank. */
+#pragma weak MPI_Comm_create = PMPI_Comm_create
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+	struct bcs_comm *c;
+	const int32_t *w;
+	int n, rc;
+	int32_t low = INT32_MAX;
+
+	BCS_NEED_INIT("MPI_Comm_create");
+	if (!(c = bcs_comm_get(comm)))
+		return bcs_error(NULL, "MPI_Comm_create", MPI_ERR_COMM,
+				 "not a communicator (%#x)", (unsigned)comm);
+	if (bcs_group_members(group, &w, &n))
+		return bcs_error(c, "MPI_Comm_create", MPI_ERR_GROUP,
+				 "not a group (%#x)", (unsigned)group);
+	if (!newcomm)
+		return bcs_error(c, "MPI_Comm_create", MPI_ERR_ARG,
+				 "newcomm is NULL");
+	if (!within(c, w, n))
+		return bcs_error(c, "MPI_Comm_create", MPI_ERR_GROUP,
+				 "the group has processes the communicator "
+				 "does not");
+	if ((rc = PMPI_Barrier(comm)) != MPI_SUCCESS)
+		return rc;
+	if (!is_member(w, n)) {
+		c->children++; /* as the members count */
+		*newcomm = MPI_COMM_NULL;
+		return MPI_SUCCESS;
+	}
+	for (int i = 0; i < n; i++)
+		if (w[i] < low)
+			low = w[i];
+	*newcomm = bcs_comm_new(c, (uint32_t)low, n, w, &rc);
+	return rc ? bcs_error(c, "MPI_Comm_create", rc, "no room for another "
+			      "communicator (%d at most)", BCS_COMMS_MAX) :
+		    MPI_SUCCESS;
+}
+
+/* Collective over the group's members only (MPI-3.1 §6.4.2): the
+ * parent's count of children cannot serve (the others do not call), so
+ * the key is the group, the tag and how many communicators this
+ * process made of that group and tag before — the same on every
+ * member, since each makes them in the same order. */
+struct made_of {
+	struct made_of *next;
+	uint64_t parent, group, tag;
+	uint64_t count;
+};
+static struct made_of *made_of;
+
+#pragma weak MPI_Comm_create_group = PMPI_Comm_create_group
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+			   MPI_Comm *newcomm)
+{
+	struct bcs_comm *c;
+	const int32_t *w;
+	struct made_of *m;
+	uint64_t h = 0x9e3779b97f4a7c15u;
+	int n, rc;
+
+	BCS_NEED_INIT("MPI_Comm_create_group");
+	if (!(c = bcs_comm_get(comm)))
+		return bcs_error(NULL, "MPI_Comm_create_group", MPI_ERR_COMM,
+				 "not a communicator (%#x)", (unsigned)comm);
+	if (bcs_group_members(group, &w, &n))
+		return bcs_error(c, "MPI_Comm_create_group", MPI_ERR_GROUP,
+				 "not a group (%#x)", (unsigned)group);
+	if (!newcomm)
+		return bcs_error(c, "MPI_Comm_create_group", MPI_ERR_ARG,
+				 "newcomm is NULL");
+	if (tag < 0 || tag > BCS_TAG_UB)
+		return bcs_error(c, "MPI_Comm_create_group", MPI_ERR_TAG,
+				 "tag %d (0 to %d)", tag, BCS_TAG_UB);
+	if (!within(c, w, n) || !is_member(w, n))
+		return bcs_error(c, "MPI_Comm_create_group", MPI_ERR_GROUP,
+				 "the caller must be in the group, and the "
+				 "group within the communicator");
+	for (int i = 0; i < n; i++)
+		h = mix(h ^ (uint32_t)w[i]);
+	for (m = made_of; m; m = m->next)
+		if (m->parent == c->ctx && m->group == h &&
+		    m->tag == (uint64_t)tag)
+			break;
+	if (!m) {
+		if (!(m = calloc(1, sizeof(*m))))
+			return bcs_error(c, "MPI_Comm_create_group",
+					 MPI_ERR_NO_MEM, "out of memory");
+		*m = (struct made_of){ made_of, c->ctx, h, (uint64_t)tag, 0 };
+		made_of = m;
+	}
+	*newcomm = bcs_comm_make(c, UINT64_C(1) << 63 |
+				 mix(h ^ mix((uint64_t)tag << 32 |
+					     m->count)), n, w, &rc);
+	if (rc)
+		return bcs_error(c, "MPI_Comm_create_group", rc, "no room for "
+				 "another communicator (%d at most)",
+				 BCS_COMMS_MAX);
+	m->count++;
+	/* every member is here before any uses it */
+	return PMPI_Barrier(*newcomm);
+}
+
+void bcs_comms_made_fini(void)
+{
+	while (made_of) {
+		struct made_of *m = made_of;
+
+		made_of = m->next;
+		free(m);
+	}
+}
+
+/* MPI_COMM_TYPE_SHARED: the processes of one node (its name, as
+ * MPI_Get_processor_name says), in key order. */
+#pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
+			 MPI_Info info, MPI_Comm *newcomm)
+{
+	struct bcs_comm *c;
+	char *names;
+	int color = MPI_UNDEFINED, len, rc;
+
+	(void)info;
+	BCS_NEED_INIT("MPI_Comm_split_type");
+	if (!(c = bcs_comm_get(comm)))
+		return bcs_error(NULL, "MPI_Comm_split_type", MPI_ERR_COMM,
+				 "not a communicator (%#x)", (unsigned)comm);
+	if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+		return bcs_error(c, "MPI_Comm_split_type", MPI_ERR_ARG,
+				 "split_type %d (MPI_COMM_TYPE_SHARED or "
+				 "MPI_UNDEFINED)", split_type);
+	if (!(names = calloc((size_t)c->size, MPI_MAX_PROCESSOR_NAME)))
+		return bcs_error(c, "MPI_Comm_split_type", MPI_ERR_NO_MEM,
+				 "out of memory");
+	PMPI_Get_processor_name(names + (size_t)c->rank *
+				MPI_MAX_PROCESSOR_NAME, &len);
+	/* every member's node name: the first member of each node gives
+	 * it its color */
+	rc = PMPI_Allgather(MPI_IN_PLACE, 0, MPI_CHAR, names,
+			    MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
+	if (rc == MPI_SUCCESS && split_type == MPI_COMM_TYPE_SHARED)
+		for (int r = 0; r < c->size && color == MPI_UNDEFINED; r++)
+			if (!strcmp(names + (size_t)r * MPI_MAX_PROCESSOR_NAME,
+				    names + (size_t)c->rank *
+					    MPI_MAX_PROCESSOR_NAME))
+				color = r;
+	free(names);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	return PMPI_Comm_split(comm, color, key, newcomm);
+}
+
+/* ---- names ------------------------------------------------------------------ */
+
+#pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+	struct bcs_comm *c;
+
+	BCS_NEED_INIT("MPI_Comm_set_name");
+	if (!(c = bcs_comm_get(comm)))
+		return bcs_error(NULL, "MPI_Comm_set_name", MPI_ERR_COMM,
+				 "not a communicator (%#x)", (unsigned)comm);
+	if (!comm_name)
+		return bcs_error(c, "MPI_Comm_set_name", MPI_ERR_ARG,
+				 "comm_name is NULL");
+	/* longer names are cut, as the standard allows */
+	snprintf(c->name, sizeof(c->name), "%s", comm_name);
+	return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+	struct bcs_comm *c;
+
+	BCS_NEED_INIT("MPI_Comm_get_name");
+	if (!(c = bcs_comm_get(comm)))
+		return bcs_error(NULL, "MPI_Comm_get_name", MPI_ERR_COMM,
+				 "not a communicator (%#x)", (unsigned)comm);
+	if (!comm_name || !resultlen)
+		return bcs_error(c, "MPI_Comm_get_name", MPI_ERR_ARG,
+				 "comm_name or resultlen is NULL");
+	*resultlen = snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", c->name);
 	return MPI_SUCCESS;
 }

@@ -24,7 +24,7 @@
 #define H_INDEX(h) ((unsigned)(h) & 0x03ffffffu)
 enum { H_INVALID = 0, H_BUILTIN = 1, H_DIRECT = 2 };
 enum { O_COMM = 1, O_GROUP = 2, O_DATATYPE = 3, O_ERRHANDLER = 5, O_OP = 6,
-       O_INFO = 7, O_REQUEST = 0xb };
+       O_INFO = 7, O_KEYVAL = 9, O_REQUEST = 0xb };
 #define H_MAKE(kind, obj, idx) \
 	((int)(((unsigned)(kind) << 30) | ((unsigned)(obj) << 26) | (idx)))
 
@@ -39,6 +39,8 @@ struct bcs_cart {
 	int *dims, *periods, *coords; /* coords: this rank's */
 };
 
+struct bcs_attr;
+
 struct bcs_comm {
 	int used;
 	uint64_t ctx;        /* point-to-point; ctx + 1 its collectives'
@@ -51,6 +53,8 @@ struct bcs_comm {
 	int builtin;         /* COMM_WORLD / COMM_SELF: never freed */
 	int refs;            /* requests still using it */
 	int freed;           /* MPI_Comm_free'd: gone once refs is 0 */
+	struct bcs_attr *attrs; /* attr.c's, newest first */
+	char name[MPI_MAX_OBJECT_NAME];
 };
 
 #define BCS_COMMS_MAX 4096
@@ -62,10 +66,37 @@ struct bcs_comm *bcs_comm_get(MPI_Comm c);
 MPI_Comm bcs_comm_new(struct bcs_comm *parent, uint32_t color, int size,
 		      const int32_t *world, int *rc);
 int bcs_comms_init(void);
+MPI_Comm bcs_comm_handle(const struct bcs_comm *c);
+/* A communicator of key (a value every member derives alike, unique
+ * among parent's children) — what bcs_comm_new does with the parent's
+ * count of children and a color. */
+MPI_Comm bcs_comm_make(struct bcs_comm *parent, uint64_t key, int size,
+		       const int32_t *world, int *rc);
+/* Delete the attributes of MPI_COMM_SELF, callbacks and all (the first
+ * thing MPI_Finalize does, MPI-3.1 §8.7.1). */
+int bcs_comm_finalize_self(void);
 /* A request holds c (NULL: nothing) until it is freed. */
 void bcs_comm_ref(struct bcs_comm *c);
 void bcs_comm_unref(struct bcs_comm *c);
 void bcs_comms_fini(void);
+void bcs_comms_made_fini(void);
+
+/* ---- groups (group.c) and attributes (attr.c) ---------------------------- */
+
+/* A new group of size world ranks (MPI_GROUP_EMPTY for none), or
+ * MPI_GROUP_NULL with *rc set. */
+MPI_Group bcs_group_new(int size, const int32_t *world, int *rc);
+/* Group g's members (world ranks, group order): 0, or -1 (no group). */
+int bcs_group_members(MPI_Group g, const int32_t **world, int *size);
+void bcs_groups_fini(void);
+void bcs_attrs_init(int world_size);
+/* MPI_Comm_dup's copy of old's attributes to new (copy callbacks). */
+int bcs_attr_copy(struct bcs_comm *old, MPI_Comm oldh, struct bcs_comm *new,
+		  MPI_Comm newh);
+/* MPI_Comm_free's: every attribute's delete callback, newest first; 0
+ * or the first callback's error (the rest kept). */
+int bcs_attr_delete_all(struct bcs_comm *c, MPI_Comm h);
+void bcs_attr_drop(struct bcs_comm *c);
 
 /* ---- requests ------------------------------------------------------------ */
 

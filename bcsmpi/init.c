@@ -131,6 +131,12 @@ int PMPI_Finalize(void)
 	int rc;
 
 	BCS_NEED_INIT("MPI_Finalize");
+	/* MPI_COMM_SELF's attributes go first: a library's delete callback
+	 * may still communicate (MPI-3.1 §8.7.1) */
+	if ((rc = bcs_comm_finalize_self()))
+		return bcs_error(NULL, "MPI_Finalize", rc, "a delete callback "
+				 "of an MPI_COMM_SELF attribute failed (%d)",
+				 rc);
 	bcs_bsend_flush(); /* buffered messages are delivered all the same */
 	/* every rank is here: nothing of theirs still needs this one */
 	if ((rc = PMPI_Barrier(MPI_COMM_WORLD)) != MPI_SUCCESS)
@@ -139,6 +145,8 @@ int PMPI_Finalize(void)
 		bcs_fatal("MPI_Finalize", "%s", bcs_rt_failed() ?
 			  bcs_rt_failed() : "the job failed");
 	bcs_comms_fini();
+	bcs_comms_made_fini();
+	bcs_groups_fini();
 	bcs_dt_fini();
 	bcs_op_fini();
 	bcs_rt_fini();

@@ -467,3 +467,56 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source,
 		       (int)(c->rank + (from - here) * stride);
 	return MPI_SUCCESS;
 }
+
+/* The grids of the kept dimensions (MPI-3.1 §7.5.7): a split whose
+ * color numbers the dropped coordinates and whose key the kept ones in
+ * row-major order — so each new communicator's ranks run row-major over
+ * its grid, as cart_new lays the coordinates out. */
+#pragma weak MPI_Cart_sub = PMPI_Cart_sub
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+{
+	struct bcs_comm *c;
+	struct bcs_cart *g, *sub;
+	int color = 0, key = 0, n = 0, rc;
+	int *dims, *periods;
+
+	BCS_NEED_INIT("MPI_Cart_sub");
+	if ((rc = cart_of("MPI_Cart_sub", comm, &c)))
+		return rc;
+	g = c->cart;
+	if ((g->ndims && !remain_dims) || !newcomm)
+		return bcs_error(c, "MPI_Cart_sub", MPI_ERR_ARG,
+				 "remain_dims or newcomm is NULL");
+	dims = malloc(((size_t)g->ndims + 1) * sizeof(int));
+	periods = malloc(((size_t)g->ndims + 1) * sizeof(int));
+	if (!dims || !periods) {
+		free(dims);
+		free(periods);
+		return bcs_error(c, "MPI_Cart_sub", MPI_ERR_NO_MEM,
+				 "out of memory");
+	}
+	for (int d = 0; d < g->ndims; d++) {
+		if (remain_dims[d]) {
+			key = key * g->dims[d] + g->coords[d];
+			dims[n] = g->dims[d];
+			periods[n++] = g->periods[d];
+		} else {
+			color = color * g->dims[d] + g->coords[d];
+		}
+	}
+	if ((rc = PMPI_Comm_split(comm, color, key, newcomm)) != MPI_SUCCESS) {
+		free(dims);
+		free(periods);
+		return rc;
+	}
+	sub = cart_new(n, dims, periods, key);
+	free(dims);
+	free(periods);
+	if (!sub) {
+		PMPI_Comm_free(newcomm);
+		return bcs_error(c, "MPI_Cart_sub", MPI_ERR_NO_MEM,
+				 "out of memory for %d dimensions", n);
+	}
+	bcs_comm_get(*newcomm)->cart = sub;
+	return MPI_SUCCESS;
+}

@@ -79,6 +79,33 @@ int PMPI_Barrier(MPI_Comm comm)
 	return barrier_rc;
 }
 
+/* comm.c's split, as this member sees it: the members of its color in
+ * key order are worked out from the grid the test describes (splits),
+ * so Cart_sub's color and key are checked by the ranks they give. */
+static int split_color, split_key, splits;
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+	int32_t me;
+
+	assert_non_null(bcs_comm_get(comm));
+	me = bcs_comm_get(comm)->world[bcs_comm_get(comm)->rank];
+	split_color = color;
+	split_key = key;
+	splits++;
+	*newcomm = enter(1, &me, 0);
+	return MPI_SUCCESS;
+}
+
+static void release(MPI_Comm h);
+
+int PMPI_Comm_free(MPI_Comm *comm)
+{
+	release(*comm);
+	*comm = MPI_COMM_NULL;
+	return MPI_SUCCESS;
+}
+
 /* An old communicator of size members (world ranks 100..), played as
  * member rank. */
 static MPI_Comm old_comm(int size, int rank)
@@ -523,9 +550,46 @@ static void test_cart_of_no_dimension_has_one_member(void **state)
 	release(old1);
 }
 
+/* Cart_sub of a 2 x 3 x 4 grid keeping dimensions 0 and 2: each member
+ * splits by its coordinate in dimension 1 and keys by its row-major
+ * place in the 2 x 4 grid left, which it gets with its coordinates. */
+static void test_cart_sub_keeps_the_chosen_dimensions(void **state)
+{
+	const int dims[3] = { 2, 3, 4 }, periods[3] = { 1, 0, 1 };
+	const int remain[3] = { 1, 0, 1 };
+
+	(void)state;
+	for (int r = 0; r < 24; r++) {
+		MPI_Comm old = old_comm(24, r), cart, sub;
+		int c[3], sdims[2], speriods[2], scoords[2], nd;
+
+		assert_int_equal(MPI_Cart_create(old, 3, dims, periods, 0,
+						 &cart), MPI_SUCCESS);
+		assert_int_equal(MPI_Cart_coords(cart, r, 3, c), MPI_SUCCESS);
+		assert_int_equal(MPI_Cart_sub(cart, remain, &sub),
+				 MPI_SUCCESS);
+		assert_int_equal(split_color, c[1]);
+		assert_int_equal(split_key, c[0] * 4 + c[2]);
+		assert_int_equal(MPI_Cartdim_get(sub, &nd), MPI_SUCCESS);
+		assert_int_equal(nd, 2);
+		assert_int_equal(MPI_Cart_get(sub, 2, sdims, speriods,
+					      scoords), MPI_SUCCESS);
+		assert_int_equal(sdims[0], 2);
+		assert_int_equal(sdims[1], 4);
+		assert_int_equal(speriods[0], 1);
+		assert_int_equal(speriods[1], 1);
+		assert_int_equal(scoords[0], c[0]);
+		assert_int_equal(scoords[1], c[2]);
+		release(sub);
+		release(cart);
+		release(old);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cart_sub_keeps_the_chosen_dimensions),
 		cmocka_unit_test(test_dims_create_standard_examples),
 		cmocka_unit_test(test_dims_create_refuses_the_impossible),
 		cmocka_unit_test(test_dims_create_is_as_balanced_as_can_be),
