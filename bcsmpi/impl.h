@@ -55,6 +55,7 @@ struct bcs_comm {
 	int freed;           /* MPI_Comm_free'd: gone once refs is 0 */
 	struct bcs_attr *attrs; /* attr.c's, newest first */
 	char name[MPI_MAX_OBJECT_NAME];
+	uint64_t nbcs;       /* non-blocking collectives started on it */
 };
 
 #define BCS_COMMS_MAX 4096
@@ -101,7 +102,9 @@ void bcs_attr_drop(struct bcs_comm *c);
 /* ---- requests ------------------------------------------------------------ */
 
 enum bcs_req_kind { R_SEND = 1, R_RECV, R_COLL, R_DONE, R_PROBE,
-		   R_PERSIST };
+		   R_PERSIST, R_NBC };
+
+struct nbc;
 
 /* How a send completes (MPI-3.1 §3.4): standard, synchronous (once
  * matched), ready (a standard send here) or buffered (bsend.c: copied
@@ -144,6 +147,7 @@ struct bcs_req {
 	 * MPI_Start (MPI_REQUEST_NULL: inactive) */
 	struct bcs_persist pers;
 	MPI_Request active;
+	struct nbc *nbc;     /* R_NBC: its coroutine (nbc.c) */
 };
 
 /* A new request of kind on comm; its engine id is its handle's index.
@@ -168,6 +172,16 @@ struct bcs_req *bcs_req_live(MPI_Request h);
 int bcs_req_finish(MPI_Request *h, MPI_Status *st);
 /* Block until every request in r[0..n) is done (NULL entries skipped). */
 int bcs_req_wait_all(struct bcs_req **r, int n);
+
+/* ---- non-blocking collectives (nbc.c) ---------------------------------- */
+
+/* Wait until ready(ctx): bcs_rt_wait, or in a non-blocking collective's
+ * coroutine a yield to the program until it is.  0 or -EPIPE. */
+int bcs_wait(int (*ready)(void *ctx), void *ctx);
+/* Whether R_NBC request r is done, its coroutine moved on if what it
+ * waits for has come. */
+int bcs_nbc_done(struct bcs_req *r);
+void bcs_nbc_free(struct nbc *n);
 
 /* ---- point-to-point, internally ---------------------------------------- */
 

@@ -86,6 +86,8 @@ void bcs_req_free(struct bcs_req *r)
 		bcs_dt_release(r->utype); /* held for the unpack */
 	if (r->kind == R_PERSIST)
 		bcs_dt_release(r->pers.dt);
+	if (r->kind == R_NBC)
+		bcs_nbc_free(r->nbc); /* finished: its stack is idle */
 	free(r->tmp);
 	memset(r, 0, sizeof(*r));
 	bcs_comm_unref(c);
@@ -157,6 +159,12 @@ void bcs_req_done(const struct bcs_done *d)
 	}
 }
 
+/* Whether r is done (a non-blocking collective moved on first). */
+static int is_done(struct bcs_req *r)
+{
+	return r->kind == R_NBC ? bcs_nbc_done(r) : r->done;
+}
+
 struct bcs_req *bcs_req_live(MPI_Request h)
 {
 	struct bcs_req *r = bcs_req_get(h);
@@ -210,7 +218,7 @@ static int all_done(void *ctx)
 	int n = *((int **)ctx)[1];
 
 	for (int i = 0; i < n; i++)
-		if (r[i] && !r[i]->done)
+		if (r[i] && !is_done(r[i]))
 			return 0;
 	return 1;
 }
@@ -219,7 +227,7 @@ int bcs_req_wait_all(struct bcs_req **r, int n)
 {
 	void *ctx[2] = { r, &n };
 
-	if (bcs_rt_wait(all_done, ctx))
+	if (bcs_wait(all_done, ctx))
 		bcs_fatal(NULL, "%s", bcs_rt_failed() ? bcs_rt_failed() :
 			  "the job failed");
 	return MPI_SUCCESS;
@@ -240,7 +248,7 @@ static int any_done(void *ctx)
 	for (int i = 0; i < a->n; i++) {
 		struct bcs_req *r = bcs_req_live(a->h[i]);
 
-		if (r && r->done)
+		if (r && is_done(r))
 			return 1;
 		live += r != NULL;
 	}
@@ -254,7 +262,7 @@ static int every_done(void *ctx)
 	for (int i = 0; i < a->n; i++) {
 		struct bcs_req *r = bcs_req_live(a->h[i]);
 
-		if (r && !r->done)
+		if (r && !is_done(r))
 			return 0;
 	}
 	return 1;
@@ -262,7 +270,7 @@ static int every_done(void *ctx)
 
 static void wait_for(int (*ready)(void *), void *ctx)
 {
-	if (bcs_rt_wait(ready, ctx))
+	if (bcs_wait(ready, ctx))
 		bcs_fatal(NULL, "%s", bcs_rt_failed() ? bcs_rt_failed() :
 			  "the job failed");
 }
@@ -317,7 +325,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 		return MPI_SUCCESS;
 	}
 	bcs_rt_poll();
-	if (!(*flag = bcs_req_live(*request)->done)) {
+	if (!(*flag = is_done(bcs_req_live(*request)))) {
 		if (bcs_rt_failed())
 			bcs_fatal("MPI_Test", "%s", bcs_rt_failed());
 		bcs_rt_polled();
@@ -390,7 +398,7 @@ static int first_done(int count, MPI_Request requests[])
 	for (int i = 0; i < count; i++) {
 		struct bcs_req *r = bcs_req_live(requests[i]);
 
-		if (r && r->done)
+		if (r && is_done(r))
 			return i;
 	}
 	return -1;
@@ -461,7 +469,7 @@ static int some(const char *fn, int count, MPI_Request requests[],
 		MPI_Status *st;
 
 		live += r != NULL;
-		if (!r || !r->done)
+		if (!r || !is_done(r))
 			continue;
 		st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE :
 						       &statuses[n];
@@ -513,6 +521,10 @@ int PMPI_Request_free(MPI_Request *request)
 	if (!request || !(r = bcs_req_get(*request)))
 		return bcs_error(NULL, "MPI_Request_free", MPI_ERR_REQUEST,
 				 "not a request");
+	if (r->kind == R_NBC && !is_done(r))
+		return bcs_error(r->comm, "MPI_Request_free", MPI_ERR_REQUEST,
+				 "a non-blocking collective under way: "
+				 "complete it with MPI_Wait or MPI_Test");
 	if (r->kind == R_PERSIST) {
 		/* its operation under way goes on alone, freed as below */
 		if (r->active != MPI_REQUEST_NULL)
@@ -546,7 +558,7 @@ int PMPI_Cancel(MPI_Request *request)
 	if (!(a = bcs_req_live(*request)))
 		return bcs_error(r->comm, "MPI_Cancel", MPI_ERR_REQUEST,
 				 "an inactive persistent request");
-	if (a->kind == R_COLL)
+	if (a->kind == R_COLL || a->kind == R_NBC)
 		return bcs_error(r->comm, "MPI_Cancel", MPI_ERR_REQUEST,
 				 "a collective's request cannot be "
 				 "cancelled");
@@ -604,7 +616,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag,
 		return MPI_SUCCESS;
 	}
 	bcs_rt_poll();
-	if (!(*flag = r->done)) {
+	if (!(*flag = is_done(r))) {
 		if (bcs_rt_failed())
 			bcs_fatal("MPI_Request_get_status", "%s",
 				  bcs_rt_failed());

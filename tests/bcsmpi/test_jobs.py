@@ -28,6 +28,9 @@ Usage: test_jobs.py BUILD TEST
   datatypes     tests/bcsmpi/datatypes.c the same way (structs, MPI_BOTTOM,
                 subarray, indexed, Pack, contents), and its MPICH build
                 under MPICH's own mpiexec: the expectations are MPICH's;
+  nbc           tests/bcsmpi/nbc.c the same way (every non-blocking
+                collective, overlapped with compute and point-to-point,
+                several at once; Alltoallw), and under MPICH;
   p2pmodes      tests/bcsmpi/p2pmodes.c the same way: persistent
                 requests in every mode, Request_get_status, Cancel of
                 receives, Bsend/Ibsend/Bsend_init with Buffer_attach and
@@ -324,6 +327,13 @@ def test_comms(lab):
           "MPI_COMM_SELF's attributes at MPI_Finalize: %r\n%s" %
           (deleted, r.stderr))
     under_mpich(lab, "comms")
+
+
+def test_nbc(lab):
+    """tests/bcsmpi/nbc.c: non-blocking collectives and Alltoallw on
+    BCS-MPI, and under MPICH."""
+    checked_program(lab, "nbc")
+    under_mpich(lab, "nbc")
 
 
 def test_p2pmodes(lab):
@@ -662,6 +672,9 @@ TESTS = {
                                        slice_us=1000)),
     "datatypes_spread": (test_datatypes, dict(managers=1, nodes=2, cpus=2,
                                               slice_us=1000)),
+    "nbc": (test_nbc, dict(managers=1, nodes=1, cpus=4, slice_us=1000)),
+    "nbc_spread": (test_nbc, dict(managers=1, nodes=2, cpus=2,
+                                  slice_us=1000)),
     "p2pmodes": (test_p2pmodes, dict(managers=1, nodes=1, cpus=4,
                                      slice_us=1000)),
     "p2pmodes_spread": (test_p2pmodes, dict(managers=1, nodes=2, cpus=2,

@@ -1,0 +1,570 @@
+/*
+ * nbc.c — the non-blocking collectives (MPI-3.1 §5.12): Ibarrier,
+ * Ibcast, Ireduce, Iallreduce, Igather(v), Iscatter(v), Iallgather(v),
+ * Ialltoall(v,w), Ireduce_scatter(_block), Iscan, Iexscan.
+ *
+ * Each runs the blocking collective's own code as a coroutine
+ * (ucontext: no thread, which a rank may not start): it posts its first
+ * descriptors at once and returns; where the blocking code would wait,
+ * the coroutine yields instead (bcs_wait), and Wait or Test on its
+ * request resumes it once what it waits for is done.  So a non-blocking
+ * collective is the blocking one's descriptors without the wait, with
+ * the same results bit for bit (reductions in rank order, the engine's
+ * microphases where the blocking one has them).
+ *
+ * Key invariant: each runs on a private communicator — the caller's
+ * group, a context derived from the caller's and the count of
+ * non-blocking collectives started on it (every member starts them in
+ * the same order, as MPI requires) — so its engine collectives and
+ * messages never meet another collective's, whatever order the
+ * coroutines are resumed in on each rank.
+ *
+ * Progress is MPI's weak kind: a collective moves on when its rank calls
+ * Wait or Test on it (or any Wait or Test on a set holding it).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "impl.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define NBC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NBC_ASAN 1
+#endif
+#endif
+#ifdef NBC_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+#define STACK_BYTES (256u * 1024u)
+
+struct nbc {
+	ucontext_t self, caller;
+	void *stack;
+	int (*run)(struct nbc *n);
+	int (*ready)(void *ctx); /* what it waits for, when it yields */
+	void *ready_ctx;
+	int finished, rc;
+	MPI_Comm comm;           /* its private communicator */
+	/* the call's arguments (the program keeps them until completion) */
+	const void *sbuf;
+	void *rbuf;
+	int scount, rcount, root;
+	const int *scounts, *sdispls, *rcounts, *rdispls;
+	MPI_Datatype stype, rtype;
+	const MPI_Datatype *stypes, *rtypes;
+	MPI_Op op;
+#ifdef NBC_ASAN
+	void *fake_stack;
+	const void *caller_bottom;
+	size_t caller_size;
+#endif
+};
+
+static struct nbc *current; /* the coroutine running, or NULL */
+
+static void switch_to(struct nbc *n, int into)
+{
+#ifdef NBC_ASAN
+	if (into)
+		__sanitizer_start_switch_fiber(&n->fake_stack, n->stack,
+					       STACK_BYTES);
+	else
+		__sanitizer_start_switch_fiber(n->finished ? NULL :
+					       &n->fake_stack,
+					       n->caller_bottom,
+					       n->caller_size);
+#endif
+	if (into)
+		swapcontext(&n->caller, &n->self);
+	else
+		swapcontext(&n->self, &n->caller);
+#ifdef NBC_ASAN
+	if (into)
+		__sanitizer_finish_switch_fiber(n->fake_stack, NULL, NULL);
+	else
+		__sanitizer_finish_switch_fiber(n->fake_stack,
+						&n->caller_bottom,
+						&n->caller_size);
+#endif
+}
+
+int bcs_wait(int (*ready)(void *ctx), void *ctx)
+{
+	struct nbc *n = current;
+
+	if (!n)
+		return bcs_rt_wait(ready, ctx);
+	/* in a coroutine: yield until what it waits for is done */
+	bcs_rt_poll();
+	while (!ready(ctx)) {
+		if (bcs_rt_failed())
+			return -EPIPE;
+		n->ready = ready;
+		n->ready_ctx = ctx;
+		current = NULL;
+		switch_to(n, 0);
+		current = n;
+	}
+	n->ready = NULL;
+	return 0;
+}
+
+static void trampoline(unsigned lo, unsigned hi)
+{
+	struct nbc *n = (struct nbc *)((uintptr_t)hi << 32 | lo);
+
+#ifdef NBC_ASAN
+	__sanitizer_finish_switch_fiber(NULL, &n->caller_bottom,
+					&n->caller_size);
+#endif
+	n->rc = n->run(n);
+	/* its private communicator goes with it */
+	PMPI_Comm_free(&n->comm);
+	n->finished = 1;
+	current = NULL;
+	switch_to(n, 0); /* never resumed again */
+}
+
+/* Run n until it yields or finishes. */
+static void resume(struct nbc *n)
+{
+	current = n;
+	switch_to(n, 1);
+	current = NULL;
+}
+
+int bcs_nbc_done(struct bcs_req *r)
+{
+	struct nbc *n = r->nbc;
+
+	if (r->done)
+		return 1;
+	/* only the program's own context resumes coroutines */
+	if (!current && !n->finished && n->ready) {
+		bcs_rt_poll();
+		if (n->ready(n->ready_ctx))
+			resume(n);
+	}
+	if (n->finished) {
+		r->done = 1;
+		r->err = n->rc;
+	}
+	return r->done;
+}
+
+void bcs_nbc_free(struct nbc *n)
+{
+	if (!n)
+		return;
+	free(n->stack);
+	free(n);
+}
+
+/* Start n (run, and the arguments set) on comm as fn: its request, or
+ * an error through comm's handler. */
+static int start(const char *fn, struct nbc *n, MPI_Comm comm,
+		 MPI_Request *request)
+{
+	struct bcs_comm *c;
+	struct bcs_req *r;
+	int rc;
+
+	BCS_NEED_INIT(fn);
+	if ((rc = bcs_coll_comm_ok(fn, comm, &c))) {
+		free(n);
+		return rc;
+	}
+	if (!request) {
+		free(n);
+		return bcs_error(c, fn, MPI_ERR_REQUEST, "request is NULL");
+	}
+	n->comm = bcs_comm_make(c, UINT64_C(1) << 62 | c->nbcs, c->size,
+				c->world, &rc);
+	if (rc || !(n->stack = malloc(STACK_BYTES)) ||
+	    !(r = bcs_req_new(R_NBC, c))) {
+		if (!rc)
+			PMPI_Comm_free(&n->comm);
+		bcs_nbc_free(n);
+		return bcs_error(c, fn, rc ? rc : MPI_ERR_NO_MEM, "no room for "
+				 "another non-blocking collective");
+	}
+	c->nbcs++;
+	r->nbc = n;
+	getcontext(&n->self);
+	n->self.uc_stack.ss_sp = n->stack;
+	n->self.uc_stack.ss_size = STACK_BYTES;
+	n->self.uc_link = NULL;
+	makecontext(&n->self, (void (*)(void))trampoline, 2,
+		    (unsigned)(uintptr_t)n, (unsigned)((uintptr_t)n >> 32));
+	/* its first descriptors now, in the program's order */
+	resume(n);
+	if (bcs_nbc_done(r) && r->err) {
+		/* its arguments were refused (said through the handler
+		 * already): the call fails, as the blocking one would */
+		rc = r->err;
+		bcs_req_free(r);
+		return rc;
+	}
+	*request = bcs_req_handle(r);
+	return MPI_SUCCESS;
+}
+
+static struct nbc *new_nbc(int (*run)(struct nbc *))
+{
+	struct nbc *n = calloc(1, sizeof(*n));
+
+	if (n)
+		n->run = run;
+	return n;
+}
+
+#define NBC_NEW(fn, run)                                                    \
+	struct nbc *n = new_nbc(run);                                       \
+	if (!n) {                                                           \
+		BCS_NEED_INIT(fn);                                          \
+		return bcs_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");\
+	}
+
+/* ---- the calls -------------------------------------------------------------- */
+
+static int run_barrier(struct nbc *n)
+{
+	return PMPI_Barrier(n->comm);
+}
+
+#pragma weak MPI_Ibarrier = PMPI_Ibarrier
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+	NBC_NEW("MPI_Ibarrier", run_barrier);
+	return start("MPI_Ibarrier", n, comm, request);
+}
+
+static int run_bcast(struct nbc *n)
+{
+	return PMPI_Bcast(n->rbuf, n->rcount, n->rtype, n->root, n->comm);
+}
+
+#pragma weak MPI_Ibcast = PMPI_Ibcast
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
+		MPI_Comm comm, MPI_Request *request)
+{
+	NBC_NEW("MPI_Ibcast", run_bcast);
+	n->rbuf = buffer;
+	n->rcount = count;
+	n->rtype = datatype;
+	n->root = root;
+	return start("MPI_Ibcast", n, comm, request);
+}
+
+static int run_reduce(struct nbc *n)
+{
+	return PMPI_Reduce(n->sbuf, n->rbuf, n->rcount, n->rtype, n->op,
+			   n->root, n->comm);
+}
+
+static int run_allreduce(struct nbc *n)
+{
+	return PMPI_Allreduce(n->sbuf, n->rbuf, n->rcount, n->rtype, n->op,
+			      n->comm);
+}
+
+static int run_scan(struct nbc *n)
+{
+	return PMPI_Scan(n->sbuf, n->rbuf, n->rcount, n->rtype, n->op,
+			 n->comm);
+}
+
+static int run_exscan(struct nbc *n)
+{
+	return PMPI_Exscan(n->sbuf, n->rbuf, n->rcount, n->rtype, n->op,
+			   n->comm);
+}
+
+static int run_reduce_scatter_block(struct nbc *n)
+{
+	return PMPI_Reduce_scatter_block(n->sbuf, n->rbuf, n->rcount,
+					 n->rtype, n->op, n->comm);
+}
+
+/* The reductions differ in their run only. */
+static int ireduce(const char *fn, int (*run)(struct nbc *),
+		   const void *sendbuf, void *recvbuf, int count,
+		   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+		   MPI_Request *request)
+{
+	NBC_NEW(fn, run);
+	n->sbuf = sendbuf;
+	n->rbuf = recvbuf;
+	n->rcount = count;
+	n->rtype = datatype;
+	n->op = op;
+	n->root = root;
+	return start(fn, n, comm, request);
+}
+
+#pragma weak MPI_Ireduce = PMPI_Ireduce
+int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
+		 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+		 MPI_Request *request)
+{
+	return ireduce("MPI_Ireduce", run_reduce, sendbuf, recvbuf, count,
+		       datatype, op, root, comm, request);
+}
+
+#pragma weak MPI_Iallreduce = PMPI_Iallreduce
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
+		    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+		    MPI_Request *request)
+{
+	return ireduce("MPI_Iallreduce", run_allreduce, sendbuf, recvbuf,
+		       count, datatype, op, 0, comm, request);
+}
+
+#pragma weak MPI_Iscan = PMPI_Iscan
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count,
+	       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+	       MPI_Request *request)
+{
+	return ireduce("MPI_Iscan", run_scan, sendbuf, recvbuf, count,
+		       datatype, op, 0, comm, request);
+}
+
+#pragma weak MPI_Iexscan = PMPI_Iexscan
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count,
+		 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+		 MPI_Request *request)
+{
+	return ireduce("MPI_Iexscan", run_exscan, sendbuf, recvbuf, count,
+		       datatype, op, 0, comm, request);
+}
+
+#pragma weak MPI_Ireduce_scatter_block = PMPI_Ireduce_scatter_block
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
+			       int recvcount, MPI_Datatype datatype,
+			       MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	return ireduce("MPI_Ireduce_scatter_block", run_reduce_scatter_block,
+		       sendbuf, recvbuf, recvcount, datatype, op, 0, comm,
+		       request);
+}
+
+static int run_reduce_scatter(struct nbc *n)
+{
+	return PMPI_Reduce_scatter(n->sbuf, n->rbuf, n->rcounts, n->rtype,
+				   n->op, n->comm);
+}
+
+#pragma weak MPI_Ireduce_scatter = PMPI_Ireduce_scatter
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf,
+			 const int recvcounts[], MPI_Datatype datatype,
+			 MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	NBC_NEW("MPI_Ireduce_scatter", run_reduce_scatter);
+	n->sbuf = sendbuf;
+	n->rbuf = recvbuf;
+	n->rcounts = recvcounts;
+	n->rtype = datatype;
+	n->op = op;
+	return start("MPI_Ireduce_scatter", n, comm, request);
+}
+
+/* The gathers, scatters and all-to-alls: the arguments as given. */
+#define SET_FIXED(n)                                                        \
+	do {                                                                \
+		n->sbuf = sendbuf;                                          \
+		n->scount = sendcount;                                      \
+		n->stype = sendtype;                                        \
+		n->rbuf = recvbuf;                                          \
+		n->rcount = recvcount;                                      \
+		n->rtype = recvtype;                                        \
+	} while (0)
+
+static int run_gather(struct nbc *n)
+{
+	return PMPI_Gather(n->sbuf, n->scount, n->stype, n->rbuf, n->rcount,
+			   n->rtype, n->root, n->comm);
+}
+
+#pragma weak MPI_Igather = PMPI_Igather
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+		 void *recvbuf, int recvcount, MPI_Datatype recvtype,
+		 int root, MPI_Comm comm, MPI_Request *request)
+{
+	NBC_NEW("MPI_Igather", run_gather);
+	SET_FIXED(n);
+	n->root = root;
+	return start("MPI_Igather", n, comm, request);
+}
+
+static int run_gatherv(struct nbc *n)
+{
+	return PMPI_Gatherv(n->sbuf, n->scount, n->stype, n->rbuf,
+			    n->rcounts, n->rdispls, n->rtype, n->root,
+			    n->comm);
+}
+
+#pragma weak MPI_Igatherv = PMPI_Igatherv
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+		  void *recvbuf, const int recvcounts[], const int displs[],
+		  MPI_Datatype recvtype, int root, MPI_Comm comm,
+		  MPI_Request *request)
+{
+	int recvcount = 0;
+
+	NBC_NEW("MPI_Igatherv", run_gatherv);
+	SET_FIXED(n);
+	n->rcounts = recvcounts;
+	n->rdispls = displs;
+	n->root = root;
+	return start("MPI_Igatherv", n, comm, request);
+}
+
+static int run_scatter(struct nbc *n)
+{
+	return PMPI_Scatter(n->sbuf, n->scount, n->stype, n->rbuf, n->rcount,
+			    n->rtype, n->root, n->comm);
+}
+
+#pragma weak MPI_Iscatter = PMPI_Iscatter
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+		  void *recvbuf, int recvcount, MPI_Datatype recvtype,
+		  int root, MPI_Comm comm, MPI_Request *request)
+{
+	NBC_NEW("MPI_Iscatter", run_scatter);
+	SET_FIXED(n);
+	n->root = root;
+	return start("MPI_Iscatter", n, comm, request);
+}
+
+static int run_scatterv(struct nbc *n)
+{
+	return PMPI_Scatterv(n->sbuf, n->scounts, n->sdispls, n->stype,
+			     n->rbuf, n->rcount, n->rtype, n->root, n->comm);
+}
+
+#pragma weak MPI_Iscatterv = PMPI_Iscatterv
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[],
+		   const int displs[], MPI_Datatype sendtype, void *recvbuf,
+		   int recvcount, MPI_Datatype recvtype, int root,
+		   MPI_Comm comm, MPI_Request *request)
+{
+	int sendcount = 0;
+
+	NBC_NEW("MPI_Iscatterv", run_scatterv);
+	SET_FIXED(n);
+	n->scounts = sendcounts;
+	n->sdispls = displs;
+	n->root = root;
+	return start("MPI_Iscatterv", n, comm, request);
+}
+
+static int run_allgather(struct nbc *n)
+{
+	return PMPI_Allgather(n->sbuf, n->scount, n->stype, n->rbuf,
+			      n->rcount, n->rtype, n->comm);
+}
+
+#pragma weak MPI_Iallgather = PMPI_Iallgather
+int PMPI_Iallgather(const void *sendbuf, int sendcount,
+		    MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		    MPI_Datatype recvtype, MPI_Comm comm,
+		    MPI_Request *request)
+{
+	NBC_NEW("MPI_Iallgather", run_allgather);
+	SET_FIXED(n);
+	return start("MPI_Iallgather", n, comm, request);
+}
+
+static int run_allgatherv(struct nbc *n)
+{
+	return PMPI_Allgatherv(n->sbuf, n->scount, n->stype, n->rbuf,
+			       n->rcounts, n->rdispls, n->rtype, n->comm);
+}
+
+#pragma weak MPI_Iallgatherv = PMPI_Iallgatherv
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount,
+		     MPI_Datatype sendtype, void *recvbuf,
+		     const int recvcounts[], const int displs[],
+		     MPI_Datatype recvtype, MPI_Comm comm,
+		     MPI_Request *request)
+{
+	int recvcount = 0;
+
+	NBC_NEW("MPI_Iallgatherv", run_allgatherv);
+	SET_FIXED(n);
+	n->rcounts = recvcounts;
+	n->rdispls = displs;
+	return start("MPI_Iallgatherv", n, comm, request);
+}
+
+static int run_alltoall(struct nbc *n)
+{
+	return PMPI_Alltoall(n->sbuf, n->scount, n->stype, n->rbuf,
+			     n->rcount, n->rtype, n->comm);
+}
+
+#pragma weak MPI_Ialltoall = PMPI_Ialltoall
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+		   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+		   MPI_Comm comm, MPI_Request *request)
+{
+	NBC_NEW("MPI_Ialltoall", run_alltoall);
+	SET_FIXED(n);
+	return start("MPI_Ialltoall", n, comm, request);
+}
+
+static int run_alltoallv(struct nbc *n)
+{
+	return PMPI_Alltoallv(n->sbuf, n->scounts, n->sdispls, n->stype,
+			      n->rbuf, n->rcounts, n->rdispls, n->rtype,
+			      n->comm);
+}
+
+#pragma weak MPI_Ialltoallv = PMPI_Ialltoallv
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[],
+		    const int sdispls[], MPI_Datatype sendtype,
+		    void *recvbuf, const int recvcounts[],
+		    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+		    MPI_Request *request)
+{
+	int sendcount = 0, recvcount = 0;
+
+	NBC_NEW("MPI_Ialltoallv", run_alltoallv);
+	SET_FIXED(n);
+	n->scounts = sendcounts;
+	n->sdispls = sdispls;
+	n->rcounts = recvcounts;
+	n->rdispls = rdispls;
+	return start("MPI_Ialltoallv", n, comm, request);
+}
+
+static int run_alltoallw(struct nbc *n)
+{
+	return PMPI_Alltoallw(n->sbuf, n->scounts, n->sdispls, n->stypes,
+			      n->rbuf, n->rcounts, n->rdispls, n->rtypes,
+			      n->comm);
+}
+
+#pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
+		    const int sdispls[], const MPI_Datatype sendtypes[],
+		    void *recvbuf, const int recvcounts[],
+		    const int rdispls[], const MPI_Datatype recvtypes[],
+		    MPI_Comm comm, MPI_Request *request)
+{
+	NBC_NEW("MPI_Ialltoallw", run_alltoallw);
+	n->sbuf = sendbuf;
+	n->rbuf = recvbuf;
+	n->scounts = sendcounts;
+	n->sdispls = sdispls;
+	n->stypes = sendtypes;
+	n->rcounts = recvcounts;
+	n->rdispls = rdispls;
+	n->rtypes = recvtypes;
+	return start("MPI_Ialltoallw", n, comm, request);
+}
