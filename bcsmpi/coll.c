@@ -19,11 +19,25 @@
 enum { T_GATHER = 1, T_SCATTER, T_ALLGATHER, T_ALLTOALL, T_REDUCE,
        T_BCAST };
 
-int bcs_coll_comm_ok(const char *fn, MPI_Comm comm, struct bcs_comm **cp)
+int bcs_coll_comm_any(const char *fn, MPI_Comm comm, struct bcs_comm **cp)
 {
 	if (!(*cp = bcs_comm_get(comm)))
 		return bcs_error(NULL, fn, MPI_ERR_COMM, "not a communicator "
 				 "(%#x)", (unsigned)comm);
+	return MPI_SUCCESS;
+}
+
+int bcs_coll_comm_ok(const char *fn, MPI_Comm comm, struct bcs_comm **cp)
+{
+	int rc;
+
+	if ((rc = bcs_coll_comm_any(fn, comm, cp)))
+		return rc;
+	if ((*cp)->inter)
+		return bcs_error(*cp, fn, MPI_ERR_UNSUPPORTED_OPERATION,
+				 "on an intercommunicator: BCS-MPI runs "
+				 "Barrier, Bcast, Reduce, Allreduce, Gather, "
+				 "Scatter, Allgather and Alltoall there");
 	return MPI_SUCCESS;
 }
 
@@ -144,8 +158,10 @@ int PMPI_Barrier(MPI_Comm comm)
 	int rc;
 
 	BCS_NEED_INIT("MPI_Barrier");
-	if ((rc = bcs_coll_comm_ok("MPI_Barrier", comm, &c)))
+	if ((rc = bcs_coll_comm_any("MPI_Barrier", comm, &c)))
 		return rc;
+	if (c->inter)
+		return bcs_inter_barrier(c);
 	if (c->size == 1)
 		return MPI_SUCCESS;
 	return engine_coll("MPI_Barrier", c, &d);
@@ -162,9 +178,12 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
 	int rc;
 
 	BCS_NEED_INIT("MPI_Bcast");
-	if ((rc = bcs_coll_comm_ok("MPI_Bcast", comm, &c)) ||
-	    (rc = bcs_coll_type_ok("MPI_Bcast", c, count, datatype)) ||
-	    (rc = root_ok("MPI_Bcast", c, root)))
+	if ((rc = bcs_coll_comm_any("MPI_Bcast", comm, &c)) ||
+	    (rc = bcs_coll_type_ok("MPI_Bcast", c, count, datatype)))
+		return rc;
+	if (c->inter)
+		return bcs_inter_bcast(c, buffer, count, datatype, root);
+	if ((rc = root_ok("MPI_Bcast", c, root)))
 		return rc;
 	bytes = (size_t)count * bcs_dt_size(datatype);
 	if (c->size == 1 || !bytes)
@@ -280,11 +299,14 @@ static int reduce(const char *fn, const void *sendbuf, void *recvbuf,
 	int rc, me_recv;
 
 	BCS_NEED_INIT(fn);
-	if ((rc = bcs_coll_comm_ok(fn, comm, &c)) ||
+	if ((rc = bcs_coll_comm_any(fn, comm, &c)) ||
 	    (rc = bcs_coll_type_ok(fn, c, count, dt)) ||
-	    (!all && (rc = root_ok(fn, c, root))))
+	    (rc = bcs_coll_op_ok(fn, c, op)))
 		return rc;
-	if ((rc = bcs_coll_op_ok(fn, c, op)))
+	if (c->inter)
+		return bcs_inter_reduce(c, sendbuf, recvbuf, count, dt, op,
+					root, all);
+	if (!all && (rc = root_ok(fn, c, root)))
 		return rc;
 	me_recv = all || c->rank == root;
 	bytes = (size_t)count * bcs_dt_size(dt);
@@ -452,6 +474,12 @@ static int *even(int size, int n, int **displs)
 	if ((rc = bcs_coll_comm_ok(fn, comm, &c)))                                    \
 		return rc
 
+/* The same for the collectives BCS-MPI runs on intercommunicators too. */
+#define COLL_ARGS_ANY(fn, c, comm)                                           \
+	BCS_NEED_INIT(fn);                                                   \
+	if ((rc = bcs_coll_comm_any(fn, comm, &c)))                          \
+		return rc
+
 #pragma weak MPI_Gather = PMPI_Gather
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 		void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
@@ -460,7 +488,10 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	struct bcs_comm *c;
 	int *counts, *displs, rc;
 
-	COLL_ARGS("MPI_Gather", c, comm);
+	COLL_ARGS_ANY("MPI_Gather", c, comm);
+	if (c->inter)
+		return bcs_inter_gather(c, sendbuf, sendcount, sendtype,
+					recvbuf, recvcount, recvtype, root);
 	if ((rc = root_ok("MPI_Gather", c, root)) ||
 	    (sendbuf != MPI_IN_PLACE &&
 	     (rc = bcs_coll_type_ok("MPI_Gather", c, sendcount, sendtype))) ||
@@ -505,7 +536,10 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	struct bcs_comm *c;
 	int *counts, *displs, rc;
 
-	COLL_ARGS("MPI_Scatter", c, comm);
+	COLL_ARGS_ANY("MPI_Scatter", c, comm);
+	if (c->inter)
+		return bcs_inter_scatter(c, sendbuf, sendcount, sendtype,
+					 recvbuf, recvcount, recvtype, root);
 	if ((rc = root_ok("MPI_Scatter", c, root)) ||
 	    (recvbuf != MPI_IN_PLACE &&
 	     (rc = bcs_coll_type_ok("MPI_Scatter", c, recvcount, recvtype))) ||
@@ -588,7 +622,10 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	struct bcs_comm *c;
 	int *counts, *displs, rc;
 
-	COLL_ARGS("MPI_Allgather", c, comm);
+	COLL_ARGS_ANY("MPI_Allgather", c, comm);
+	if (c->inter)
+		return bcs_inter_allgather(c, sendbuf, sendcount, sendtype,
+					   recvbuf, recvcount, recvtype);
 	if ((sendbuf != MPI_IN_PLACE &&
 	     (rc = bcs_coll_type_ok("MPI_Allgather", c, sendcount, sendtype))) ||
 	    (rc = bcs_coll_type_ok("MPI_Allgather", c, recvcount, recvtype)))
@@ -684,7 +721,10 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	int *counts, *displs, rc;
 	void *copy = NULL;
 
-	COLL_ARGS("MPI_Alltoall", c, comm);
+	COLL_ARGS_ANY("MPI_Alltoall", c, comm);
+	if (c->inter)
+		return bcs_inter_alltoall(c, sendbuf, sendcount, sendtype,
+					  recvbuf, recvcount, recvtype);
 	if ((sendbuf != MPI_IN_PLACE &&
 	     (rc = bcs_coll_type_ok("MPI_Alltoall", c, sendcount, sendtype))) ||
 	    (rc = bcs_coll_type_ok("MPI_Alltoall", c, recvcount, recvtype)))

@@ -105,6 +105,7 @@ static void comm_release(struct bcs_comm *c)
 {
 	bcs_attr_drop(c);
 	free(c->world);
+	free(c->rworld);
 	if (c->cart) {
 		free(c->cart->dims);
 		free(c->cart->periods);
@@ -141,8 +142,10 @@ MPI_Comm bcs_comm_new(struct bcs_comm *parent, uint32_t color, int size,
 	return bcs_comm_make(parent, n << 32 | color, size, world, rc);
 }
 
-MPI_Comm bcs_comm_make(struct bcs_comm *parent, uint64_t key, int size,
-		       const int32_t *world, int *rc)
+/* A slot for a communicator of context ctx and those members, this
+ * rank found among them; not announced. */
+static MPI_Comm comm_slot(uint64_t ctx, int size, const int32_t *world,
+			  int *rc)
 {
 	struct bcs_comm *c = NULL;
 
@@ -166,15 +169,34 @@ MPI_Comm bcs_comm_make(struct bcs_comm *parent, uint64_t key, int size,
 		if (world[k] == bcs_rt.rank)
 			c->rank = k;
 	/* even, and never the world's or a self context */
-	c->ctx = (mix(parent->ctx ^ mix(key)) &
-		  ~(UINT64_C(1) << 63 | 1)) | 4;
+	c->ctx = (ctx & ~(UINT64_C(1) << 63 | 1)) | 4;
+	c->errh = MPI_ERRORS_ARE_FATAL;
+	c->local = MPI_COMM_NULL;
+	*rc = MPI_SUCCESS;
+	return bcs_comm_handle(c);
+}
+
+MPI_Comm bcs_comm_alloc(uint64_t key, int size, const int32_t *world,
+			int *rc)
+{
+	return comm_slot(mix(key), size, world, rc);
+}
+
+MPI_Comm bcs_comm_make(struct bcs_comm *parent, uint64_t key, int size,
+		       const int32_t *world, int *rc)
+{
+	MPI_Comm h = comm_slot(mix(parent->ctx ^ mix(key)), size, world, rc);
+	struct bcs_comm *c;
+
+	if (*rc)
+		return MPI_COMM_NULL;
+	c = bcs_comm_get(h);
 	c->errh = parent->errh;
 	if (size > 1 && (*rc = announce(c)) != MPI_SUCCESS) {
 		comm_release(c);
 		return MPI_COMM_NULL;
 	}
-	*rc = MPI_SUCCESS;
-	return bcs_comm_handle(c);
+	return h;
 }
 
 /* ---- the calls ------------------------------------------------------------- */
@@ -227,7 +249,10 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 	/* collective: every member is here before any uses the new one */
 	if ((rc = PMPI_Barrier(comm)) != MPI_SUCCESS)
 		return rc;
-	*newcomm = bcs_comm_new(c, 0, c->size, c->world, &rc);
+	if (c->inter)
+		*newcomm = bcs_inter_dup(c, &rc);
+	else
+		*newcomm = bcs_comm_new(c, 0, c->size, c->world, &rc);
 	if (rc != MPI_SUCCESS)
 		return bcs_error(c, "MPI_Comm_dup", rc, "no room for another "
 				 "communicator (%d at most)", BCS_COMMS_MAX);
@@ -265,6 +290,10 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 	if (!(c = bcs_comm_get(comm)))
 		return bcs_error(NULL, "MPI_Comm_split", MPI_ERR_COMM,
 				 "not a communicator (%#x)", (unsigned)comm);
+	if (c->inter)
+		return bcs_error(c, "MPI_Comm_split", MPI_ERR_UNSUPPORTED_OPERATION,
+				 "on an intercommunicator: not supported by "
+				 "BCS-MPI (merge it first)");
 	if (!newcomm)
 		return bcs_error(c, "MPI_Comm_split", MPI_ERR_ARG,
 				 "newcomm is NULL");
@@ -330,8 +359,12 @@ int PMPI_Comm_free(MPI_Comm *comm)
 	if ((rc = bcs_attr_delete_all(c, *comm)))
 		return bcs_error(c, "MPI_Comm_free", rc, "an attribute's "
 				 "delete callback failed (%d)", rc);
-	/* the engine forgets its group once every member has freed it */
-	if (c->size > 1) {
+	/* an intercommunicator's local half goes with it */
+	if (c->inter && c->local != MPI_COMM_NULL)
+		PMPI_Comm_free(&c->local);
+	/* the engine forgets its group once every member has freed it
+	 * (an intercommunicator's was never announced) */
+	if (c->size > 1 && !c->inter) {
 		struct bcs_desc d = { .kind = BCS_D_COMM_FREE, .ctx = c->ctx };
 
 		if (bcs_rt_post(&d, NULL))
@@ -456,6 +489,10 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 	if (!(c = bcs_comm_get(comm)))
 		return bcs_error(NULL, "MPI_Comm_create", MPI_ERR_COMM,
 				 "not a communicator (%#x)", (unsigned)comm);
+	if (c->inter)
+		return bcs_error(c, "MPI_Comm_create", MPI_ERR_UNSUPPORTED_OPERATION,
+				 "on an intercommunicator: not supported by "
+				 "BCS-MPI (merge it first)");
 	if (bcs_group_members(group, &w, &n))
 		return bcs_error(c, "MPI_Comm_create", MPI_ERR_GROUP,
 				 "not a group (%#x)", (unsigned)group);
@@ -508,6 +545,10 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
 	if (!(c = bcs_comm_get(comm)))
 		return bcs_error(NULL, "MPI_Comm_create_group", MPI_ERR_COMM,
 				 "not a communicator (%#x)", (unsigned)comm);
+	if (c->inter)
+		return bcs_error(c, "MPI_Comm_create_group", MPI_ERR_UNSUPPORTED_OPERATION,
+				 "on an intercommunicator: not supported by "
+				 "BCS-MPI (merge it first)");
 	if (bcs_group_members(group, &w, &n))
 		return bcs_error(c, "MPI_Comm_create_group", MPI_ERR_GROUP,
 				 "not a group (%#x)", (unsigned)group);

@@ -56,7 +56,26 @@ struct bcs_comm {
 	struct bcs_attr *attrs; /* attr.c's, newest first */
 	char name[MPI_MAX_OBJECT_NAME];
 	uint64_t nbcs;       /* non-blocking collectives started on it */
+	/* an intercommunicator (inter.c): the remote group, which
+	 * point-to-point ranks name, and an intracommunicator of the local
+	 * group for the collectives' local halves */
+	int inter;
+	int rsize;
+	int32_t *rworld;
+	MPI_Comm local;
 };
+
+/* The group a communicator's point-to-point ranks name: the remote one
+ * of an intercommunicator. */
+static inline const int32_t *bcs_peer_world(const struct bcs_comm *c)
+{
+	return c->inter ? c->rworld : c->world;
+}
+
+static inline int bcs_peer_size(const struct bcs_comm *c)
+{
+	return c->inter ? c->rsize : c->size;
+}
 
 #define BCS_COMMS_MAX 4096
 /* The communicator of handle c, or NULL (not one). */
@@ -73,6 +92,10 @@ MPI_Comm bcs_comm_handle(const struct bcs_comm *c);
  * count of children and a color. */
 MPI_Comm bcs_comm_make(struct bcs_comm *parent, uint64_t key, int size,
 		       const int32_t *world, int *rc);
+/* A communicator of context key (mixed) and those members: not
+ * announced to the engine (an intercommunicator, inter.c). */
+MPI_Comm bcs_comm_alloc(uint64_t key, int size, const int32_t *world,
+			int *rc);
 /* Delete the attributes of MPI_COMM_SELF, callbacks and all (the first
  * thing MPI_Finalize does, MPI-3.1 §8.7.1). */
 int bcs_comm_finalize_self(void);
@@ -81,6 +104,32 @@ void bcs_comm_ref(struct bcs_comm *c);
 void bcs_comm_unref(struct bcs_comm *c);
 void bcs_comms_fini(void);
 void bcs_comms_made_fini(void);
+
+/* ---- intercommunicators (inter.c) --------------------------------------- */
+
+/* MPI_Comm_dup of intercommunicator c (both groups count it alike). */
+MPI_Comm bcs_inter_dup(struct bcs_comm *c, int *rc);
+/* The collectives on an intercommunicator, arguments checked but the
+ * root. */
+int bcs_inter_barrier(struct bcs_comm *c);
+int bcs_inter_bcast(struct bcs_comm *c, void *buf, int count,
+		    MPI_Datatype dt, int root);
+int bcs_inter_reduce(struct bcs_comm *c, const void *sbuf, void *rbuf,
+		     int count, MPI_Datatype dt, MPI_Op op, int root, int all);
+int bcs_inter_gather(struct bcs_comm *c, const void *sbuf, int scount,
+		     MPI_Datatype stype, void *rbuf, int rcount,
+		     MPI_Datatype rtype, int root);
+int bcs_inter_scatter(struct bcs_comm *c, const void *sbuf, int scount,
+		      MPI_Datatype stype, void *rbuf, int rcount,
+		      MPI_Datatype rtype, int root);
+int bcs_inter_allgather(struct bcs_comm *c, const void *sbuf, int scount,
+			MPI_Datatype stype, void *rbuf, int rcount,
+			MPI_Datatype rtype);
+int bcs_inter_alltoall(struct bcs_comm *c, const void *sbuf, int scount,
+		       MPI_Datatype stype, void *rbuf, int rcount,
+		       MPI_Datatype rtype);
+/* bcs_coll_comm_ok, intercommunicators allowed (the collectives above). */
+int bcs_coll_comm_any(const char *fn, MPI_Comm comm, struct bcs_comm **cp);
 
 /* ---- groups (group.c) and attributes (attr.c) ---------------------------- */
 

@@ -130,9 +130,10 @@ int bcs_p2p_check(const char *fn, struct bcs_comm **cp, MPI_Comm comm,
 		return bcs_error(c, fn, MPI_ERR_BUFFER, "buffer is NULL for "
 				 "%d elements", count);
 	if (peer != MPI_PROC_NULL && !(recv && peer == MPI_ANY_SOURCE) &&
-	    (peer < 0 || peer >= c->size))
-		return bcs_error(c, fn, MPI_ERR_RANK, "rank %d in a "
-				 "communicator of %d", peer, c->size);
+	    (peer < 0 || peer >= bcs_peer_size(c)))
+		return bcs_error(c, fn, MPI_ERR_RANK, "rank %d in a %s of %d",
+				 peer, c->inter ? "remote group" :
+				 "communicator", bcs_peer_size(c));
 	if (!(recv && tag == MPI_ANY_TAG) && (tag < 0 || tag > BCS_TAG_UB))
 		return bcs_error(c, fn, MPI_ERR_TAG, "tag %d (0 to %d%s)",
 				 tag, BCS_TAG_UB,
@@ -142,7 +143,7 @@ int bcs_p2p_check(const char *fn, struct bcs_comm **cp, MPI_Comm comm,
 
 static int world_of(const struct bcs_comm *c, int rank)
 {
-	return rank == MPI_ANY_SOURCE ? BCS_ANY : c->world[rank];
+	return rank == MPI_ANY_SOURCE ? BCS_ANY : bcs_peer_world(c)[rank];
 }
 
 int bcs_p2p_send(const char *fn, const void *buf, int count,
@@ -160,11 +161,11 @@ int bcs_p2p_send(const char *fn, const void *buf, int count,
 	if (dest == MPI_PROC_NULL)
 		return proc_null(c, req);
 	if (mode == BCS_M_BUFFERED)
-		return bcs_bsend(fn, c, buf, count, dt, c->world[dest], tag,
+		return bcs_bsend(fn, c, buf, count, dt, world_of(c, dest), tag,
 				 req);
 	/* ready mode promises the receive is posted; a standard send is a
 	 * valid ready send (MPI-3.1 §3.4): BCS-MPI never depends on it */
-	rc = bcs_isend(buf, count, dt, c->world[dest], tag, c->ctx, c,
+	rc = bcs_isend(buf, count, dt, world_of(c, dest), tag, c->ctx, c,
 		       mode == BCS_M_SYNC, req);
 	return rc ? bcs_error(c, fn, rc, "out of requests or memory") : 0;
 }

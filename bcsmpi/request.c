@@ -125,9 +125,10 @@ void bcs_req_done(const struct bcs_done *d)
 		struct bcs_comm *c = r->comm;
 		int src = d->source;
 
-		/* the sender's communicator rank */
-		for (int k = 0; c && k < c->size; k++)
-			if (c->world[k] == d->source) {
+		/* the sender's communicator rank (of the remote group, on
+		 * an intercommunicator) */
+		for (int k = 0; c && k < bcs_peer_size(c); k++)
+			if (bcs_peer_world(c)[k] == d->source) {
 				src = k;
 				break;
 			}

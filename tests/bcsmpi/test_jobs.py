@@ -28,6 +28,10 @@ Usage: test_jobs.py BUILD TEST
   datatypes     tests/bcsmpi/datatypes.c the same way (structs, MPI_BOTTOM,
                 subarray, indexed, Pack, contents), and its MPICH build
                 under MPICH's own mpiexec: the expectations are MPICH's;
+  inter         tests/bcsmpi/inter.c the same way (Intercomm_create and
+                _merge, point-to-point and the collectives across,
+                Comm_dup), under MPICH, and overlapping groups: FAILED
+                naming the call;
   nbc           tests/bcsmpi/nbc.c the same way (every non-blocking
                 collective, overlapped with compute and point-to-point,
                 several at once; Alltoallw), and under MPICH;
@@ -334,6 +338,22 @@ def test_nbc(lab):
     BCS-MPI, and under MPICH."""
     checked_program(lab, "nbc")
     under_mpich(lab, "nbc")
+
+
+def test_inter(lab):
+    """tests/bcsmpi/inter.c: intercommunicators on BCS-MPI and under
+    MPICH; then groups that overlap: FAILED naming the call."""
+    prog = checked_program(lab, "inter")
+    under_mpich(lab, "inter", n=3)
+    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog, "overlap"])
+    j = show(lab, last_job(lab))
+    reason = j.get("reason", "")
+    check(r.returncode != 0 and j["state"] == "FAILED" and
+          "MPI_Intercomm_create" in reason and "overlap" in reason and
+          "taken" not in r.stdout,
+          "overlapping groups: exit %d, job %s\n%s" %
+          (r.returncode, j, r.stderr))
+    print("inter overlap: %s" % reason)
 
 
 def test_p2pmodes(lab):
@@ -672,6 +692,10 @@ TESTS = {
                                        slice_us=1000)),
     "datatypes_spread": (test_datatypes, dict(managers=1, nodes=2, cpus=2,
                                               slice_us=1000)),
+    "inter": (test_inter, dict(managers=1, nodes=1, cpus=4,
+                               slice_us=1000)),
+    "inter_spread": (test_inter, dict(managers=1, nodes=2, cpus=2,
+                                      slice_us=1000)),
     "nbc": (test_nbc, dict(managers=1, nodes=1, cpus=4, slice_us=1000)),
     "nbc_spread": (test_nbc, dict(managers=1, nodes=2, cpus=2,
                                   slice_us=1000)),
