@@ -225,6 +225,21 @@ static void test_names_and_attributes(void)
 	CHECK(flag && *old == *ub, "Attr_get's MPI_TAG_UB");
 	MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &old, &flag);
 	CHECK(!flag || *old == 0 || *old == 1, "MPI_WTIME_IS_GLOBAL");
+	{
+		MPI_Errhandler eh;
+
+		MPI_Comm_get_errhandler(dup, &eh);
+		CHECK(eh == MPI_ERRORS_ARE_FATAL, "dup's error handler");
+	}
+	/* the MPI-1 names of the same */
+	MPI_Keyval_create(MPI_NULL_COPY_FN, count_delete, &k, &deleted);
+	MPI_Attr_put(dup, k, (void *)&len);
+	MPI_Attr_get(dup, k, &val, &flag);
+	CHECK(flag && val == (void *)&len, "Attr_get of Attr_put's");
+	MPI_Attr_delete(dup, k);
+	CHECK(deleted == 1, "Attr_delete's callback %d", deleted);
+	MPI_Keyval_free(&k);
+	deleted = 0;
 	/* a keyval copied by dup, deleted on free and on replacement */
 	MPI_Comm_create_keyval(count_copy, count_delete, &key, &deleted);
 	MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN,

@@ -243,6 +243,14 @@ static void test_contents_and_names(void)
 	MPI_Type_get_name(MPI_DOUBLE, name, &len);
 	CHECK(!strcmp(name, "MPI_DOUBLE"), "MPI_DOUBLE's name: %s", name);
 	MPI_Type_free(&st);
+	{
+		MPI_Datatype r8;
+		int sz;
+
+		MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &r8);
+		MPI_Type_size(r8, &sz);
+		CHECK(sz == 8, "Type_match_size(REAL, 8): %d bytes", sz);
+	}
 	ok("contents_and_names");
 }
 

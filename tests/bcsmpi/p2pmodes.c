@@ -184,10 +184,29 @@ static void test_get_status_and_cancel(void)
 	      cancelled, got);
 	MPI_Request_free(&r);
 
+	/* synchronous, completed by Testsome */
+	{
+		MPI_Request q[2];
+		int outcount = 0, idx[2], done = 0;
+
+		MPI_Irecv(&got, 1, MPI_INT, prev, 15, MPI_COMM_WORLD, &q[0]);
+		MPI_Issend(&rank, 1, MPI_INT, next, 15, MPI_COMM_WORLD, &q[1]);
+		while (done < 2) {
+			MPI_Testsome(2, q, &outcount, idx, MPI_STATUSES_IGNORE);
+			CHECK(outcount != MPI_UNDEFINED, "Testsome: nothing "
+			      "live with %d done", done);
+			done += outcount;
+		}
+		CHECK(got == prev, "Issend delivered %d", got);
+	}
 	/* statuses set by hand */
 	MPI_Status_set_elements(&st, MPI_DOUBLE, 7);
 	MPI_Get_count(&st, MPI_DOUBLE, &count);
 	CHECK(count == 7, "Status_set_elements: count %d", count);
+	MPI_Status_set_elements_x(&st, MPI_INT, 3);
+	MPI_Get_count(&st, MPI_INT, &count);
+	CHECK(count == 3, "Status_set_elements_x: count %d", count);
+	MPI_Status_set_elements(&st, MPI_DOUBLE, 7);
 	MPI_Status_set_cancelled(&st, 1);
 	MPI_Test_cancelled(&st, &cancelled);
 	CHECK(cancelled, "Status_set_cancelled(1)");
