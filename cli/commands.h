@@ -150,8 +150,8 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	{ SC_OPT_MPI, "mpi", "KIND",                                         \
 	  "What the ranks communicate with: none (the default) or bcs "      \
 	  "(Storm's BCS-MPI: each node's engine sets up the job's "          \
-	  "communication; programs built with bcsmpicc, or with MPICH's "   \
-	  "mpicc, unchanged)." },                                            \
+	  "communication; programs built with bcsmpicc or bcsmpifort, or "  \
+	  "with MPICH's mpicc or mpif90, unchanged)." },                     \
 	{ SC_OPT_BCS_ORDER, "bcs-order", "ORDER",                            \
 	  "With --mpi=bcs: deterministic (the default: MPI_ANY_SOURCE "      \
 	  "receives match in an order the program alone decides) or "       \

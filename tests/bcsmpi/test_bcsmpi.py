@@ -293,7 +293,8 @@ def test_install(tmp):
     soname = run(["readelf", "-d", so]).stdout
     check("[libbcsmpi.so.0]" in soname, "soname: %s" % soname)
     # MPICH's sonames, in a directory of their own (not lib itself)
-    for name in ("libmpich.so.12", "libmpi.so.12"):
+    for name in ("libmpich.so.12", "libmpi.so.12", "libmpichfort.so.12",
+                 "libmpifort.so.12"):
         link = d(os.path.join(lib, "bcsmpi", name))
         check(os.path.islink(link) and
               os.readlink(link) == "../libbcsmpi.so.0" and
@@ -310,6 +311,22 @@ def test_install(tmp):
     check(got == ["cc", "-I" + inc, "x.c", "-L" + lib, "-Wl,-rpath," + lib,
                   "-lbcsmpi"], "installed -show: %s" % got)
 
+    # the Fortran layer: mpif.h always, mpi.mod and bcsmpifort (its
+    # -show naming the installed paths) when gfortran built the module
+    check(os.path.isfile(d(os.path.join(inc, "mpif.h"))),
+          "no mpif.h in %s" % inc)
+    fwrapper = d(os.path.join(bindir, "bcsmpifort"))
+    check(os.access(fwrapper, os.X_OK), "bcsmpifort not installed "
+          "executable")
+    got = shlex.split(run([fwrapper, "-show", "x.f90"],
+                          env={"FC": "gfortran"}).stdout)
+    check(got == ["gfortran", "-fallow-argument-mismatch", "-I" + inc,
+                  "x.f90", "-L" + lib, "-Wl,-rpath," + lib, "-lbcsmpi"],
+          "installed bcsmpifort -show: %s" % got)
+    if shutil.which("gfortran"):
+        check(os.path.isfile(d(os.path.join(inc, "mpi.mod"))),
+              "no mpi.mod in %s" % inc)
+
     # bcsmpi.pc resolves
     pcdir = d(os.path.join(lib, "pkgconfig"))
     env = {"PKG_CONFIG_PATH": pcdir, "PKG_CONFIG_LIBDIR": pcdir}
@@ -325,7 +342,8 @@ def test_install(tmp):
     run(["cc", "-DFOO=1", src("hello.c"), "-o", exe] + flags + SAN_FLAGS)
     out = run([exe], env={"LD_LIBRARY_PATH": d(lib)}).stdout
     check("version 3.1" in out, "installed hello: %r" % out)
-    print("install: %s, %s, bcsmpi.pc and bcsmpicc in place; "
+    print("install: %s, %s, bcsmpi.pc, bcsmpicc, bcsmpifort, mpif.h in "
+          "place; "
           "pkg-config %s" % (inc, lib, " ".join(flags)))
 
 

@@ -28,6 +28,9 @@ Usage: test_jobs.py BUILD TEST
   datatypes     tests/bcsmpi/datatypes.c the same way (structs, MPI_BOTTOM,
                 subarray, indexed, Pack, contents), and its MPICH build
                 under MPICH's own mpiexec: the expectations are MPICH's;
+  fortran       tests/bcsmpi/fring.f (mpif.h) and fmodule.f90 (use mpi)
+                built with bcsmpifort on 1 to 4 ranks, and with
+                mpif90.mpich under MPICH;
   inter         tests/bcsmpi/inter.c the same way (Intercomm_create and
                 _merge, point-to-point and the collectives across,
                 Comm_dup), under MPICH, and overlapping groups: FAILED
@@ -123,10 +126,12 @@ def check(cond, what):
 
 
 def build_with(lab, cc, name, out):
-    """tests/bcsmpi/NAME.c built with the compiler wrapper cc into the
-    lab's directory as out (readable by the job's user)."""
+    """tests/bcsmpi/NAME (NAME.c when it has no suffix) built with the
+    compiler wrapper cc into the lab's directory as out (readable by the
+    job's user)."""
     out = os.path.join(lab.dir, out)
-    argv = [cc, "-O1", "-Wall", "-o", out, os.path.join(HERE, name + ".c")]
+    src = name if "." in name else name + ".c"
+    argv = [cc, "-O1", "-Wall", "-o", out, os.path.join(HERE, src)]
     if SAN not in ("", "none"):
         # the library is instrumented: its runtime must come first
         argv.insert(1, "-fsanitize=" + SAN)
@@ -354,6 +359,40 @@ def test_inter(lab):
           "overlapping groups: exit %d, job %s\n%s" %
           (r.returncode, j, r.stderr))
     print("inter overlap: %s" % reason)
+
+
+def test_fortran(lab):
+    """Fortran programs built with bcsmpifort, on 1 to 4 ranks: a Fortran
+    77 ring with mpif.h (fring.f) and `use mpi` in free form
+    (fmodule.f90: reductions with a Fortran user operation, MPI_IN_PLACE,
+    non-blocking point-to-point, strings, attributes, a matrix row and
+    a struct from MPI_BOTTOM); both also built with MPICH's mpif90 and
+    run under MPICH itself, so the expectations are MPICH's."""
+    fc = os.path.join(lab.build, "bcsmpi", "bcsmpifort")
+    if not os.path.exists(os.path.join(lab.build, "bcsmpi", "mpi.mod")):
+        print("SKIP: no gfortran at build time (no mpi.mod)")
+        sys.exit(77)
+    for src in ("fring.f", "fmodule.f90"):
+        name = src.split(".")[0]
+        prog = build_with(lab, fc, src, name)
+        for n in (1, 2, 3, 4):
+            r = run(lab, ["run", "--mpi=bcs", "-n", str(n), prog])
+            check(r.returncode == 0 and
+                  "%s: all passed on %d ranks" % (name, n) in r.stdout,
+                  "%s on %d ranks: exit %d\n%s\n%s" %
+                  (name, n, r.returncode, r.stdout, r.stderr))
+        print("%s (bcsmpifort) on 1-4 ranks: all passed" % name)
+        mpich = build_with(lab, "mpif90.mpich", src, name + "-mpich")
+        under_mpich(lab, name, n=3)
+        # the MPICH build, unchanged, on BCS-MPI (its libmpichfort and
+        # libmpich are libbcsmpi there)
+        r = run(lab, ["run", "--mpi=bcs", "-n", "3", mpich])
+        check(r.returncode == 0 and
+              "%s: all passed on 3 ranks" % name in r.stdout,
+              "%s-mpich on BCS-MPI: exit %d\n%s\n%s" %
+              (name, r.returncode, r.stdout, r.stderr))
+        print("%s-mpich (mpif90.mpich) on BCS-MPI: all passed on 3 ranks"
+              % name)
 
 
 def test_p2pmodes(lab):
@@ -692,6 +731,10 @@ TESTS = {
                                        slice_us=1000)),
     "datatypes_spread": (test_datatypes, dict(managers=1, nodes=2, cpus=2,
                                               slice_us=1000)),
+    "fortran": (test_fortran, dict(managers=1, nodes=1, cpus=4,
+                                   slice_us=1000)),
+    "fortran_spread": (test_fortran, dict(managers=1, nodes=2, cpus=2,
+                                          slice_us=1000)),
     "inter": (test_inter, dict(managers=1, nodes=1, cpus=4,
                                slice_us=1000)),
     "inter_spread": (test_inter, dict(managers=1, nodes=2, cpus=2,

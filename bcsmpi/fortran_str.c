@@ -1,0 +1,209 @@
+/*
+ * fortran_str.c — the Fortran bindings fortran.py does not generate:
+ * MPI_Init (no argc/argv in Fortran), MPI_Wtime and MPI_Wtick
+ * (functions), those that take or give strings (a hidden length after
+ * the arguments, blank padding instead of a NUL), the attribute calls
+ * (values are INTEGERs of MPI_ADDRESS_KIND in Fortran, not pointers, and
+ * a predefined attribute's value is the value itself), MPI_Op_create
+ * (a Fortran user function takes its arguments by reference, as C's),
+ * and the COMMON blocks of mpif.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "fortran.h"
+
+struct bcs_mpipriv1 mpipriv1_;
+struct bcs_mpipriv2 mpipriv2_;
+
+/* A Fortran string (len bytes, blank padded) as a C one in buf. */
+static const char *c_string(const char *s, size_t len, char *buf,
+			    size_t cap)
+{
+	while (len && s[len - 1] == ' ')
+		len--;
+	if (len >= cap)
+		len = cap - 1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* A C string into a Fortran one of len bytes, blank padded. */
+static void f_string(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n > len)
+		n = len;
+	memcpy(dst, src, n);
+	memset(dst + n, ' ', len - n);
+}
+
+BCSMPI_F void mpi_init_(MPI_Fint *ierror)
+{
+	*ierror = MPI_Init(NULL, NULL);
+}
+
+BCSMPI_F void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided,
+		      MPI_Fint *ierror)
+{
+	*ierror = MPI_Init_thread(NULL, NULL, *required, provided);
+}
+
+BCSMPI_F double mpi_wtime_(void)
+{
+	return MPI_Wtime();
+}
+
+BCSMPI_F double mpi_wtick_(void)
+{
+	return MPI_Wtick();
+}
+
+BCSMPI_F void mpi_get_processor_name_(char *name, MPI_Fint *resultlen,
+			     MPI_Fint *ierror, size_t name_len)
+{
+	char buf[MPI_MAX_PROCESSOR_NAME];
+	int n = 0;
+
+	*ierror = MPI_Get_processor_name(buf, &n);
+	if (!*ierror) {
+		f_string(name, name_len, buf);
+		*resultlen = n < (int)name_len ? n : (int)name_len;
+	}
+}
+
+BCSMPI_F void mpi_get_library_version_(char *version, MPI_Fint *resultlen,
+			      MPI_Fint *ierror, size_t version_len)
+{
+	char buf[MPI_MAX_LIBRARY_VERSION_STRING];
+	int n = 0;
+
+	*ierror = MPI_Get_library_version(buf, &n);
+	if (!*ierror) {
+		f_string(version, version_len, buf);
+		*resultlen = n < (int)version_len ? n : (int)version_len;
+	}
+}
+
+BCSMPI_F void mpi_error_string_(MPI_Fint *errorcode, char *string,
+		       MPI_Fint *resultlen, MPI_Fint *ierror,
+		       size_t string_len)
+{
+	char buf[MPI_MAX_ERROR_STRING];
+	int n = 0;
+
+	*ierror = MPI_Error_string(*errorcode, buf, &n);
+	if (!*ierror) {
+		f_string(string, string_len, buf);
+		*resultlen = n < (int)string_len ? n : (int)string_len;
+	}
+}
+
+BCSMPI_F void mpi_comm_set_name_(MPI_Fint *comm, const char *name, MPI_Fint *ierror,
+			size_t name_len)
+{
+	char buf[MPI_MAX_OBJECT_NAME];
+
+	*ierror = MPI_Comm_set_name((MPI_Comm)*comm,
+				    c_string(name, name_len, buf,
+					     sizeof(buf)));
+}
+
+BCSMPI_F void mpi_comm_get_name_(MPI_Fint *comm, char *name, MPI_Fint *resultlen,
+			MPI_Fint *ierror, size_t name_len)
+{
+	char buf[MPI_MAX_OBJECT_NAME];
+	int n = 0;
+
+	*ierror = MPI_Comm_get_name((MPI_Comm)*comm, buf, &n);
+	if (!*ierror) {
+		f_string(name, name_len, buf);
+		*resultlen = n < (int)name_len ? n : (int)name_len;
+	}
+}
+
+BCSMPI_F void mpi_type_set_name_(MPI_Fint *datatype, const char *name,
+			MPI_Fint *ierror, size_t name_len)
+{
+	char buf[MPI_MAX_OBJECT_NAME];
+
+	*ierror = MPI_Type_set_name((MPI_Datatype)*datatype,
+				    c_string(name, name_len, buf,
+					     sizeof(buf)));
+}
+
+BCSMPI_F void mpi_type_get_name_(MPI_Fint *datatype, char *name, MPI_Fint *resultlen,
+			MPI_Fint *ierror, size_t name_len)
+{
+	char buf[MPI_MAX_OBJECT_NAME];
+	int n = 0;
+
+	*ierror = MPI_Type_get_name((MPI_Datatype)*datatype, buf, &n);
+	if (!*ierror) {
+		f_string(name, name_len, buf);
+		*resultlen = n < (int)name_len ? n : (int)name_len;
+	}
+}
+
+/* The predefined attributes' keyvals (their values are ints in C). */
+static int predefined(int key)
+{
+	return key == MPI_TAG_UB || key == MPI_HOST || key == MPI_IO ||
+	       key == MPI_WTIME_IS_GLOBAL || key == MPI_UNIVERSE_SIZE ||
+	       key == MPI_APPNUM || key == MPI_LASTUSEDCODE;
+}
+
+/* Fortran numbers a predefined attribute's keyval C's + 1 (mpif.h, as
+ * MPICH's): the C one. */
+static int c_key(MPI_Fint key)
+{
+	return predefined(key - 1) ? key - 1 : key;
+}
+
+BCSMPI_F void mpi_comm_set_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *val,
+			MPI_Fint *ierror)
+{
+	*ierror = MPI_Comm_set_attr((MPI_Comm)*comm, *keyval,
+				    (void *)(intptr_t)*val);
+}
+
+BCSMPI_F void mpi_comm_get_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *val,
+			MPI_Fint *flag, MPI_Fint *ierror)
+{
+	int key = c_key(*keyval), f = 0;
+	void *v = NULL;
+
+	*ierror = MPI_Comm_get_attr((MPI_Comm)*comm, key, &v, &f);
+	*flag = f;
+	if (!*ierror && f)
+		*val = predefined(key) ? *(int *)v : (MPI_Aint)(intptr_t)v;
+}
+
+BCSMPI_F void mpi_attr_put_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *val,
+		   MPI_Fint *ierror)
+{
+	*ierror = MPI_Attr_put((MPI_Comm)*comm, *keyval,
+			       (void *)(intptr_t)*val);
+}
+
+BCSMPI_F void mpi_attr_get_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *val,
+		   MPI_Fint *flag, MPI_Fint *ierror)
+{
+	int key = c_key(*keyval), f = 0;
+	void *v = NULL;
+
+	*ierror = MPI_Attr_get((MPI_Comm)*comm, key, &v, &f);
+	*flag = f;
+	if (!*ierror && f)
+		*val = predefined(key) ? *(int *)v : (MPI_Fint)(intptr_t)v;
+}
+
+/* A Fortran user function (invec, inoutvec, len, datatype), all by
+ * reference, is called as C's is. */
+BCSMPI_F void mpi_op_create_(MPI_User_function *fn, MPI_Fint *commute, MPI_Fint *op,
+		    MPI_Fint *ierror)
+{
+	*ierror = MPI_Op_create(fn, *commute, (MPI_Op *)op);
+}
