@@ -201,36 +201,45 @@ MPI_Comm bcs_comm_make(struct bcs_comm *parent, uint64_t key, int size,
 
 /* ---- the calls ------------------------------------------------------------- */
 
-#pragma weak MPI_Comm_size = PMPI_Comm_size
-int PMPI_Comm_size(MPI_Comm comm, int *size)
+int bcs_comm_query(const char *fn, MPI_Comm comm, int inter_only,
+		   int (*get)(const struct bcs_comm *c), int *out)
 {
 	struct bcs_comm *c;
 
-	BCS_NEED_INIT("MPI_Comm_size");
+	BCS_NEED_INIT(fn);
 	if (!(c = bcs_comm_get(comm)))
-		return bcs_error(NULL, "MPI_Comm_size", MPI_ERR_COMM,
-				 "not a communicator (%#x)", (unsigned)comm);
-	if (!size)
-		return bcs_error(c, "MPI_Comm_size", MPI_ERR_ARG,
-				 "size is NULL");
-	*size = c->size;
+		return bcs_error(NULL, fn, MPI_ERR_COMM, "not a communicator "
+				 "(%#x)", (unsigned)comm);
+	if (inter_only && !c->inter)
+		return bcs_error(c, fn, MPI_ERR_COMM, "not an "
+				 "intercommunicator");
+	if (!out)
+		return bcs_error(c, fn, MPI_ERR_ARG, "the result's address is "
+				 "NULL");
+	*out = get(c);
 	return MPI_SUCCESS;
+}
+
+static int size_of(const struct bcs_comm *c)
+{
+	return c->size;
+}
+
+static int rank_of(const struct bcs_comm *c)
+{
+	return c->rank;
+}
+
+#pragma weak MPI_Comm_size = PMPI_Comm_size
+int PMPI_Comm_size(MPI_Comm comm, int *size)
+{
+	return bcs_comm_query("MPI_Comm_size", comm, 0, size_of, size);
 }
 
 #pragma weak MPI_Comm_rank = PMPI_Comm_rank
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
-	struct bcs_comm *c;
-
-	BCS_NEED_INIT("MPI_Comm_rank");
-	if (!(c = bcs_comm_get(comm)))
-		return bcs_error(NULL, "MPI_Comm_rank", MPI_ERR_COMM,
-				 "not a communicator (%#x)", (unsigned)comm);
-	if (!rank)
-		return bcs_error(c, "MPI_Comm_rank", MPI_ERR_ARG,
-				 "rank is NULL");
-	*rank = c->rank;
-	return MPI_SUCCESS;
+	return bcs_comm_query("MPI_Comm_rank", comm, 0, rank_of, rank);
 }
 
 #pragma weak MPI_Comm_dup = PMPI_Comm_dup

@@ -61,48 +61,68 @@ BCSMPI_F double mpi_wtick_(void)
 	return MPI_Wtick();
 }
 
+/* A call that gives a string: its C answer (of at most MPI_MAX_* bytes)
+ * blank padded into the Fortran string, *resultlen its length there. */
+static void give(int rc, const char *buf, int n, char *dst, size_t len,
+		 MPI_Fint *resultlen, MPI_Fint *ierror)
+{
+	*ierror = rc;
+	if (rc)
+		return;
+	f_string(dst, len, buf);
+	*resultlen = n < (int)len ? n : (int)len;
+}
+
 BCSMPI_F void mpi_get_processor_name_(char *name, MPI_Fint *resultlen,
-			     MPI_Fint *ierror, size_t name_len)
+				      MPI_Fint *ierror, size_t name_len)
 {
 	char buf[MPI_MAX_PROCESSOR_NAME];
-	int n = 0;
+	int n = 0, rc = MPI_Get_processor_name(buf, &n);
 
-	*ierror = MPI_Get_processor_name(buf, &n);
-	if (!*ierror) {
-		f_string(name, name_len, buf);
-		*resultlen = n < (int)name_len ? n : (int)name_len;
-	}
+	give(rc, buf, n, name, name_len, resultlen, ierror);
 }
 
 BCSMPI_F void mpi_get_library_version_(char *version, MPI_Fint *resultlen,
-			      MPI_Fint *ierror, size_t version_len)
+				       MPI_Fint *ierror, size_t version_len)
 {
 	char buf[MPI_MAX_LIBRARY_VERSION_STRING];
-	int n = 0;
+	int n = 0, rc = MPI_Get_library_version(buf, &n);
 
-	*ierror = MPI_Get_library_version(buf, &n);
-	if (!*ierror) {
-		f_string(version, version_len, buf);
-		*resultlen = n < (int)version_len ? n : (int)version_len;
-	}
+	give(rc, buf, n, version, version_len, resultlen, ierror);
 }
 
 BCSMPI_F void mpi_error_string_(MPI_Fint *errorcode, char *string,
-		       MPI_Fint *resultlen, MPI_Fint *ierror,
-		       size_t string_len)
+				MPI_Fint *resultlen, MPI_Fint *ierror,
+				size_t string_len)
 {
 	char buf[MPI_MAX_ERROR_STRING];
-	int n = 0;
+	int n = 0, rc = MPI_Error_string(*errorcode, buf, &n);
 
-	*ierror = MPI_Error_string(*errorcode, buf, &n);
-	if (!*ierror) {
-		f_string(string, string_len, buf);
-		*resultlen = n < (int)string_len ? n : (int)string_len;
-	}
+	give(rc, buf, n, string, string_len, resultlen, ierror);
 }
 
-BCSMPI_F void mpi_comm_set_name_(MPI_Fint *comm, const char *name, MPI_Fint *ierror,
-			size_t name_len)
+BCSMPI_F void mpi_comm_get_name_(MPI_Fint *comm, char *name,
+				 MPI_Fint *resultlen, MPI_Fint *ierror,
+				 size_t name_len)
+{
+	char buf[MPI_MAX_OBJECT_NAME];
+	int n = 0, rc = MPI_Comm_get_name((MPI_Comm)*comm, buf, &n);
+
+	give(rc, buf, n, name, name_len, resultlen, ierror);
+}
+
+BCSMPI_F void mpi_type_get_name_(MPI_Fint *datatype, char *name,
+				 MPI_Fint *resultlen, MPI_Fint *ierror,
+				 size_t name_len)
+{
+	char buf[MPI_MAX_OBJECT_NAME];
+	int n = 0, rc = MPI_Type_get_name((MPI_Datatype)*datatype, buf, &n);
+
+	give(rc, buf, n, name, name_len, resultlen, ierror);
+}
+
+BCSMPI_F void mpi_comm_set_name_(MPI_Fint *comm, const char *name,
+				 MPI_Fint *ierror, size_t name_len)
 {
 	char buf[MPI_MAX_OBJECT_NAME];
 
@@ -111,40 +131,14 @@ BCSMPI_F void mpi_comm_set_name_(MPI_Fint *comm, const char *name, MPI_Fint *ier
 					     sizeof(buf)));
 }
 
-BCSMPI_F void mpi_comm_get_name_(MPI_Fint *comm, char *name, MPI_Fint *resultlen,
-			MPI_Fint *ierror, size_t name_len)
-{
-	char buf[MPI_MAX_OBJECT_NAME];
-	int n = 0;
-
-	*ierror = MPI_Comm_get_name((MPI_Comm)*comm, buf, &n);
-	if (!*ierror) {
-		f_string(name, name_len, buf);
-		*resultlen = n < (int)name_len ? n : (int)name_len;
-	}
-}
-
 BCSMPI_F void mpi_type_set_name_(MPI_Fint *datatype, const char *name,
-			MPI_Fint *ierror, size_t name_len)
+				 MPI_Fint *ierror, size_t name_len)
 {
 	char buf[MPI_MAX_OBJECT_NAME];
 
 	*ierror = MPI_Type_set_name((MPI_Datatype)*datatype,
 				    c_string(name, name_len, buf,
 					     sizeof(buf)));
-}
-
-BCSMPI_F void mpi_type_get_name_(MPI_Fint *datatype, char *name, MPI_Fint *resultlen,
-			MPI_Fint *ierror, size_t name_len)
-{
-	char buf[MPI_MAX_OBJECT_NAME];
-	int n = 0;
-
-	*ierror = MPI_Type_get_name((MPI_Datatype)*datatype, buf, &n);
-	if (!*ierror) {
-		f_string(name, name_len, buf);
-		*resultlen = n < (int)name_len ? n : (int)name_len;
-	}
 }
 
 /* The predefined attributes' keyvals (their values are ints in C). */

@@ -118,30 +118,29 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 	return made("MPI_Comm_group", c->size, c->world, group);
 }
 
-#pragma weak MPI_Group_size = PMPI_Group_size
-int PMPI_Group_size(MPI_Group group, int *size)
+/* Group_size and Group_rank: one int about a group. */
+static int group_query(const char *fn, MPI_Group group, int rank, int *out)
 {
 	struct bcs_group *p;
 
-	GROUP_ARG("MPI_Group_size", p, group);
-	if (!size)
-		return bcs_error(NULL, "MPI_Group_size", MPI_ERR_ARG,
-				 "size is NULL");
-	*size = p->size;
+	GROUP_ARG(fn, p, group);
+	if (!out)
+		return bcs_error(NULL, fn, MPI_ERR_ARG, "%s is NULL",
+				 rank ? "rank" : "size");
+	*out = rank ? rank_of(p, bcs_rt.rank) : p->size;
 	return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Group_size = PMPI_Group_size
+int PMPI_Group_size(MPI_Group group, int *size)
+{
+	return group_query("MPI_Group_size", group, 0, size);
 }
 
 #pragma weak MPI_Group_rank = PMPI_Group_rank
 int PMPI_Group_rank(MPI_Group group, int *rank)
 {
-	struct bcs_group *p;
-
-	GROUP_ARG("MPI_Group_rank", p, group);
-	if (!rank)
-		return bcs_error(NULL, "MPI_Group_rank", MPI_ERR_ARG,
-				 "rank is NULL");
-	*rank = rank_of(p, bcs_rt.rank);
-	return MPI_SUCCESS;
+	return group_query("MPI_Group_rank", group, 1, rank);
 }
 
 #pragma weak MPI_Group_translate_ranks = PMPI_Group_translate_ranks

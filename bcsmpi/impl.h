@@ -87,6 +87,11 @@ MPI_Comm bcs_comm_new(struct bcs_comm *parent, uint32_t color, int size,
 		      const int32_t *world, int *rc);
 int bcs_comms_init(void);
 MPI_Comm bcs_comm_handle(const struct bcs_comm *c);
+/* A query of one int about communicator comm (inter_only: of an
+ * intercommunicator), get's answer into *out: 0, or the error through
+ * the handler naming fn. */
+int bcs_comm_query(const char *fn, MPI_Comm comm, int inter_only,
+		   int (*get)(const struct bcs_comm *c), int *out);
 /* A communicator of key (a value every member derives alike, unique
  * among parent's children) — what bcs_comm_new does with the parent's
  * count of children and a color. */

@@ -248,36 +248,28 @@ MPI_Comm bcs_inter_dup(struct bcs_comm *c, int *rc)
 	return h;
 }
 
+static int inter_flag(const struct bcs_comm *c)
+{
+	return c->inter;
+}
+
+static int remote_size(const struct bcs_comm *c)
+{
+	return c->rsize;
+}
+
 #pragma weak MPI_Comm_test_inter = PMPI_Comm_test_inter
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
-	struct bcs_comm *c;
-
-	BCS_NEED_INIT("MPI_Comm_test_inter");
-	if (!(c = bcs_comm_get(comm)))
-		return bcs_error(NULL, "MPI_Comm_test_inter", MPI_ERR_COMM,
-				 "not a communicator (%#x)", (unsigned)comm);
-	if (!flag)
-		return bcs_error(c, "MPI_Comm_test_inter", MPI_ERR_ARG,
-				 "flag is NULL");
-	*flag = c->inter;
-	return MPI_SUCCESS;
+	return bcs_comm_query("MPI_Comm_test_inter", comm, 0, inter_flag,
+			      flag);
 }
 
 #pragma weak MPI_Comm_remote_size = PMPI_Comm_remote_size
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
-	struct bcs_comm *c;
-	int rc;
-
-	BCS_NEED_INIT("MPI_Comm_remote_size");
-	if ((rc = inter_of("MPI_Comm_remote_size", comm, &c)))
-		return rc;
-	if (!size)
-		return bcs_error(c, "MPI_Comm_remote_size", MPI_ERR_ARG,
-				 "size is NULL");
-	*size = c->rsize;
-	return MPI_SUCCESS;
+	return bcs_comm_query("MPI_Comm_remote_size", comm, 1, remote_size,
+			      size);
 }
 
 #pragma weak MPI_Comm_remote_group = PMPI_Comm_remote_group

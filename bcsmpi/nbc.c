@@ -42,6 +42,17 @@
 
 #define STACK_BYTES (256u * 1024u)
 
+/* A collective's arguments, as its blocking call takes them. */
+struct nbc_args {
+	const void *sbuf;
+	void *rbuf;
+	int scount, rcount, root;
+	const int *scounts, *sdispls, *rcounts, *rdispls;
+	MPI_Datatype stype, rtype;
+	const MPI_Datatype *stypes, *rtypes;
+	MPI_Op op;
+};
+
 struct nbc {
 	ucontext_t self, caller;
 	void *stack;
@@ -50,14 +61,8 @@ struct nbc {
 	void *ready_ctx;
 	int finished, rc;
 	MPI_Comm comm;           /* its private communicator */
-	/* the call's arguments (the program keeps them until completion) */
-	const void *sbuf;
-	void *rbuf;
-	int scount, rcount, root;
-	const int *scounts, *sdispls, *rcounts, *rdispls;
-	MPI_Datatype stype, rtype;
-	const MPI_Datatype *stypes, *rtypes;
-	MPI_Op op;
+	struct nbc_args a;       /* the call's (the program keeps the
+				  * buffers and arrays until completion) */
 #ifdef NBC_ASAN
 	void *fake_stack;
 	const void *caller_bottom;
@@ -165,24 +170,25 @@ void bcs_nbc_free(struct nbc *n)
 	free(n);
 }
 
-/* Start n (run, and the arguments set) on comm as fn: its request, or
- * an error through comm's handler. */
-static int start(const char *fn, struct nbc *n, MPI_Comm comm,
-		 MPI_Request *request)
+/* Start run on args a and comm as fn: its request, or an error through
+ * comm's handler. */
+static int start(const char *fn, int (*run)(struct nbc *n),
+		 const struct nbc_args *a, MPI_Comm comm, MPI_Request *request)
 {
 	struct bcs_comm *c;
 	struct bcs_req *r;
+	struct nbc *n;
 	int rc;
 
 	BCS_NEED_INIT(fn);
-	if ((rc = bcs_coll_comm_ok(fn, comm, &c))) {
-		free(n);
+	if ((rc = bcs_coll_comm_ok(fn, comm, &c)))
 		return rc;
-	}
-	if (!request) {
-		free(n);
+	if (!request)
 		return bcs_error(c, fn, MPI_ERR_REQUEST, "request is NULL");
-	}
+	if (!(n = calloc(1, sizeof(*n))))
+		return bcs_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
+	n->run = run;
+	n->a = *a;
 	n->comm = bcs_comm_make(c, UINT64_C(1) << 62 | c->nbcs, c->size,
 				c->world, &rc);
 	if (rc || !(n->stack = malloc(STACK_BYTES)) ||
@@ -214,106 +220,146 @@ static int start(const char *fn, struct nbc *n, MPI_Comm comm,
 	return MPI_SUCCESS;
 }
 
-static struct nbc *new_nbc(int (*run)(struct nbc *))
-{
-	struct nbc *n = calloc(1, sizeof(*n));
-
-	if (n)
-		n->run = run;
-	return n;
-}
-
-#define NBC_NEW(fn, run)                                                    \
-	struct nbc *n = new_nbc(run);                                       \
-	if (!n) {                                                           \
-		BCS_NEED_INIT(fn);                                          \
-		return bcs_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");\
-	}
-
 /* ---- the calls -------------------------------------------------------------- */
 
+/* Each run is the blocking call on the collective's own communicator. */
 static int run_barrier(struct nbc *n)
 {
 	return PMPI_Barrier(n->comm);
 }
 
+static int run_bcast(struct nbc *n)
+{
+	return PMPI_Bcast(n->a.rbuf, n->a.rcount, n->a.rtype, n->a.root,
+			  n->comm);
+}
+
+static int run_reduce(struct nbc *n)
+{
+	return PMPI_Reduce(n->a.sbuf, n->a.rbuf, n->a.rcount, n->a.rtype,
+			   n->a.op, n->a.root, n->comm);
+}
+
+static int run_allreduce(struct nbc *n)
+{
+	return PMPI_Allreduce(n->a.sbuf, n->a.rbuf, n->a.rcount, n->a.rtype,
+			      n->a.op, n->comm);
+}
+
+static int run_scan(struct nbc *n)
+{
+	return PMPI_Scan(n->a.sbuf, n->a.rbuf, n->a.rcount, n->a.rtype,
+			 n->a.op, n->comm);
+}
+
+static int run_exscan(struct nbc *n)
+{
+	return PMPI_Exscan(n->a.sbuf, n->a.rbuf, n->a.rcount, n->a.rtype,
+			   n->a.op, n->comm);
+}
+
+static int run_reduce_scatter_block(struct nbc *n)
+{
+	return PMPI_Reduce_scatter_block(n->a.sbuf, n->a.rbuf, n->a.rcount,
+					 n->a.rtype, n->a.op, n->comm);
+}
+
+static int run_reduce_scatter(struct nbc *n)
+{
+	return PMPI_Reduce_scatter(n->a.sbuf, n->a.rbuf, n->a.rcounts,
+				   n->a.rtype, n->a.op, n->comm);
+}
+
+static int run_gather(struct nbc *n)
+{
+	return PMPI_Gather(n->a.sbuf, n->a.scount, n->a.stype, n->a.rbuf,
+			   n->a.rcount, n->a.rtype, n->a.root, n->comm);
+}
+
+static int run_gatherv(struct nbc *n)
+{
+	return PMPI_Gatherv(n->a.sbuf, n->a.scount, n->a.stype, n->a.rbuf,
+			    n->a.rcounts, n->a.rdispls, n->a.rtype, n->a.root,
+			    n->comm);
+}
+
+static int run_scatter(struct nbc *n)
+{
+	return PMPI_Scatter(n->a.sbuf, n->a.scount, n->a.stype, n->a.rbuf,
+			    n->a.rcount, n->a.rtype, n->a.root, n->comm);
+}
+
+static int run_scatterv(struct nbc *n)
+{
+	return PMPI_Scatterv(n->a.sbuf, n->a.scounts, n->a.sdispls,
+			     n->a.stype, n->a.rbuf, n->a.rcount, n->a.rtype,
+			     n->a.root, n->comm);
+}
+
+static int run_allgather(struct nbc *n)
+{
+	return PMPI_Allgather(n->a.sbuf, n->a.scount, n->a.stype, n->a.rbuf,
+			      n->a.rcount, n->a.rtype, n->comm);
+}
+
+static int run_allgatherv(struct nbc *n)
+{
+	return PMPI_Allgatherv(n->a.sbuf, n->a.scount, n->a.stype, n->a.rbuf,
+			       n->a.rcounts, n->a.rdispls, n->a.rtype,
+			       n->comm);
+}
+
+static int run_alltoall(struct nbc *n)
+{
+	return PMPI_Alltoall(n->a.sbuf, n->a.scount, n->a.stype, n->a.rbuf,
+			     n->a.rcount, n->a.rtype, n->comm);
+}
+
+static int run_alltoallv(struct nbc *n)
+{
+	return PMPI_Alltoallv(n->a.sbuf, n->a.scounts, n->a.sdispls,
+			      n->a.stype, n->a.rbuf, n->a.rcounts,
+			      n->a.rdispls, n->a.rtype, n->comm);
+}
+
+static int run_alltoallw(struct nbc *n)
+{
+	return PMPI_Alltoallw(n->a.sbuf, n->a.scounts, n->a.sdispls,
+			      n->a.stypes, n->a.rbuf, n->a.rcounts,
+			      n->a.rdispls, n->a.rtypes, n->comm);
+}
+
 #pragma weak MPI_Ibarrier = PMPI_Ibarrier
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-	NBC_NEW("MPI_Ibarrier", run_barrier);
-	return start("MPI_Ibarrier", n, comm, request);
-}
+	struct nbc_args a = { 0 };
 
-static int run_bcast(struct nbc *n)
-{
-	return PMPI_Bcast(n->rbuf, n->rcount, n->rtype, n->root, n->comm);
+	return start("MPI_Ibarrier", run_barrier, &a, comm, request);
 }
 
 #pragma weak MPI_Ibcast = PMPI_Ibcast
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
 		MPI_Comm comm, MPI_Request *request)
 {
-	NBC_NEW("MPI_Ibcast", run_bcast);
-	n->rbuf = buffer;
-	n->rcount = count;
-	n->rtype = datatype;
-	n->root = root;
-	return start("MPI_Ibcast", n, comm, request);
+	struct nbc_args a = { .rbuf = buffer, .rcount = count,
+			      .rtype = datatype, .root = root };
+
+	return start("MPI_Ibcast", run_bcast, &a, comm, request);
 }
 
-static int run_reduce(struct nbc *n)
-{
-	return PMPI_Reduce(n->sbuf, n->rbuf, n->rcount, n->rtype, n->op,
-			   n->root, n->comm);
-}
-
-static int run_allreduce(struct nbc *n)
-{
-	return PMPI_Allreduce(n->sbuf, n->rbuf, n->rcount, n->rtype, n->op,
-			      n->comm);
-}
-
-static int run_scan(struct nbc *n)
-{
-	return PMPI_Scan(n->sbuf, n->rbuf, n->rcount, n->rtype, n->op,
-			 n->comm);
-}
-
-static int run_exscan(struct nbc *n)
-{
-	return PMPI_Exscan(n->sbuf, n->rbuf, n->rcount, n->rtype, n->op,
-			   n->comm);
-}
-
-static int run_reduce_scatter_block(struct nbc *n)
-{
-	return PMPI_Reduce_scatter_block(n->sbuf, n->rbuf, n->rcount,
-					 n->rtype, n->op, n->comm);
-}
-
-/* The reductions differ in their run only. */
-static int ireduce(const char *fn, int (*run)(struct nbc *),
-		   const void *sendbuf, void *recvbuf, int count,
-		   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-		   MPI_Request *request)
-{
-	NBC_NEW(fn, run);
-	n->sbuf = sendbuf;
-	n->rbuf = recvbuf;
-	n->rcount = count;
-	n->rtype = datatype;
-	n->op = op;
-	n->root = root;
-	return start(fn, n, comm, request);
-}
+/* The reductions' arguments (root 0 where there is none). */
+#define REDUCTION(root_)                                                    \
+	{ .sbuf = sendbuf, .rbuf = recvbuf, .rcount = count,                \
+	  .rtype = datatype, .op = op, .root = (root_) }
 
 #pragma weak MPI_Ireduce = PMPI_Ireduce
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
 		 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
 		 MPI_Request *request)
 {
-	return ireduce("MPI_Ireduce", run_reduce, sendbuf, recvbuf, count,
-		       datatype, op, root, comm, request);
+	struct nbc_args a = REDUCTION(root);
+
+	return start("MPI_Ireduce", run_reduce, &a, comm, request);
 }
 
 #pragma weak MPI_Iallreduce = PMPI_Iallreduce
@@ -321,8 +367,9 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
 		    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
 		    MPI_Request *request)
 {
-	return ireduce("MPI_Iallreduce", run_allreduce, sendbuf, recvbuf,
-		       count, datatype, op, 0, comm, request);
+	struct nbc_args a = REDUCTION(0);
+
+	return start("MPI_Iallreduce", run_allreduce, &a, comm, request);
 }
 
 #pragma weak MPI_Iscan = PMPI_Iscan
@@ -330,8 +377,9 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count,
 	       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
 	       MPI_Request *request)
 {
-	return ireduce("MPI_Iscan", run_scan, sendbuf, recvbuf, count,
-		       datatype, op, 0, comm, request);
+	struct nbc_args a = REDUCTION(0);
+
+	return start("MPI_Iscan", run_scan, &a, comm, request);
 }
 
 #pragma weak MPI_Iexscan = PMPI_Iexscan
@@ -339,8 +387,9 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count,
 		 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
 		 MPI_Request *request)
 {
-	return ireduce("MPI_Iexscan", run_exscan, sendbuf, recvbuf, count,
-		       datatype, op, 0, comm, request);
+	struct nbc_args a = REDUCTION(0);
+
+	return start("MPI_Iexscan", run_exscan, &a, comm, request);
 }
 
 #pragma weak MPI_Ireduce_scatter_block = PMPI_Ireduce_scatter_block
@@ -348,15 +397,12 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
 			       int recvcount, MPI_Datatype datatype,
 			       MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	return ireduce("MPI_Ireduce_scatter_block", run_reduce_scatter_block,
-		       sendbuf, recvbuf, recvcount, datatype, op, 0, comm,
-		       request);
-}
+	struct nbc_args a = { .sbuf = sendbuf, .rbuf = recvbuf,
+			      .rcount = recvcount, .rtype = datatype,
+			      .op = op };
 
-static int run_reduce_scatter(struct nbc *n)
-{
-	return PMPI_Reduce_scatter(n->sbuf, n->rbuf, n->rcounts, n->rtype,
-				   n->op, n->comm);
+	return start("MPI_Ireduce_scatter_block", run_reduce_scatter_block,
+		     &a, comm, request);
 }
 
 #pragma weak MPI_Ireduce_scatter = PMPI_Ireduce_scatter
@@ -364,48 +410,28 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf,
 			 const int recvcounts[], MPI_Datatype datatype,
 			 MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	NBC_NEW("MPI_Ireduce_scatter", run_reduce_scatter);
-	n->sbuf = sendbuf;
-	n->rbuf = recvbuf;
-	n->rcounts = recvcounts;
-	n->rtype = datatype;
-	n->op = op;
-	return start("MPI_Ireduce_scatter", n, comm, request);
+	struct nbc_args a = { .sbuf = sendbuf, .rbuf = recvbuf,
+			      .rcounts = recvcounts, .rtype = datatype,
+			      .op = op };
+
+	return start("MPI_Ireduce_scatter", run_reduce_scatter, &a, comm,
+		     request);
 }
 
-/* The gathers, scatters and all-to-alls: the arguments as given. */
-#define SET_FIXED(n)                                                        \
-	do {                                                                \
-		n->sbuf = sendbuf;                                          \
-		n->scount = sendcount;                                      \
-		n->stype = sendtype;                                        \
-		n->rbuf = recvbuf;                                          \
-		n->rcount = recvcount;                                      \
-		n->rtype = recvtype;                                        \
-	} while (0)
-
-static int run_gather(struct nbc *n)
-{
-	return PMPI_Gather(n->sbuf, n->scount, n->stype, n->rbuf, n->rcount,
-			   n->rtype, n->root, n->comm);
-}
+/* The gathers', scatters' and all-to-alls' fixed arguments. */
+#define MOVE(root_)                                                         \
+	{ .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,          \
+	  .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype,          \
+	  .root = (root_) }
 
 #pragma weak MPI_Igather = PMPI_Igather
 int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 		 void *recvbuf, int recvcount, MPI_Datatype recvtype,
 		 int root, MPI_Comm comm, MPI_Request *request)
 {
-	NBC_NEW("MPI_Igather", run_gather);
-	SET_FIXED(n);
-	n->root = root;
-	return start("MPI_Igather", n, comm, request);
-}
+	struct nbc_args a = MOVE(root);
 
-static int run_gatherv(struct nbc *n)
-{
-	return PMPI_Gatherv(n->sbuf, n->scount, n->stype, n->rbuf,
-			    n->rcounts, n->rdispls, n->rtype, n->root,
-			    n->comm);
+	return start("MPI_Igather", run_gather, &a, comm, request);
 }
 
 #pragma weak MPI_Igatherv = PMPI_Igatherv
@@ -414,20 +440,12 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 		  MPI_Datatype recvtype, int root, MPI_Comm comm,
 		  MPI_Request *request)
 {
-	int recvcount = 0;
+	struct nbc_args a = { .sbuf = sendbuf, .scount = sendcount,
+			      .stype = sendtype, .rbuf = recvbuf,
+			      .rcounts = recvcounts, .rdispls = displs,
+			      .rtype = recvtype, .root = root };
 
-	NBC_NEW("MPI_Igatherv", run_gatherv);
-	SET_FIXED(n);
-	n->rcounts = recvcounts;
-	n->rdispls = displs;
-	n->root = root;
-	return start("MPI_Igatherv", n, comm, request);
-}
-
-static int run_scatter(struct nbc *n)
-{
-	return PMPI_Scatter(n->sbuf, n->scount, n->stype, n->rbuf, n->rcount,
-			    n->rtype, n->root, n->comm);
+	return start("MPI_Igatherv", run_gatherv, &a, comm, request);
 }
 
 #pragma weak MPI_Iscatter = PMPI_Iscatter
@@ -435,16 +453,9 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 		  void *recvbuf, int recvcount, MPI_Datatype recvtype,
 		  int root, MPI_Comm comm, MPI_Request *request)
 {
-	NBC_NEW("MPI_Iscatter", run_scatter);
-	SET_FIXED(n);
-	n->root = root;
-	return start("MPI_Iscatter", n, comm, request);
-}
+	struct nbc_args a = MOVE(root);
 
-static int run_scatterv(struct nbc *n)
-{
-	return PMPI_Scatterv(n->sbuf, n->scounts, n->sdispls, n->stype,
-			     n->rbuf, n->rcount, n->rtype, n->root, n->comm);
+	return start("MPI_Iscatter", run_scatter, &a, comm, request);
 }
 
 #pragma weak MPI_Iscatterv = PMPI_Iscatterv
@@ -453,20 +464,12 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[],
 		   int recvcount, MPI_Datatype recvtype, int root,
 		   MPI_Comm comm, MPI_Request *request)
 {
-	int sendcount = 0;
+	struct nbc_args a = { .sbuf = sendbuf, .scounts = sendcounts,
+			      .sdispls = displs, .stype = sendtype,
+			      .rbuf = recvbuf, .rcount = recvcount,
+			      .rtype = recvtype, .root = root };
 
-	NBC_NEW("MPI_Iscatterv", run_scatterv);
-	SET_FIXED(n);
-	n->scounts = sendcounts;
-	n->sdispls = displs;
-	n->root = root;
-	return start("MPI_Iscatterv", n, comm, request);
-}
-
-static int run_allgather(struct nbc *n)
-{
-	return PMPI_Allgather(n->sbuf, n->scount, n->stype, n->rbuf,
-			      n->rcount, n->rtype, n->comm);
+	return start("MPI_Iscatterv", run_scatterv, &a, comm, request);
 }
 
 #pragma weak MPI_Iallgather = PMPI_Iallgather
@@ -475,15 +478,9 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount,
 		    MPI_Datatype recvtype, MPI_Comm comm,
 		    MPI_Request *request)
 {
-	NBC_NEW("MPI_Iallgather", run_allgather);
-	SET_FIXED(n);
-	return start("MPI_Iallgather", n, comm, request);
-}
+	struct nbc_args a = MOVE(0);
 
-static int run_allgatherv(struct nbc *n)
-{
-	return PMPI_Allgatherv(n->sbuf, n->scount, n->stype, n->rbuf,
-			       n->rcounts, n->rdispls, n->rtype, n->comm);
+	return start("MPI_Iallgather", run_allgather, &a, comm, request);
 }
 
 #pragma weak MPI_Iallgatherv = PMPI_Iallgatherv
@@ -493,19 +490,12 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount,
 		     MPI_Datatype recvtype, MPI_Comm comm,
 		     MPI_Request *request)
 {
-	int recvcount = 0;
+	struct nbc_args a = { .sbuf = sendbuf, .scount = sendcount,
+			      .stype = sendtype, .rbuf = recvbuf,
+			      .rcounts = recvcounts, .rdispls = displs,
+			      .rtype = recvtype };
 
-	NBC_NEW("MPI_Iallgatherv", run_allgatherv);
-	SET_FIXED(n);
-	n->rcounts = recvcounts;
-	n->rdispls = displs;
-	return start("MPI_Iallgatherv", n, comm, request);
-}
-
-static int run_alltoall(struct nbc *n)
-{
-	return PMPI_Alltoall(n->sbuf, n->scount, n->stype, n->rbuf,
-			     n->rcount, n->rtype, n->comm);
+	return start("MPI_Iallgatherv", run_allgatherv, &a, comm, request);
 }
 
 #pragma weak MPI_Ialltoall = PMPI_Ialltoall
@@ -513,16 +503,9 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 		   void *recvbuf, int recvcount, MPI_Datatype recvtype,
 		   MPI_Comm comm, MPI_Request *request)
 {
-	NBC_NEW("MPI_Ialltoall", run_alltoall);
-	SET_FIXED(n);
-	return start("MPI_Ialltoall", n, comm, request);
-}
+	struct nbc_args a = MOVE(0);
 
-static int run_alltoallv(struct nbc *n)
-{
-	return PMPI_Alltoallv(n->sbuf, n->scounts, n->sdispls, n->stype,
-			      n->rbuf, n->rcounts, n->rdispls, n->rtype,
-			      n->comm);
+	return start("MPI_Ialltoall", run_alltoall, &a, comm, request);
 }
 
 #pragma weak MPI_Ialltoallv = PMPI_Ialltoallv
@@ -532,22 +515,12 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[],
 		    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
 		    MPI_Request *request)
 {
-	int sendcount = 0, recvcount = 0;
+	struct nbc_args a = { .sbuf = sendbuf, .scounts = sendcounts,
+			      .sdispls = sdispls, .stype = sendtype,
+			      .rbuf = recvbuf, .rcounts = recvcounts,
+			      .rdispls = rdispls, .rtype = recvtype };
 
-	NBC_NEW("MPI_Ialltoallv", run_alltoallv);
-	SET_FIXED(n);
-	n->scounts = sendcounts;
-	n->sdispls = sdispls;
-	n->rcounts = recvcounts;
-	n->rdispls = rdispls;
-	return start("MPI_Ialltoallv", n, comm, request);
-}
-
-static int run_alltoallw(struct nbc *n)
-{
-	return PMPI_Alltoallw(n->sbuf, n->scounts, n->sdispls, n->stypes,
-			      n->rbuf, n->rcounts, n->rdispls, n->rtypes,
-			      n->comm);
+	return start("MPI_Ialltoallv", run_alltoallv, &a, comm, request);
 }
 
 #pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
@@ -557,14 +530,10 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
 		    const int rdispls[], const MPI_Datatype recvtypes[],
 		    MPI_Comm comm, MPI_Request *request)
 {
-	NBC_NEW("MPI_Ialltoallw", run_alltoallw);
-	n->sbuf = sendbuf;
-	n->rbuf = recvbuf;
-	n->scounts = sendcounts;
-	n->sdispls = sdispls;
-	n->stypes = sendtypes;
-	n->rcounts = recvcounts;
-	n->rdispls = rdispls;
-	n->rtypes = recvtypes;
-	return start("MPI_Ialltoallw", n, comm, request);
+	struct nbc_args a = { .sbuf = sendbuf, .scounts = sendcounts,
+			      .sdispls = sdispls, .stypes = sendtypes,
+			      .rbuf = recvbuf, .rcounts = recvcounts,
+			      .rdispls = rdispls, .rtypes = recvtypes };
+
+	return start("MPI_Ialltoallw", run_alltoallw, &a, comm, request);
 }
