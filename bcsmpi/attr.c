@@ -189,6 +189,12 @@ void bcs_attrs_init(int world_size)
 {
 	memset(keyvals, 0, sizeof(keyvals));
 	universe = world_size;
+	lastcode = MPI_ERR_LASTCODE;
+}
+
+void bcs_attr_lastcode(int code)
+{
+	lastcode = code;
 }
 
 /* ---- the calls ------------------------------------------------------------ */

@@ -434,11 +434,12 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 	if (!(c = bcs_comm_get(comm)))
 		return bcs_error(NULL, "MPI_Comm_set_errhandler", MPI_ERR_COMM,
 				 "not a communicator");
-	if (errhandler != MPI_ERRORS_ARE_FATAL &&
-	    errhandler != MPI_ERRORS_RETURN)
+	if (!bcs_errh_valid(errhandler))
 		return bcs_error(c, "MPI_Comm_set_errhandler", MPI_ERR_ARG,
-				 "errhandler %#x: MPI_ERRORS_ARE_FATAL or "
-				 "MPI_ERRORS_RETURN", (unsigned)errhandler);
+				 "errhandler %#x: MPI_ERRORS_ARE_FATAL, "
+				 "MPI_ERRORS_RETURN or one of "
+				 "MPI_Comm_create_errhandler",
+				 (unsigned)errhandler);
 	c->errh = errhandler;
 	return MPI_SUCCESS;
 }

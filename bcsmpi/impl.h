@@ -335,6 +335,20 @@ int bcs_op_commutative(MPI_Op op);
 
 /* ---- errors ---------------------------------------------------------------- */
 
+/* The program's error handlers and codes (errhandler.c): whether h is a
+ * handler (predefined or the program's); run h (a program's) for code
+ * on comm, giving back code; an added code's class and text (0), or -1
+ * (not one). */
+int bcs_errh_valid(MPI_Errhandler h);
+int bcs_errh_invoke(MPI_Errhandler h, MPI_Comm comm, int code);
+int bcs_user_error(int code, int *cls, const char **text);
+void bcs_errh_fini(void);
+/* Info objects (info.c): MPI_INFO_ENV filled at MPI_Init. */
+int bcs_infos_init(void);
+void bcs_infos_fini(void);
+/* MPI_LASTUSEDCODE's value from now on (attr.c). */
+void bcs_attr_lastcode(int code);
+
 /* An error of class cls in call fn on comm c (NULL: MPI_COMM_WORLD's
  * handler): the handler decides — MPI_ERRORS_ARE_FATAL ends the job
  * with the call, rank and message; MPI_ERRORS_RETURN returns cls. */

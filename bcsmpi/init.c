@@ -65,6 +65,9 @@ int bcs_error(struct bcs_comm *c, const char *fn, int cls, const char *fmt,
 
 	if (h == MPI_ERRORS_RETURN)
 		return cls;
+	if (h != MPI_ERRORS_ARE_FATAL) /* the program's own: it decides */
+		return bcs_errh_invoke(h, c ? bcs_comm_handle(c) :
+				       MPI_COMM_WORLD, cls);
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -105,7 +108,8 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 		exit(1); /* ERRORS_ARE_FATAL: there is no job to end */
 	}
 	if ((rc = bcs_comms_init()) != MPI_SUCCESS ||
-	    (rc = bcs_dt_init()) != MPI_SUCCESS)
+	    (rc = bcs_dt_init()) != MPI_SUCCESS ||
+	    (rc = bcs_infos_init()) != MPI_SUCCESS)
 		bcs_fatal("MPI_Init", "out of memory");
 	/* one thread calls MPI here (the library starts none): SINGLE and
 	 * FUNNELED are the same to it; more is not offered */
@@ -147,6 +151,8 @@ int PMPI_Finalize(void)
 	bcs_comms_fini();
 	bcs_comms_made_fini();
 	bcs_groups_fini();
+	bcs_errh_fini();
+	bcs_infos_fini();
 	bcs_dt_fini();
 	bcs_op_fini();
 	bcs_rt_fini();

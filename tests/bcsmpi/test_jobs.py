@@ -31,6 +31,8 @@ Usage: test_jobs.py BUILD TEST
   fortran       tests/bcsmpi/fring.f (mpif.h) and fmodule.f90 (use mpi)
                 built with bcsmpifort on 1 to 4 ranks, and with
                 mpif90.mpich under MPICH;
+  infoerr       tests/bcsmpi/infoerr.c the same way (info objects, error
+                handlers and codes of the program's), and under MPICH;
   inter         tests/bcsmpi/inter.c the same way (Intercomm_create and
                 _merge, point-to-point and the collectives across,
                 Comm_dup), under MPICH, and overlapping groups: FAILED
@@ -343,6 +345,13 @@ def test_nbc(lab):
     BCS-MPI, and under MPICH."""
     checked_program(lab, "nbc")
     under_mpich(lab, "nbc")
+
+
+def test_infoerr(lab):
+    """tests/bcsmpi/infoerr.c: info objects, the program's error handlers
+    and error codes, on BCS-MPI and under MPICH."""
+    checked_program(lab, "infoerr")
+    under_mpich(lab, "infoerr")
 
 
 def test_inter(lab):
@@ -735,6 +744,8 @@ TESTS = {
                                    slice_us=1000)),
     "fortran_spread": (test_fortran, dict(managers=1, nodes=2, cpus=2,
                                           slice_us=1000)),
+    "infoerr": (test_infoerr, dict(managers=1, nodes=1, cpus=4,
+                                   slice_us=1000)),
     "inter": (test_inter, dict(managers=1, nodes=1, cpus=4,
                                slice_us=1000)),
     "inter_spread": (test_inter, dict(managers=1, nodes=2, cpus=2,
