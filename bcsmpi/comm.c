@@ -104,6 +104,7 @@ int bcs_comm_finalize_self(void)
 static void comm_release(struct bcs_comm *c)
 {
 	bcs_attr_drop(c);
+	bcs_graph_free(c->graph);
 	free(c->world);
 	free(c->rworld);
 	if (c->cart) {

@@ -29,8 +29,8 @@ WHY = [
      "dynamic processes: a job's ranks are fixed at launch"),
     (r"^T_", "the tool information interface: none yet"),
     (r"^Pcontrol$", "profiling control: none yet"),
-    (r"^(Graph|Dist_graph|Neighbor_|Ineighbor_|Graphdims_get$|"
-     r"Graph_)", "graph topologies: not yet (Cartesian ones are there)"),
+    (r"^Ineighbor_", "non-blocking neighborhood collectives: not yet "
+     "(the blocking ones are there)"),
     (r"^(Mprobe$|Improbe$|Mrecv$|Imrecv$)",
      "matched probes: not yet (Probe and Iprobe are there)"),
     (r"^Grequest_", "generalized requests: not yet"),

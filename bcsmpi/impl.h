@@ -40,6 +40,7 @@ struct bcs_cart {
 };
 
 struct bcs_attr;
+struct bcs_graph;
 
 struct bcs_comm {
 	int used;
@@ -50,6 +51,7 @@ struct bcs_comm {
 	uint32_t children;   /* communicators made from it so far */
 	MPI_Errhandler errh;
 	struct bcs_cart *cart;
+	struct bcs_graph *graph; /* graph.c's: a (distributed) graph */
 	int builtin;         /* COMM_WORLD / COMM_SELF: never freed */
 	int refs;            /* requests still using it */
 	int freed;           /* MPI_Comm_free'd: gone once refs is 0 */
@@ -109,6 +111,12 @@ void bcs_comm_ref(struct bcs_comm *c);
 void bcs_comm_unref(struct bcs_comm *c);
 void bcs_comms_fini(void);
 void bcs_comms_made_fini(void);
+
+/* ---- graph topologies (graph.c) ------------------------------------------ */
+
+void bcs_graph_free(struct bcs_graph *g);
+/* MPI_GRAPH, MPI_DIST_GRAPH, or MPI_UNDEFINED (g NULL). */
+int bcs_graph_kind(const struct bcs_graph *g);
 
 /* ---- intercommunicators (inter.c) --------------------------------------- */
 

@@ -332,7 +332,7 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
 	if (!status)
 		return bcs_error(c, "MPI_Topo_test", MPI_ERR_ARG,
 				 "status is NULL");
-	*status = c->cart ? MPI_CART : MPI_UNDEFINED;
+	*status = c->cart ? MPI_CART : bcs_graph_kind(c->graph);
 	return MPI_SUCCESS;
 }
 

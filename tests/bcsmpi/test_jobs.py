@@ -33,6 +33,9 @@ Usage: test_jobs.py BUILD TEST
                 mpif90.mpich under MPICH;
   infoerr       tests/bcsmpi/infoerr.c the same way (info objects, error
                 handlers and codes of the program's), and under MPICH;
+  topos         tests/bcsmpi/topos.c the same way (graph and distributed
+                graph topologies, neighborhood collectives on them and
+                on a periodic Cartesian line), and under MPICH;
   inter         tests/bcsmpi/inter.c the same way (Intercomm_create and
                 _merge, point-to-point and the collectives across,
                 Comm_dup), under MPICH, and overlapping groups: FAILED
@@ -352,6 +355,15 @@ def test_infoerr(lab):
     and error codes, on BCS-MPI and under MPICH."""
     checked_program(lab, "infoerr")
     under_mpich(lab, "infoerr")
+
+
+def test_topos(lab):
+    """tests/bcsmpi/topos.c: graph topologies and neighborhood
+    collectives on BCS-MPI, and under MPICH on 3 ranks (with one or two,
+    MPICH 4.0's Neighbor_alltoallv swaps a process's -1 and +1 blocks
+    where its Neighbor_alltoall does not)."""
+    checked_program(lab, "topos")
+    under_mpich(lab, "topos", n=3)
 
 
 def test_inter(lab):
@@ -746,6 +758,10 @@ TESTS = {
                                           slice_us=1000)),
     "infoerr": (test_infoerr, dict(managers=1, nodes=1, cpus=4,
                                    slice_us=1000)),
+    "topos": (test_topos, dict(managers=1, nodes=1, cpus=4,
+                               slice_us=1000)),
+    "topos_spread": (test_topos, dict(managers=1, nodes=2, cpus=2,
+                                      slice_us=1000)),
     "inter": (test_inter, dict(managers=1, nodes=1, cpus=4,
                                slice_us=1000)),
     "inter_spread": (test_inter, dict(managers=1, nodes=2, cpus=2,
