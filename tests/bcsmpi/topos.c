@@ -64,7 +64,22 @@ static void test_graph(void)
 	CHECK(cnt == 2 && nb[0] == prev && nb[1] == next, "neighbors %d: %d "
 	      "%d", cnt, nb[0], nb[1]);
 	MPI_Graph_map(MPI_COMM_WORLD, size, index, edges, &newrank);
-	CHECK(newrank == rank || newrank >= 0, "Graph_map %d", newrank);
+	CHECK(newrank >= 0 && newrank < size, "Graph_map %d", newrank);
+	{
+		int *i2 = malloc(sizeof(int) * size);
+		int *e2 = malloc(sizeof(int) * 2 * size), d1 = 1, p1 = 0;
+
+		MPI_Graph_get(ring, size, 2 * size, i2, e2);
+		CHECK(!memcmp(i2, index, sizeof(int) * size) &&
+		      !memcmp(e2, edges, sizeof(int) * 2 * size),
+		      "Graph_get");
+		free(i2);
+		free(e2);
+		/* a grid of one: only rank 0 has a place in it */
+		MPI_Cart_map(MPI_COMM_WORLD, 1, &d1, &p1, &newrank);
+		CHECK(rank == 0 ? newrank == 0 : newrank == MPI_UNDEFINED,
+		      "Cart_map %d", newrank);
+	}
 	check_ring_exchange(ring, "graph", 0);
 	MPI_Comm_free(&ring);
 	free(index);
