@@ -797,6 +797,93 @@ static int dense(const struct bcs_dt *t)
 	return walk(t, 1, follows, &n) == 0 && n.at == (MPI_Aint)t->size;
 }
 
+/* Whether count elements of t touch a byte twice (MPI-3.1 §4.1.1: a
+ * receive into such a type is erroneous).  The runs are sorted and
+ * compared; -1 when there are too many to look at (not checked). */
+struct spans {
+	MPI_Aint *off;
+	size_t *len, n, cap;
+};
+
+static int add_span(void *ctx, MPI_Aint off, size_t len,
+		    const struct dt_plan *leaf)
+{
+	struct spans *s = ctx;
+
+	(void)leaf;
+	if (s->n == s->cap)
+		return 1;
+	s->off[s->n] = off;
+	s->len[s->n++] = len;
+	return 0;
+}
+
+static int by_off(const void *a, const void *b)
+{
+	const MPI_Aint *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+#define SPANS_MAX 65536u
+
+static int count_span(void *ctx, MPI_Aint off, size_t len,
+		      const struct dt_plan *leaf)
+{
+	size_t *n = ctx;
+
+	(void)off;
+	(void)len;
+	(void)leaf;
+	return ++*n > SPANS_MAX;
+}
+
+static int overlaps(const struct bcs_dt *t, int count)
+{
+	struct spans s = { NULL, NULL, 0, 0 };
+	MPI_Aint (*pair)[2] = NULL;
+	int rc = 0;
+
+	if (!t->plan || count <= 0)
+		return 0;
+	if (walk(t, count, count_span, &s.cap))
+		return -1; /* too many runs to look at */
+	s.off = malloc(s.cap * sizeof(*s.off) + 1);
+	s.len = malloc(s.cap * sizeof(*s.len) + 1);
+	pair = malloc(s.cap * sizeof(*pair) + 1);
+	if (!s.off || !s.len || !pair || walk(t, count, add_span, &s)) {
+		rc = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < s.n; i++) {
+		pair[i][0] = s.off[i];
+		pair[i][1] = (MPI_Aint)s.len[i];
+	}
+	qsort(pair, s.n, sizeof(*pair), by_off);
+	for (size_t i = 1; i < s.n && !rc; i++)
+		rc = pair[i - 1][0] + pair[i - 1][1] > pair[i][0];
+out:
+	free(s.off);
+	free(s.len);
+	free(pair);
+	return rc;
+}
+
+int bcs_dt_overlaps(MPI_Datatype dt, int count)
+{
+	struct bcs_dt v;
+	const struct bcs_dt *t = dt_any(dt, &v);
+
+	if (!t || count <= 0)
+		return 0;
+	if (t->overlaps)
+		return 1;
+	/* elements can only meet when one's extent is less than its span */
+	if (count > 1 && t->plan && t->extent < t->true_ub - t->true_lb)
+		return overlaps(t, count) == 1;
+	return 0;
+}
+
 /* Committing a predefined type is allowed and does nothing. */
 #pragma weak MPI_Type_commit = PMPI_Type_commit
 int PMPI_Type_commit(MPI_Datatype *datatype)
@@ -814,6 +901,7 @@ int PMPI_Type_commit(MPI_Datatype *datatype)
 				 "not a datatype (%#x)", (unsigned)*datatype);
 	t->committed = 1;
 	t->dense = dense(t);
+	t->overlaps = overlaps(t, 1) == 1;
 	return MPI_SUCCESS;
 }
 

@@ -12,6 +12,8 @@ struct bcs_dt {
 	int committed;
 	int dense;             /* one run from its address, extent = size
 				* (set at commit): used in place */
+	int overlaps;          /* two entries of one element share bytes
+				* (set at commit): no receive into it */
 	int freed;             /* by the program: only holds keep it */
 	unsigned holds;        /* bcs_dt_hold's, not yet released */
 	MPI_Datatype basic;    /* the predefined type of every element, or

@@ -129,6 +129,10 @@ int bcs_p2p_check(const char *fn, struct bcs_comm **cp, MPI_Comm comm,
 	if (count && !buf && bcs_dt_size(dt) && bcs_dt_contig(dt))
 		return bcs_error(c, fn, MPI_ERR_BUFFER, "buffer is NULL for "
 				 "%d elements", count);
+	if (recv && bcs_dt_overlaps(dt, count))
+		return bcs_error(c, fn, MPI_ERR_TYPE, "a receive into %d "
+				 "elements of a datatype whose entries "
+				 "overlap", count);
 	if (peer != MPI_PROC_NULL && !(recv && peer == MPI_ANY_SOURCE) &&
 	    (peer < 0 || peer >= bcs_peer_size(c)))
 		return bcs_error(c, fn, MPI_ERR_RANK, "rank %d in a %s of %d",

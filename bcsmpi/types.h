@@ -53,6 +53,11 @@ int bcs_dt_span(MPI_Datatype dt, int count, MPI_Aint *true_lb,
 int bcs_dt_walk(MPI_Datatype dt, int count,
 		int (*fn)(void *ctx, MPI_Aint off, size_t len), void *ctx);
 
+/** Whether @count elements of @dt touch some byte twice (a receive into
+ * them is erroneous, MPI-3.1 §4.1.1); a type of more than 65,536 runs
+ * is not looked at (0). */
+int bcs_dt_overlaps(MPI_Datatype dt, int count);
+
 /** Keep derived @dt alive for an operation in progress (a receive to
  * unpack at completion, a nonblocking collective): MPI_Type_free by the
  * program then only retires the handle for new uses (MPI-3.1 §4.1.9: "any

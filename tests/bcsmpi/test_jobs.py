@@ -16,6 +16,10 @@ Usage: test_jobs.py BUILD TEST
                 libmpich.so.12), unchanged, run with --mpi=bcs on 1, 2
                 and 4 ranks: every check passes on BCS-MPI; the job's
                 LD_LIBRARY_PATH puts mpich_abi_dir before the user's;
+  badinput      tests/bcsmpi/badinput.c: bad constructors, overlapping
+                receives, predefined and freed handles refused with the
+                standard's classes; an overlapping receive under the
+                default handler: FAILED naming the call;
   breadth       tests/bcsmpi/breadth.c on 1 to 4 ranks, built with
                 bcsmpicc and with mpicc.mpich: Rsend, Irsend,
                 Sendrecv_replace, Scan, Exscan (a non-commutative user
@@ -364,6 +368,29 @@ def test_topos(lab):
     where its Neighbor_alltoall does not)."""
     checked_program(lab, "topos")
     under_mpich(lab, "topos", n=3)
+
+
+def test_badinput(lab):
+    """tests/bcsmpi/badinput.c: issue 15's bad input refused with the
+    standard's classes on 1 to 4 ranks; then a receive into overlapping
+    entries under the default handler: FAILED naming the call and the
+    rank, nothing left running."""
+    prog = build_prog(lab, "badinput")
+    for n in (1, 2, 3, 4):
+        r = run(lab, ["run", "--mpi=bcs", "-n", str(n), prog])
+        check(r.returncode == 0 and
+              "badinput: all passed on %d ranks" % n in r.stdout,
+              "badinput on %d ranks: exit %d\n%s\n%s" %
+              (n, r.returncode, r.stdout, r.stderr))
+    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog, "overlap"])
+    j = show(lab, last_job(lab))
+    reason = j.get("reason", "")
+    check(r.returncode != 0 and j["state"] == "FAILED" and
+          "MPI_Sendrecv" in reason and "overlap" in reason and
+          "rank" in reason and "taken" not in r.stdout,
+          "an overlapping receive: exit %d, job %s\n%s" %
+          (r.returncode, j, r.stderr))
+    print("badinput on 1-4 ranks: all passed; overlap: %s" % reason)
 
 
 def test_inter(lab):
@@ -762,6 +789,8 @@ TESTS = {
                                slice_us=1000)),
     "topos_spread": (test_topos, dict(managers=1, nodes=2, cpus=2,
                                       slice_us=1000)),
+    "badinput": (test_badinput, dict(managers=1, nodes=1, cpus=4,
+                                     slice_us=1000)),
     "inter": (test_inter, dict(managers=1, nodes=1, cpus=4,
                                slice_us=1000)),
     "inter_spread": (test_inter, dict(managers=1, nodes=2, cpus=2,

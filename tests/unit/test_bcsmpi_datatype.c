@@ -594,6 +594,23 @@ static void check_type(const struct ref *r)
 			thi = r->map[k].off + r->map[k].b;
 	}
 	assert_int_equal(bcs_dt_contig(r->h), dense || size == 0);
+	/* overlapping entries, in one element and in two */
+	for (int count = 1; count <= 2; count++) {
+		int clash = 0;
+
+		for (size_t a = 0; a < r->n * count && !clash; a++)
+			for (size_t b = a + 1; b < r->n * count && !clash;
+			     b++) {
+				long oa = r->map[a % r->n].off +
+					  (long)(a / r->n) * ext;
+				long ob = r->map[b % r->n].off +
+					  (long)(b / r->n) * ext;
+
+				clash = oa < ob + r->map[b % r->n].b &&
+					ob < oa + r->map[a % r->n].b;
+			}
+		assert_int_equal(bcs_dt_overlaps(r->h, count), clash);
+	}
 
 	for (int count = 0; count <= 3; count++) {
 		long lo = tlo < r->lb ? tlo : r->lb;
