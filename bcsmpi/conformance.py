@@ -29,8 +29,6 @@ WHY = [
      "dynamic processes: a job's ranks are fixed at launch"),
     (r"^T_", "the tool information interface: none yet"),
     (r"^Pcontrol$", "profiling control: none yet"),
-    (r"^Ineighbor_", "non-blocking neighborhood collectives: not yet "
-     "(the blocking ones are there)"),
     (r"^(Mprobe$|Improbe$|Mrecv$|Imrecv$)",
      "matched probes: not yet (Probe and Iprobe are there)"),
     (r"^Grequest_", "generalized requests: not yet"),
@@ -43,7 +41,6 @@ WHY = [
     (r"^(Win_call_errhandler$|File_call_errhandler$|"
      r"(Win|File)_(create|set|get)_errhandler$)",
      "error handlers of windows and files: there are neither"),
-    (r"^Comm_idup$", "Comm_idup: not yet (Comm_dup is there)"),
     (r"^(Status_set_elements_x$)", ""),
 ]
 

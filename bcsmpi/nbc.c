@@ -44,6 +44,15 @@
 
 /* A collective's arguments, as its blocking call takes them. */
 struct nbc_args {
+	/* a neighborhood collective runs on the caller's communicator
+	 * itself (its topology; all its messages go at the start, in the
+	 * program's order) */
+	int on_caller;
+	const MPI_Aint *sdispls_a, *rdispls_a; /* Ineighbor_alltoallw's */
+	/* Comm_idup: the new communicator's key, reserved at the call, and
+	 * where its handle goes */
+	uint64_t key;
+	MPI_Comm *newcomm, parent;
 	const void *sbuf;
 	void *rbuf;
 	int scount, rcount, root;
@@ -129,7 +138,8 @@ static void trampoline(unsigned lo, unsigned hi)
 #endif
 	n->rc = n->run(n);
 	/* its private communicator goes with it */
-	PMPI_Comm_free(&n->comm);
+	if (!n->a.on_caller)
+		PMPI_Comm_free(&n->comm);
 	n->finished = 1;
 	current = NULL;
 	switch_to(n, 0); /* never resumed again */
@@ -189,11 +199,14 @@ static int start(const char *fn, int (*run)(struct nbc *n),
 		return bcs_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
 	n->run = run;
 	n->a = *a;
-	n->comm = bcs_comm_make(c, UINT64_C(1) << 62 | c->nbcs, c->size,
-				c->world, &rc);
+	if (a->on_caller)
+		n->comm = comm;
+	else
+		n->comm = bcs_comm_make(c, UINT64_C(1) << 62 | c->nbcs,
+					c->size, c->world, &rc);
 	if (rc || !(n->stack = malloc(STACK_BYTES)) ||
 	    !(r = bcs_req_new(R_NBC, c))) {
-		if (!rc)
+		if (!rc && !a->on_caller)
 			PMPI_Comm_free(&n->comm);
 		bcs_nbc_free(n);
 		return bcs_error(c, fn, rc ? rc : MPI_ERR_NO_MEM, "no room for "
@@ -536,4 +549,159 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
 			      .rdispls = rdispls, .rtypes = recvtypes };
 
 	return start("MPI_Ialltoallw", run_alltoallw, &a, comm, request);
+}
+
+/* ---- neighborhood collectives and Comm_idup ------------------------------- */
+
+static int run_neighbor_allgather(struct nbc *n)
+{
+	return PMPI_Neighbor_allgather(n->a.sbuf, n->a.scount, n->a.stype,
+				       n->a.rbuf, n->a.rcount, n->a.rtype,
+				       n->comm);
+}
+
+static int run_neighbor_allgatherv(struct nbc *n)
+{
+	return PMPI_Neighbor_allgatherv(n->a.sbuf, n->a.scount, n->a.stype,
+					n->a.rbuf, n->a.rcounts,
+					n->a.rdispls, n->a.rtype, n->comm);
+}
+
+static int run_neighbor_alltoall(struct nbc *n)
+{
+	return PMPI_Neighbor_alltoall(n->a.sbuf, n->a.scount, n->a.stype,
+				      n->a.rbuf, n->a.rcount, n->a.rtype,
+				      n->comm);
+}
+
+static int run_neighbor_alltoallv(struct nbc *n)
+{
+	return PMPI_Neighbor_alltoallv(n->a.sbuf, n->a.scounts, n->a.sdispls,
+				       n->a.stype, n->a.rbuf, n->a.rcounts,
+				       n->a.rdispls, n->a.rtype, n->comm);
+}
+
+static int run_neighbor_alltoallw(struct nbc *n)
+{
+	return PMPI_Neighbor_alltoallw(n->a.sbuf, n->a.scounts,
+				       n->a.sdispls_a, n->a.stypes, n->a.rbuf,
+				       n->a.rcounts, n->a.rdispls_a,
+				       n->a.rtypes, n->comm);
+}
+
+#pragma weak MPI_Ineighbor_allgather = PMPI_Ineighbor_allgather
+int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount,
+			     MPI_Datatype sendtype, void *recvbuf,
+			     int recvcount, MPI_Datatype recvtype,
+			     MPI_Comm comm, MPI_Request *request)
+{
+	struct nbc_args a = MOVE(0);
+
+	a.on_caller = 1;
+	return start("MPI_Ineighbor_allgather", run_neighbor_allgather, &a,
+		     comm, request);
+}
+
+#pragma weak MPI_Ineighbor_allgatherv = PMPI_Ineighbor_allgatherv
+int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount,
+			      MPI_Datatype sendtype, void *recvbuf,
+			      const int recvcounts[], const int displs[],
+			      MPI_Datatype recvtype, MPI_Comm comm,
+			      MPI_Request *request)
+{
+	struct nbc_args a = { .on_caller = 1, .sbuf = sendbuf,
+			      .scount = sendcount, .stype = sendtype,
+			      .rbuf = recvbuf, .rcounts = recvcounts,
+			      .rdispls = displs, .rtype = recvtype };
+
+	return start("MPI_Ineighbor_allgatherv", run_neighbor_allgatherv, &a,
+		     comm, request);
+}
+
+#pragma weak MPI_Ineighbor_alltoall = PMPI_Ineighbor_alltoall
+int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount,
+			    MPI_Datatype sendtype, void *recvbuf,
+			    int recvcount, MPI_Datatype recvtype,
+			    MPI_Comm comm, MPI_Request *request)
+{
+	struct nbc_args a = MOVE(0);
+
+	a.on_caller = 1;
+	return start("MPI_Ineighbor_alltoall", run_neighbor_alltoall, &a,
+		     comm, request);
+}
+
+#pragma weak MPI_Ineighbor_alltoallv = PMPI_Ineighbor_alltoallv
+int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+			     const int sdispls[], MPI_Datatype sendtype,
+			     void *recvbuf, const int recvcounts[],
+			     const int rdispls[], MPI_Datatype recvtype,
+			     MPI_Comm comm, MPI_Request *request)
+{
+	struct nbc_args a = { .on_caller = 1, .sbuf = sendbuf,
+			      .scounts = sendcounts, .sdispls = sdispls,
+			      .stype = sendtype, .rbuf = recvbuf,
+			      .rcounts = recvcounts, .rdispls = rdispls,
+			      .rtype = recvtype };
+
+	return start("MPI_Ineighbor_alltoallv", run_neighbor_alltoallv, &a,
+		     comm, request);
+}
+
+#pragma weak MPI_Ineighbor_alltoallw = PMPI_Ineighbor_alltoallw
+int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+			     const MPI_Aint sdispls[],
+			     const MPI_Datatype sendtypes[], void *recvbuf,
+			     const int recvcounts[], const MPI_Aint rdispls[],
+			     const MPI_Datatype recvtypes[], MPI_Comm comm,
+			     MPI_Request *request)
+{
+	struct nbc_args a = { .on_caller = 1, .sbuf = sendbuf,
+			      .scounts = sendcounts, .sdispls_a = sdispls,
+			      .stypes = sendtypes, .rbuf = recvbuf,
+			      .rcounts = recvcounts, .rdispls_a = rdispls,
+			      .rtypes = recvtypes };
+
+	return start("MPI_Ineighbor_alltoallw", run_neighbor_alltoallw, &a,
+		     comm, request);
+}
+
+/* Comm_idup: everyone is there (a barrier on its own communicator),
+ * then the new one is made with the key reserved when the call was made
+ * — so communicators made on the parent meanwhile derive the same
+ * contexts on every member, whenever each resumes this. */
+static int run_idup(struct nbc *n)
+{
+	struct bcs_comm *parent = bcs_comm_get(n->a.parent);
+	int rc;
+
+	if ((rc = PMPI_Barrier(n->comm)))
+		return rc;
+	*n->a.newcomm = bcs_comm_make(parent, n->a.key, parent->size,
+				      parent->world, &rc);
+	if (rc)
+		return bcs_error(parent, "MPI_Comm_idup", rc, "no room for "
+				 "another communicator");
+	rc = bcs_attr_copy(parent, n->a.parent,
+			   bcs_comm_get(*n->a.newcomm), *n->a.newcomm);
+	return rc ? bcs_error(parent, "MPI_Comm_idup", rc, "an attribute's "
+			      "copy callback failed (%d)", rc) : MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_idup = PMPI_Comm_idup
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+	struct nbc_args a = { .newcomm = newcomm, .parent = comm };
+	struct bcs_comm *c;
+	int rc;
+
+	BCS_NEED_INIT("MPI_Comm_idup");
+	if ((rc = bcs_coll_comm_ok("MPI_Comm_idup", comm, &c)))
+		return rc;
+	if (!newcomm)
+		return bcs_error(c, "MPI_Comm_idup", MPI_ERR_ARG,
+				 "newcomm is NULL");
+	*newcomm = MPI_COMM_NULL; /* not usable before completion */
+	a.key = (uint64_t)c->children++ << 32;
+	return start("MPI_Comm_idup", run_idup, &a, comm, request);
 }

@@ -8,7 +8,7 @@
  * phases for Iallreduce) with point-to-point traffic in between, three
  * outstanding at once completed in reverse order, every gather, scatter
  * and all-to-all (v and w too), Ireduce_scatter(_block), Iscan, Iexscan,
- * Alltoallw, and bad arguments' error classes.  Prints "ok NAME" per
+ * Alltoallw, Comm_idup, and bad arguments' error classes.  Prints "ok NAME" per
  * group and "nbc: all passed on N ranks" from rank 0.
  */
 #include <stdio.h>
@@ -263,6 +263,26 @@ static void test_scans(void)
 	ok("scans");
 }
 
+/* Comm_idup, a blocking Comm_dup made between it and its Wait: both
+ * work, with their own contexts. */
+static void test_idup(void)
+{
+	MPI_Comm a, b;
+	MPI_Request r;
+	int sum_a = 0, sum_b = 0;
+
+	MPI_Comm_idup(MPI_COMM_WORLD, &a, &r);
+	MPI_Comm_dup(MPI_COMM_WORLD, &b);
+	MPI_Wait(&r, MPI_STATUS_IGNORE);
+	MPI_Allreduce(&rank, &sum_a, 1, MPI_INT, MPI_SUM, a);
+	MPI_Allreduce(&rank, &sum_b, 1, MPI_INT, MPI_SUM, b);
+	CHECK(sum_a == size * (size - 1) / 2 && sum_b == sum_a,
+	      "Comm_idup: %d and %d", sum_a, sum_b);
+	MPI_Comm_free(&a);
+	MPI_Comm_free(&b);
+	ok("idup");
+}
+
 static void test_bad_arguments(void)
 {
 	MPI_Request r = MPI_REQUEST_NULL;
@@ -286,6 +306,7 @@ int main(int argc, char **argv)
 	test_bcast_reduce();
 	test_gathers();
 	test_scans();
+	test_idup();
 	test_bad_arguments();
 	if (rank == 0)
 		printf("nbc: all passed on %d ranks\n", size);

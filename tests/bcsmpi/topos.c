@@ -173,6 +173,35 @@ static void test_cart(void)
 				MPI_INT, line);
 	CHECK(recv[1] == prev && recv[0] == next, "allgatherv %d %d",
 	      recv[0], recv[1]);
+	/* the non-blocking ones, two at once */
+	{
+		MPI_Request r[2];
+		int got[2] = { -1, -1 }, in[2] = { -1, -1 };
+
+		MPI_Ineighbor_allgather(&rank, 1, MPI_INT, got, 1, MPI_INT,
+					line, &r[0]);
+		MPI_Ineighbor_alltoall(send, 1, MPI_INT, in, 1, MPI_INT, line,
+				       &r[1]);
+		MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+		CHECK(got[0] == prev && got[1] == next &&
+		      in[0] == prev * 10 + 2 && in[1] == next * 10 + 1,
+		      "Ineighbor: %d %d %d %d", got[0], got[1], in[0], in[1]);
+		MPI_Ineighbor_allgatherv(&rank, 1, MPI_INT, recv, counts,
+					 rdispls, MPI_INT, line, &r[0]);
+		MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+		CHECK(recv[1] == prev && recv[0] == next, "Ineighbor_"
+		      "allgatherv %d %d", recv[0], recv[1]);
+		MPI_Ineighbor_alltoallv(send, counts, displs, MPI_INT, recv,
+					counts, rdispls, MPI_INT, line, &r[0]);
+		MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+		CHECK(recv[1] == prev * 10 + 2 && recv[0] == next * 10 + 1,
+		      "Ineighbor_alltoallv %d %d", recv[0], recv[1]);
+		MPI_Ineighbor_alltoallw(send, counts, wd, types, recv, counts,
+					wr, types, line, &r[0]);
+		MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+		CHECK(recv[1] == prev * 10 + 2 && recv[0] == next * 10 + 1,
+		      "Ineighbor_alltoallw %d %d", recv[0], recv[1]);
+	}
 	MPI_Comm_free(&line);
 	ok("cart");
 }
