@@ -28,13 +28,10 @@ WHY = [
      r"Comm_get_parent$|Comm_disconnect$)",
      "dynamic processes: a job's ranks are fixed at launch"),
     (r"^T_", "the tool information interface: none yet"),
-    (r"^Pcontrol$", "profiling control: none yet"),
     (r"^(Mprobe$|Improbe$|Mrecv$|Imrecv$)",
      "matched probes: not yet (Probe and Iprobe are there)"),
-    (r"^Grequest_", "generalized requests: not yet"),
-    (r"^(Type_create_darray$|Type_create_f90_|Pack_external|"
-     r"Unpack_external$)",
-     "darray, external32 and the Fortran 90 parameterized types: not yet"),
+    (r"^(Type_create_darray$|Pack_external|Unpack_external$)",
+     "darray and external32: not yet"),
     (r"^(Type_create_keyval$|Type_free_keyval$|Type_set_attr$|"
      r"Type_get_attr$|Type_delete_attr$)",
      "datatype attributes: not yet (communicator attributes are there)"),

@@ -872,3 +872,57 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 			 "no predefined type of class %d and %d bytes",
 			 typeclass, size);
 }
+
+/* The Fortran 90 parameterized types (MPI-3.1 §17.1.9): the predefined
+ * type of the kind gfortran's SELECTED_REAL_KIND / SELECTED_INT_KIND
+ * would choose (MPI_UNDEFINED: that bound left open). */
+static int f90_pick(const char *fn, int p, int r, int cplx,
+		    MPI_Datatype *newtype)
+{
+	BCS_NEED_INIT(fn);
+	if (!newtype)
+		return bcs_error(NULL, fn, MPI_ERR_ARG, "newtype is NULL");
+	if ((p == MPI_UNDEFINED || p <= 6) && (r == MPI_UNDEFINED || r <= 37))
+		*newtype = cplx ? MPI_COMPLEX8 : MPI_REAL4;
+	else if ((p == MPI_UNDEFINED || p <= 15) &&
+		 (r == MPI_UNDEFINED || r <= 307))
+		*newtype = cplx ? MPI_COMPLEX16 : MPI_REAL8;
+	else
+		return bcs_error(NULL, fn, MPI_ERR_ARG, "no real kind of "
+				 "precision %d and range %d here", p, r);
+	return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_create_f90_real = PMPI_Type_create_f90_real
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+	return f90_pick("MPI_Type_create_f90_real", p, r, 0, newtype);
+}
+
+#pragma weak MPI_Type_create_f90_complex = PMPI_Type_create_f90_complex
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+	return f90_pick("MPI_Type_create_f90_complex", p, r, 1, newtype);
+}
+
+#pragma weak MPI_Type_create_f90_integer = PMPI_Type_create_f90_integer
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+	static const struct {
+		int r;
+		MPI_Datatype h;
+	} ints[] = { { 2, MPI_INTEGER1 }, { 4, MPI_INTEGER2 },
+		     { 9, MPI_INTEGER4 }, { 18, MPI_INTEGER8 } };
+
+	BCS_NEED_INIT("MPI_Type_create_f90_integer");
+	if (!newtype)
+		return bcs_error(NULL, "MPI_Type_create_f90_integer",
+				 MPI_ERR_ARG, "newtype is NULL");
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+		if (r <= ints[i].r) {
+			*newtype = ints[i].h;
+			return MPI_SUCCESS;
+		}
+	return bcs_error(NULL, "MPI_Type_create_f90_integer", MPI_ERR_ARG,
+			 "no integer kind of range %d here", r);
+}

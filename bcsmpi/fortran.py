@@ -29,14 +29,14 @@ WIDE = {"MPI_Aint", "MPI_Count", "MPI_Offset"}
 BY_HAND = {"Get_processor_name", "Error_string", "Get_library_version",
            "Comm_set_name", "Comm_get_name", "Type_set_name",
            "Type_get_name", "Init", "Comm_get_attr", "Attr_get",
-           "Comm_set_attr", "Attr_put", "Op_create"}
+           "Comm_set_attr", "Attr_put", "Op_create", "Pcontrol"}
 # predefined attributes: Fortran's keyvals are C's + 1 (MPICH's values;
 # fortran_str.c maps them back)
 PREDEFINED_ATTRS = {"MPI_TAG_UB", "MPI_HOST", "MPI_IO",
                     "MPI_WTIME_IS_GLOBAL", "MPI_UNIVERSE_SIZE",
                     "MPI_LASTUSEDCODE", "MPI_APPNUM"}
 # not for Fortran at all
-SKIP = {"Pcontrol", "Wtime", "Wtick", "Aint_add", "Aint_diff",
+SKIP = {"Wtime", "Wtick", "Aint_add", "Aint_diff",
         "Status_c2f", "Status_f2c", "File_c2f", "File_f2c",
         "Init_thread"}
 

@@ -201,3 +201,30 @@ BCSMPI_F void mpi_op_create_(MPI_User_function *fn, MPI_Fint *commute, MPI_Fint 
 {
 	*ierror = MPI_Op_create(fn, *commute, (MPI_Op *)op);
 }
+
+/* Fortran's MPI_PCONTROL(LEVEL) takes no more. */
+BCSMPI_F void mpi_pcontrol_(MPI_Fint *level, MPI_Fint *ierror)
+{
+	*ierror = MPI_Pcontrol(*level);
+}
+
+/* A Fortran status is the C one's five ints (MPICH's layout). */
+#pragma weak MPI_Status_c2f = PMPI_Status_c2f
+int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
+{
+	if (!c_status || c_status == MPI_STATUS_IGNORE || !f_status)
+		return bcs_error(NULL, "MPI_Status_c2f", MPI_ERR_ARG,
+				 "a status is NULL or ignored");
+	memcpy(f_status, c_status, sizeof(*c_status));
+	return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Status_f2c = PMPI_Status_f2c
+int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
+{
+	if (!f_status || !c_status || c_status == MPI_STATUS_IGNORE)
+		return bcs_error(NULL, "MPI_Status_f2c", MPI_ERR_ARG,
+				 "a status is NULL or ignored");
+	memcpy(c_status, f_status, sizeof(*c_status));
+	return MPI_SUCCESS;
+}

@@ -164,9 +164,10 @@ void bcs_attr_drop(struct bcs_comm *c);
 /* ---- requests ------------------------------------------------------------ */
 
 enum bcs_req_kind { R_SEND = 1, R_RECV, R_COLL, R_DONE, R_PROBE,
-		   R_PERSIST, R_NBC };
+		   R_PERSIST, R_NBC, R_GREQ };
 
 struct nbc;
+struct greq;
 
 /* How a send completes (MPI-3.1 §3.4): standard, synchronous (once
  * matched), ready (a standard send here) or buffered (bsend.c: copied
@@ -210,6 +211,7 @@ struct bcs_req {
 	struct bcs_persist pers;
 	MPI_Request active;
 	struct nbc *nbc;     /* R_NBC: its coroutine (nbc.c) */
+	struct greq *greq;   /* R_GREQ: the program's functions (greq.c) */
 };
 
 /* A new request of kind on comm; its engine id is its handle's index.
@@ -244,6 +246,15 @@ int bcs_wait(int (*ready)(void *ctx), void *ctx);
  * waits for has come. */
 int bcs_nbc_done(struct bcs_req *r);
 void bcs_nbc_free(struct nbc *n);
+
+/* ---- generalized requests (greq.c) -------------------------------------- */
+
+/* The query function's status into r->st: its return. */
+int bcs_greq_status(struct bcs_req *r);
+/* The cancel function, told whether r completed: its return. */
+int bcs_greq_cancel(struct bcs_req *r);
+/* The free function, once; r's record of them goes. */
+void bcs_greq_free(struct bcs_req *r);
 
 /* ---- point-to-point, internally ---------------------------------------- */
 

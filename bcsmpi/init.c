@@ -169,6 +169,15 @@ int PMPI_Abort(MPI_Comm comm, int errorcode)
 	end_job(errorcode, 0, "");
 }
 
+/* Profiling control is for a profiling layer (one that intercepts
+ * MPI_Pcontrol through PMPI); BCS-MPI itself has nothing to turn. */
+#pragma weak MPI_Pcontrol = PMPI_Pcontrol
+int PMPI_Pcontrol(const int level, ...)
+{
+	(void)level;
+	return MPI_SUCCESS;
+}
+
 #pragma weak MPI_Query_thread = PMPI_Query_thread
 int PMPI_Query_thread(int *provided)
 {

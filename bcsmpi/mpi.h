@@ -278,6 +278,12 @@ enum {
 /* Distinct addresses, defined by the library (compare, never dereference). */
 BCSMPI_API extern int *const MPI_UNWEIGHTED;
 BCSMPI_API extern int *const MPI_WEIGHTS_EMPTY;
+/* A Fortran status (MPI_Status_c2f/f2c): five INTEGERs, indexed from 0
+ * here (MPICH's values) */
+#define MPI_F_STATUS_SIZE 5
+#define MPI_F_SOURCE 2
+#define MPI_F_TAG 3
+#define MPI_F_ERROR 4
 BCSMPI_API extern MPI_Fint *MPI_F_STATUS_IGNORE;
 BCSMPI_API extern MPI_Fint *MPI_F_STATUSES_IGNORE;
 

@@ -88,6 +88,8 @@ void bcs_req_free(struct bcs_req *r)
 		bcs_dt_release(r->pers.dt);
 	if (r->kind == R_NBC)
 		bcs_nbc_free(r->nbc); /* finished: its stack is idle */
+	if (r->kind == R_GREQ)
+		bcs_greq_free(r);
 	free(r->tmp);
 	memset(r, 0, sizeof(*r));
 	bcs_comm_unref(c);
@@ -204,6 +206,8 @@ int bcs_req_finish(MPI_Request *h, MPI_Status *st)
 	 * so (bcs_match.h) */
 	if (r->kind == R_RECV || r->kind == R_COLL || r->kind == R_PROBE)
 		bcs_rt_clock_recv(r->send_clock);
+	if (r->kind == R_GREQ && !r->err)
+		r->err = bcs_greq_status(r); /* the program says its status */
 	err = r->err;
 	r->st.MPI_ERROR = err;
 	if (st != MPI_STATUS_IGNORE && st)
@@ -559,6 +563,13 @@ int PMPI_Cancel(MPI_Request *request)
 	if (!(a = bcs_req_live(*request)))
 		return bcs_error(r->comm, "MPI_Cancel", MPI_ERR_REQUEST,
 				 "an inactive persistent request");
+	if (a->kind == R_GREQ) {
+		int rc = bcs_greq_cancel(a);
+
+		return rc ? bcs_error(NULL, "MPI_Cancel", rc, "the cancel "
+				      "function failed (%d)", rc) :
+			    MPI_SUCCESS;
+	}
 	if (a->kind == R_COLL || a->kind == R_NBC)
 		return bcs_error(r->comm, "MPI_Cancel", MPI_ERR_REQUEST,
 				 "a collective's request cannot be "

@@ -6,7 +6,9 @@
  * MPI_INFO_ENV, Comm_set/get_info and Comm_dup_with_info; an error
  * handler of the program's called on a bad send (the call returning the
  * code) and by Comm_call_errhandler; Add_error_class/code/string with
- * Error_class/string and MPI_LASTUSEDCODE.  Prints "ok NAME" per group
+ * Error_class/string and MPI_LASTUSEDCODE; a generalized request (its
+ * query, cancel and free functions), Status_c2f/f2c, the Fortran 90
+ * kinds, Pcontrol.  Prints "ok NAME" per group
  * and "infoerr: all passed on N ranks" from rank 0.
  */
 #include <stdio.h>
@@ -122,6 +124,72 @@ static void test_errhandlers(void)
 	ok("errhandlers");
 }
 
+/* A generalized request: the program's own operation. */
+static int queried, freed, cancelled;
+
+static int greq_query(void *extra, MPI_Status *st)
+{
+	queried++;
+	MPI_Status_set_elements(st, MPI_INT, *(int *)extra);
+	MPI_Status_set_cancelled(st, 0);
+	st->MPI_SOURCE = MPI_UNDEFINED;
+	st->MPI_TAG = MPI_UNDEFINED;
+	return MPI_SUCCESS;
+}
+
+static int greq_free(void *extra)
+{
+	(void)extra;
+	freed++;
+	return MPI_SUCCESS;
+}
+
+static int greq_cancel(void *extra, int complete)
+{
+	(void)extra;
+	cancelled += 1 + complete;
+	return MPI_SUCCESS;
+}
+
+static void test_odds_and_ends(void)
+{
+	MPI_Request r;
+	MPI_Status st;
+	MPI_Fint f[MPI_F_STATUS_SIZE];
+	MPI_Datatype t;
+	int flag, n = 3, count, sz;
+
+	MPI_Grequest_start(greq_query, greq_free, greq_cancel, &n, &r);
+	MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+	CHECK(!flag && r != MPI_REQUEST_NULL, "a generalized request done "
+	      "before its completion");
+	MPI_Cancel(&r);
+	MPI_Grequest_complete(r);
+	MPI_Wait(&r, &st);
+	MPI_Get_count(&st, MPI_INT, &count);
+	CHECK(queried == 1 && freed == 1 && cancelled == 1 && count == 3,
+	      "generalized request: query %d free %d cancel %d count %d",
+	      queried, freed, cancelled, count);
+	/* statuses to and from Fortran */
+	MPI_Status_c2f(&st, f);
+	memset(&st, 0, sizeof(st));
+	MPI_Status_f2c(f, &st);
+	MPI_Get_count(&st, MPI_INT, &count);
+	CHECK(count == 3, "a status through Fortran: count %d", count);
+	/* Fortran 90 kinds */
+	MPI_Type_create_f90_real(15, 300, &t);
+	MPI_Type_size(t, &sz);
+	CHECK(sz == 8, "f90_real(15, 300): %d bytes", sz);
+	MPI_Type_create_f90_integer(9, &t);
+	MPI_Type_size(t, &sz);
+	CHECK(sz == 4, "f90_integer(9): %d bytes", sz);
+	MPI_Type_create_f90_complex(6, MPI_UNDEFINED, &t);
+	MPI_Type_size(t, &sz);
+	CHECK(sz == 8, "f90_complex(6): %d bytes", sz);
+	CHECK(MPI_Pcontrol(1) == MPI_SUCCESS, "Pcontrol");
+	ok("odds_and_ends");
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -129,6 +197,7 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	test_info();
 	test_errhandlers();
+	test_odds_and_ends();
 	if (rank == 0)
 		printf("infoerr: all passed on %d ranks\n", size);
 	MPI_Finalize();
