@@ -23,6 +23,7 @@ struct bcs_attr {
 
 struct keyval {
 	int used;
+	int kind;                /* BCS_KEYVAL_COMM or BCS_KEYVAL_TYPE */
 	int freed;               /* by the program: attributes keep it */
 	unsigned refs;           /* attributes of it */
 	MPI_Comm_copy_attr_function *copy;
@@ -90,15 +91,14 @@ int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state,
 	return MPI_SUCCESS;
 }
 
-/* Delete attribute *pp of c (h its handle): its delete callback first;
- * a callback's error keeps it and is returned. */
-static int attr_remove(struct bcs_comm *c, MPI_Comm h, struct bcs_attr **pp)
+/* Delete attribute *pp of the object of handle h: its delete callback
+ * first; a callback's error keeps it and is returned. */
+static int attr_remove(int h, struct bcs_attr **pp)
 {
 	struct bcs_attr *a = *pp;
 	struct keyval *kv = keyval_get(a->keyval);
 	int rc;
 
-	(void)c;
 	if (kv && kv->del &&
 	    (rc = kv->del(h, a->keyval, a->val, kv->extra)) != MPI_SUCCESS)
 		return rc;
@@ -109,26 +109,30 @@ static int attr_remove(struct bcs_comm *c, MPI_Comm h, struct bcs_attr **pp)
 	return MPI_SUCCESS;
 }
 
-int bcs_attr_delete_all(struct bcs_comm *c, MPI_Comm h)
+int bcs_attrs_delete_all(struct bcs_attr **list, int h)
 {
 	int rc;
 
-	while (c->attrs)
-		if ((rc = attr_remove(c, h, &c->attrs)))
+	while (*list)
+		if ((rc = attr_remove(h, list)))
 			return rc;
 	return MPI_SUCCESS;
 }
 
-/* Set key on c to val, replacing (and deleting) an older value. */
-static int attr_set(struct bcs_comm *c, MPI_Comm h, int key, void *val)
+int bcs_attr_delete_all(struct bcs_comm *c, MPI_Comm h)
+{
+	return bcs_attrs_delete_all(&c->attrs, h);
+}
+
+int bcs_attrs_set(struct bcs_attr **list, int h, int key, void *val)
 {
 	struct keyval *kv = keyval_get(key);
 	struct bcs_attr **pp, *a;
 	int rc;
 
-	for (pp = &c->attrs; *pp; pp = &(*pp)->next)
+	for (pp = list; *pp; pp = &(*pp)->next)
 		if ((*pp)->keyval == key) {
-			if ((rc = attr_remove(c, h, pp)))
+			if ((rc = attr_remove(h, pp)))
 				return rc;
 			break;
 		}
@@ -136,26 +140,44 @@ static int attr_set(struct bcs_comm *c, MPI_Comm h, int key, void *val)
 		return MPI_ERR_NO_MEM;
 	a->keyval = key;
 	a->val = val;
-	a->next = c->attrs; /* newest first: deleted first */
-	c->attrs = a;
+	a->next = *list; /* newest first: deleted first */
+	*list = a;
 	kv->refs++;
 	return MPI_SUCCESS;
 }
 
-int bcs_attr_copy(struct bcs_comm *old, MPI_Comm oldh, struct bcs_comm *new,
-		  MPI_Comm newh)
+int bcs_attrs_get(struct bcs_attr *list, int key, void **val)
+{
+	for (struct bcs_attr *a = list; a; a = a->next)
+		if (a->keyval == key) {
+			*val = a->val;
+			return 1;
+		}
+	return 0;
+}
+
+int bcs_attrs_delete(struct bcs_attr **list, int h, int key)
+{
+	for (struct bcs_attr **pp = list; *pp; pp = &(*pp)->next)
+		if ((*pp)->keyval == key)
+			return attr_remove(h, pp);
+	return MPI_ERR_KEYVAL;
+}
+
+int bcs_attrs_copy(struct bcs_attr *from, int fromh, struct bcs_attr **to,
+		   int toh)
 {
 	struct bcs_attr **list;
 	int n = 0, rc = MPI_SUCCESS;
 
-	for (struct bcs_attr *a = old->attrs; a; a = a->next)
+	for (struct bcs_attr *a = from; a; a = a->next)
 		n++;
 	if (!n)
 		return MPI_SUCCESS;
 	if (!(list = malloc((size_t)n * sizeof(*list))))
 		return MPI_ERR_NO_MEM;
 	n = 0;
-	for (struct bcs_attr *a = old->attrs; a; a = a->next)
+	for (struct bcs_attr *a = from; a; a = a->next)
 		list[n++] = a;
 	/* oldest first, so the copies keep the order */
 	while (n-- > 0 && rc == MPI_SUCCESS) {
@@ -165,24 +187,43 @@ int bcs_attr_copy(struct bcs_comm *old, MPI_Comm oldh, struct bcs_comm *new,
 		int flag = 0;
 
 		if (!kv || !kv->copy)
-			continue; /* MPI_COMM_NULL_COPY_FN: not copied */
-		rc = kv->copy(oldh, a->keyval, kv->extra, a->val, &out, &flag);
+			continue; /* a NULL_COPY_FN: not copied */
+		rc = kv->copy(fromh, a->keyval, kv->extra, a->val, &out,
+			      &flag);
 		if (rc == MPI_SUCCESS && flag)
-			rc = attr_set(new, newh, a->keyval, out);
+			rc = bcs_attrs_set(to, toh, a->keyval, out);
 	}
 	free(list);
 	return rc;
 }
 
+int bcs_attr_copy(struct bcs_comm *old, MPI_Comm oldh, struct bcs_comm *new,
+		  MPI_Comm newh)
+{
+	return bcs_attrs_copy(old->attrs, oldh, &new->attrs, newh);
+}
+
+void bcs_attrs_drop(struct bcs_attr **list)
+{
+	while (*list) {
+		struct bcs_attr *a = *list;
+
+		*list = a->next;
+		free(a);
+	}
+}
+
 /* Forget c's attributes without callbacks (MPI_Finalize's end). */
 void bcs_attr_drop(struct bcs_comm *c)
 {
-	while (c->attrs) {
-		struct bcs_attr *a = c->attrs;
+	bcs_attrs_drop(&c->attrs);
+}
 
-		c->attrs = a->next;
-		free(a);
-	}
+int bcs_keyval_ok(int key, int kind)
+{
+	struct keyval *kv = keyval_get(key);
+
+	return kv && !kv->freed && kv->kind == kind;
 }
 
 void bcs_attrs_init(int world_size)
@@ -199,17 +240,18 @@ void bcs_attr_lastcode(int code)
 
 /* ---- the calls ------------------------------------------------------------ */
 
-static int create_keyval(const char *fn, MPI_Comm_copy_attr_function *copy,
-			 MPI_Comm_delete_attr_function *del, int *keyval,
-			 void *extra)
+int bcs_keyval_create(const char *fn, int kind,
+		      MPI_Comm_copy_attr_function *copy,
+		      MPI_Comm_delete_attr_function *del, int *keyval,
+		      void *extra)
 {
 	BCS_NEED_INIT(fn);
 	if (!keyval)
 		return bcs_error(NULL, fn, MPI_ERR_ARG, "keyval is NULL");
 	for (unsigned i = 1; i < KEYVALS_MAX; i++)
 		if (!keyvals[i].used) {
-			keyvals[i] = (struct keyval){ .used = 1, .copy = copy,
-						      .del = del,
+			keyvals[i] = (struct keyval){ .used = 1, .kind = kind,
+						      .copy = copy, .del = del,
 						      .extra = extra };
 			*keyval = H_MAKE(H_DIRECT, O_KEYVAL, i);
 			return MPI_SUCCESS;
@@ -223,16 +265,18 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
 			    MPI_Comm_delete_attr_function *comm_delete_attr_fn,
 			    int *comm_keyval, void *extra_state)
 {
-	return create_keyval("MPI_Comm_create_keyval", comm_copy_attr_fn,
-			     comm_delete_attr_fn, comm_keyval, extra_state);
+	return bcs_keyval_create("MPI_Comm_create_keyval", BCS_KEYVAL_COMM,
+				 comm_copy_attr_fn, comm_delete_attr_fn,
+				 comm_keyval, extra_state);
 }
 
-static int free_keyval(const char *fn, int *keyval)
+int bcs_keyval_free(const char *fn, int kind, int *keyval)
 {
 	struct keyval *kv;
 
 	BCS_NEED_INIT(fn);
-	if (!keyval || !(kv = keyval_get(*keyval)) || kv->freed)
+	if (!keyval || !(kv = keyval_get(*keyval)) || kv->freed ||
+	    kv->kind != kind)
 		return bcs_error(NULL, fn, MPI_ERR_KEYVAL, "not a keyval%s",
 				 keyval && predefined_val(*keyval) ?
 				 " of the program's (a predefined one)" : "");
@@ -246,7 +290,8 @@ static int free_keyval(const char *fn, int *keyval)
 #pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
 int PMPI_Comm_free_keyval(int *comm_keyval)
 {
-	return free_keyval("MPI_Comm_free_keyval", comm_keyval);
+	return bcs_keyval_free("MPI_Comm_free_keyval", BCS_KEYVAL_COMM,
+			       comm_keyval);
 }
 
 static int set_attr(const char *fn, MPI_Comm comm, int key, void *val)
@@ -259,11 +304,12 @@ static int set_attr(const char *fn, MPI_Comm comm, int key, void *val)
 	if (!(c = bcs_comm_get(comm)))
 		return bcs_error(NULL, fn, MPI_ERR_COMM, "not a communicator "
 				 "(%#x)", (unsigned)comm);
-	if (!(kv = keyval_get(key)) || kv->freed)
+	if (!(kv = keyval_get(key)) || kv->freed ||
+	    kv->kind != BCS_KEYVAL_COMM)
 		return bcs_error(c, fn, MPI_ERR_KEYVAL, "%s", predefined_val(key)
 				 ? "a predefined attribute cannot be set" :
-				 "not a keyval");
-	if ((rc = attr_set(c, comm, key, val)))
+				 "not a communicator keyval");
+	if ((rc = bcs_attrs_set(&c->attrs, comm, key, val)))
 		return bcs_error(c, fn, rc, "the old value's delete callback "
 				 "failed, or out of memory");
 	return MPI_SUCCESS;
@@ -295,16 +341,10 @@ static int get_attr(const char *fn, MPI_Comm comm, int key, void *val,
 		*flag = 1;
 		return MPI_SUCCESS;
 	}
-	if (!keyval_get(key))
-		return bcs_error(c, fn, MPI_ERR_KEYVAL, "not a keyval (%#x)",
-				 (unsigned)key);
-	*flag = 0;
-	for (struct bcs_attr *a = c->attrs; a; a = a->next)
-		if (a->keyval == key) {
-			*(void **)val = a->val;
-			*flag = 1;
-			break;
-		}
+	if (!keyval_get(key) || keyval_get(key)->kind != BCS_KEYVAL_COMM)
+		return bcs_error(c, fn, MPI_ERR_KEYVAL, "not a communicator "
+				 "keyval (%#x)", (unsigned)key);
+	*flag = bcs_attrs_get(c->attrs, key, (void **)val);
 	return MPI_SUCCESS;
 }
 
@@ -319,25 +359,20 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val,
 static int delete_attr(const char *fn, MPI_Comm comm, int key)
 {
 	struct bcs_comm *c;
-	struct bcs_attr **pp;
 	int rc;
 
 	BCS_NEED_INIT(fn);
 	if (!(c = bcs_comm_get(comm)))
 		return bcs_error(NULL, fn, MPI_ERR_COMM, "not a communicator "
 				 "(%#x)", (unsigned)comm);
-	if (!keyval_get(key))
-		return bcs_error(c, fn, MPI_ERR_KEYVAL, "not a keyval (%#x)",
-				 (unsigned)key);
-	for (pp = &c->attrs; *pp; pp = &(*pp)->next)
-		if ((*pp)->keyval == key) {
-			if ((rc = attr_remove(c, comm, pp)))
-				return bcs_error(c, fn, rc, "the delete "
-						 "callback failed (%d)", rc);
-			return MPI_SUCCESS;
-		}
-	return bcs_error(c, fn, MPI_ERR_KEYVAL, "no attribute of that keyval "
-			 "on the communicator");
+	if (!keyval_get(key) || keyval_get(key)->kind != BCS_KEYVAL_COMM)
+		return bcs_error(c, fn, MPI_ERR_KEYVAL, "not a communicator "
+				 "keyval (%#x)", (unsigned)key);
+	if ((rc = bcs_attrs_delete(&c->attrs, comm, key)))
+		return bcs_error(c, fn, rc, rc == MPI_ERR_KEYVAL ?
+				 "no attribute of that keyval on the "
+				 "communicator" : "the delete callback failed");
+	return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Comm_delete_attr = PMPI_Comm_delete_attr
@@ -353,14 +388,14 @@ int PMPI_Keyval_create(MPI_Copy_function *copy_fn,
 		       MPI_Delete_function *delete_fn, int *keyval,
 		       void *extra_state)
 {
-	return create_keyval("MPI_Keyval_create", copy_fn, delete_fn, keyval,
-			     extra_state);
+	return bcs_keyval_create("MPI_Keyval_create", BCS_KEYVAL_COMM, copy_fn,
+				 delete_fn, keyval, extra_state);
 }
 
 #pragma weak MPI_Keyval_free = PMPI_Keyval_free
 int PMPI_Keyval_free(int *keyval)
 {
-	return free_keyval("MPI_Keyval_free", keyval);
+	return bcs_keyval_free("MPI_Keyval_free", BCS_KEYVAL_COMM, keyval);
 }
 
 #pragma weak MPI_Attr_put = PMPI_Attr_put

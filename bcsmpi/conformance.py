@@ -32,9 +32,6 @@ WHY = [
      "matched probes: not yet (Probe and Iprobe are there)"),
     (r"^(Type_create_darray$|Pack_external|Unpack_external$)",
      "darray and external32: not yet"),
-    (r"^(Type_create_keyval$|Type_free_keyval$|Type_set_attr$|"
-     r"Type_get_attr$|Type_delete_attr$)",
-     "datatype attributes: not yet (communicator attributes are there)"),
     (r"^(Win_call_errhandler$|File_call_errhandler$|"
      r"(Win|File)_(create|set|get)_errhandler$)",
      "error handlers of windows and files: there are neither"),

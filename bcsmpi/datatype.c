@@ -249,6 +249,7 @@ const struct bcs_dt *dt_user(MPI_Datatype h, struct bcs_dt *v)
 
 void dt_destroy(struct bcs_dt *t)
 {
+	bcs_attrs_drop(&t->attrs);
 	dt_plan_unref(t->plan);
 	for (int i = 0; i < t->nd; i++)
 		bcs_dt_release(t->types[i]);
@@ -621,6 +622,7 @@ void bcs_dt_release(MPI_Datatype dt)
 void bcs_dt_fini(void)
 {
 	bcs_dt_names_fini();
+	bcs_dt_attrs_fini();
 	for (unsigned i = DT_FIRST; i < ndts; i++)
 		if (dts[i])
 			dt_delete(i);
@@ -909,6 +911,7 @@ int PMPI_Type_commit(MPI_Datatype *datatype)
 int PMPI_Type_free(MPI_Datatype *datatype)
 {
 	struct bcs_dt *t;
+	int rc;
 
 	BCS_NEED_INIT("MPI_Type_free");
 	if (!datatype)
@@ -921,6 +924,11 @@ int PMPI_Type_free(MPI_Datatype *datatype)
 	if (!(t = dt_derived(*datatype)) || t->freed)
 		return bcs_error(NULL, "MPI_Type_free", MPI_ERR_TYPE,
 				 "not a datatype (%#x)", (unsigned)*datatype);
+	/* its attributes' delete callbacks first: one that fails keeps
+	 * the type */
+	if ((rc = bcs_attrs_delete_all(&t->attrs, *datatype)))
+		return bcs_error(NULL, "MPI_Type_free", rc, "an attribute's "
+				 "delete callback failed (%d)", rc);
 	if (t->holds)
 		t->freed = 1; /* the last bcs_dt_release deletes it */
 	else

@@ -33,6 +33,7 @@ struct bcs_dt {
 	MPI_Aint *aints;
 	MPI_Datatype *types;
 	char name[MPI_MAX_OBJECT_NAME];
+	struct bcs_attr *attrs; /* cached (dtattr.c) */
 };
 
 /* Whether h is a predefined type; its name (NULL if not one). */
@@ -49,6 +50,10 @@ struct bcs_dt *dt_derived(MPI_Datatype h);
 int dt_enter(struct bcs_dt *t, MPI_Datatype *h);
 /* Forget the names set on predefined types (dtmake.c). */
 void bcs_dt_names_fini(void);
+/* The attribute list of datatype h (a predefined one's too), or NULL
+ * (no datatype, or no room for another predefined one's). */
+struct bcs_attr **bcs_dt_attrs(MPI_Datatype h);
+void bcs_dt_attrs_fini(void);
 /* Free what t holds and t itself (not in the table, or leaving it). */
 void dt_destroy(struct bcs_dt *t);
 

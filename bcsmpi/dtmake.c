@@ -660,7 +660,20 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 	if (!(t = copy_of(old)))
 		return build_error(fn, MPI_ERR_NO_MEM);
 	t->committed = old->committed; /* MPI-3.1 §4.1.10 */
-	return finish(fn, t, &c, newtype);
+	if ((rc = finish(fn, t, &c, newtype)))
+		return rc;
+	/* the attributes, through their copy callbacks */
+	{
+		struct bcs_attr **from = bcs_dt_attrs(oldtype);
+
+		if (from && (rc = bcs_attrs_copy(*from, oldtype, &t->attrs,
+						 *newtype))) {
+			PMPI_Type_free(newtype);
+			return bcs_error(NULL, fn, rc, "an attribute's copy "
+					 "callback failed (%d)", rc);
+		}
+	}
+	return MPI_SUCCESS;
 }
 
 /* ---- how a type was made ------------------------------------------------------ */

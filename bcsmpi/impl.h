@@ -160,6 +160,26 @@ int bcs_attr_copy(struct bcs_comm *old, MPI_Comm oldh, struct bcs_comm *new,
  * or the first callback's error (the rest kept). */
 int bcs_attr_delete_all(struct bcs_comm *c, MPI_Comm h);
 void bcs_attr_drop(struct bcs_comm *c);
+/* The same on any object's list (h its handle, for the callbacks): set
+ * (an older value deleted), get (1 and *val, or 0), delete
+ * (MPI_ERR_KEYVAL: none), copy through the copy callbacks, delete all,
+ * drop without callbacks. */
+int bcs_attrs_set(struct bcs_attr **list, int h, int key, void *val);
+int bcs_attrs_get(struct bcs_attr *list, int key, void **val);
+int bcs_attrs_delete(struct bcs_attr **list, int h, int key);
+int bcs_attrs_copy(struct bcs_attr *from, int fromh, struct bcs_attr **to,
+		   int toh);
+int bcs_attrs_delete_all(struct bcs_attr **list, int h);
+void bcs_attrs_drop(struct bcs_attr **list);
+/* Keyvals, of communicators or of datatypes (their callbacks take the
+ * object's int handle alike). */
+enum { BCS_KEYVAL_COMM, BCS_KEYVAL_TYPE };
+int bcs_keyval_create(const char *fn, int kind,
+		      MPI_Comm_copy_attr_function *copy,
+		      MPI_Comm_delete_attr_function *del, int *keyval,
+		      void *extra);
+int bcs_keyval_free(const char *fn, int kind, int *keyval);
+int bcs_keyval_ok(int key, int kind);
 
 /* ---- requests ------------------------------------------------------------ */
 

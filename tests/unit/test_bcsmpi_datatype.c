@@ -1038,6 +1038,73 @@ static void test_constructors_refuse_bad_arguments(void **state)
 	assert_int_equal(t, MPI_DATATYPE_NULL);
 }
 
+/* Datatype attributes: copied by Type_dup through the copy callback,
+ * deleted by Type_free and by replacement; on a predefined type too. */
+static int dt_copies, dt_deletes;
+
+static int dt_copy(MPI_Datatype t, int key, void *extra, void *in, void *out,
+		   int *flag)
+{
+	(void)t;
+	(void)key;
+	(void)extra;
+	dt_copies++;
+	*(void **)out = (char *)in + 1;
+	*flag = 1;
+	return MPI_SUCCESS;
+}
+
+static int dt_delete(MPI_Datatype t, int key, void *val, void *extra)
+{
+	(void)t;
+	(void)key;
+	(void)val;
+	(void)extra;
+	dt_deletes++;
+	return MPI_SUCCESS;
+}
+
+static void test_datatype_attributes(void **state)
+{
+	static char base[4];
+	MPI_Datatype v, d;
+	void *val;
+	int key, flag;
+
+	(void)state;
+	assert_int_equal(MPI_Type_create_keyval(dt_copy, dt_delete, &key,
+						NULL), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_vector(2, 1, 2, MPI_INT, &v), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_set_attr(v, key, base), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_get_attr(v, key, &val, &flag), MPI_SUCCESS);
+	assert_true(flag && val == base);
+	assert_int_equal(MPI_Type_dup(v, &d), MPI_SUCCESS);
+	assert_int_equal(dt_copies, 1);
+	assert_int_equal(MPI_Type_get_attr(d, key, &val, &flag), MPI_SUCCESS);
+	assert_true(flag && val == base + 1);
+	assert_int_equal(MPI_Type_set_attr(v, key, base + 2), MPI_SUCCESS);
+	assert_int_equal(dt_deletes, 1); /* the old value's */
+	assert_int_equal(MPI_Type_free(&v), MPI_SUCCESS);
+	assert_int_equal(dt_deletes, 2);
+	assert_int_equal(MPI_Type_delete_attr(d, key), MPI_SUCCESS);
+	assert_int_equal(dt_deletes, 3);
+	assert_int_equal(MPI_Type_get_attr(d, key, &val, &flag), MPI_SUCCESS);
+	assert_false(flag);
+	assert_int_equal(MPI_Type_delete_attr(d, key), MPI_ERR_KEYVAL);
+	/* on a predefined type */
+	assert_int_equal(MPI_Type_set_attr(MPI_DOUBLE, key, base), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_get_attr(MPI_DOUBLE, key, &val, &flag),
+			 MPI_SUCCESS);
+	assert_true(flag && val == base);
+	assert_int_equal(MPI_Type_delete_attr(MPI_DOUBLE, key), MPI_SUCCESS);
+	/* a communicator's keyval is not a datatype's */
+	assert_int_equal(MPI_Type_get_attr(d, 0x64400001, &val, &flag),
+			 MPI_ERR_KEYVAL);
+	assert_int_equal(MPI_Type_free_keyval(&key), MPI_SUCCESS);
+	assert_int_equal(key, MPI_KEYVAL_INVALID);
+	assert_int_equal(MPI_Type_free(&d), MPI_SUCCESS);
+}
+
 /* ---- lifetime ---------------------------------------------------------- */
 
 static void test_freeing_the_old_type_keeps_the_new(void **state)
@@ -1140,6 +1207,7 @@ int main(void)
 		cmocka_unit_test(test_contents_are_what_was_given),
 		cmocka_unit_test(test_struct_is_laid_out_as_c),
 		cmocka_unit_test(test_constructors_refuse_bad_arguments),
+		cmocka_unit_test(test_datatype_attributes),
 		cmocka_unit_test(test_freeing_the_old_type_keeps_the_new),
 		cmocka_unit_test(test_freed_handles_are_dead),
 		cmocka_unit_test(test_a_held_type_outlives_its_handle),
