@@ -28,8 +28,6 @@ WHY = [
      r"Comm_get_parent$|Comm_disconnect$)",
      "dynamic processes: a job's ranks are fixed at launch"),
     (r"^T_", "the tool information interface: none yet"),
-    (r"^(Mprobe$|Improbe$|Mrecv$|Imrecv$)",
-     "matched probes: not yet (Probe and Iprobe are there)"),
     (r"^(Type_create_darray$|Pack_external|Unpack_external$)",
      "darray and external32: not yet"),
     (r"^(Win_call_errhandler$|File_call_errhandler$|"

@@ -148,10 +148,14 @@ void bcs_req_done(const struct bcs_done *d)
 		r->send_clock = d->clock;
 	}
 	r->err = status_class(d->status);
-	if (r->kind == R_RECV && r->tmp && d->status == BCS_OK) {
+	if (r->kind == R_RECV && r->tmp && r->ubuf && d->status == BCS_OK) {
 		size_t got = d->bytes;
 
 		bcs_dt_unpack(r->utype, r->ucount, r->tmp, got, r->ubuf);
+		/* a matched probe's message may be longer than the
+		 * receive that came for it (mprobe.c) */
+		if (got > (size_t)r->ucount * bcs_dt_size(r->utype))
+			r->err = MPI_ERR_TRUNCATE;
 	}
 	if (r->on_done)
 		r->on_done(r);

@@ -5,7 +5,8 @@
  * restarting, inactive requests in Wait/Test/Waitany), Request_get_status,
  * Cancel of receives (unmatched: cancelled; matched: delivered; a
  * persistent one, then started again) and of a send (completes), the
- * Status_set_* calls, buffered mode (Bsend, Ibsend, Bsend_init; messages
+ * Status_set_* calls, matched probes (Mprobe/Mrecv with a receive
+ * posted in between, Improbe/Imrecv, MPI_MESSAGE_NO_PROC), buffered mode (Bsend, Ibsend, Bsend_init; messages
  * held while nobody receives; no room and no buffer: MPI_ERR_BUFFER;
  * detach waits for delivery), and bad arguments' error classes.  With
  * the argument "fatal", a Bsend with no room under the default handler:
@@ -198,6 +199,42 @@ static void test_get_status_and_cancel(void)
 			done += outcount;
 		}
 		CHECK(got == prev, "Issend delivered %d", got);
+	}
+	/* matched probes: the probed message goes to Mrecv even though
+	 * an ANY_SOURCE receive of the same tag is posted in between */
+	{
+		MPI_Message m;
+		MPI_Request any;
+		int v2[2] = { rank, rank * 2 }, in2[2] = { -1, -1 }, flag2 = 0;
+		int other = -1, cnt;
+
+		MPI_Send(v2, 2, MPI_INT, next, 16, MPI_COMM_WORLD);
+		MPI_Mprobe(prev, 16, MPI_COMM_WORLD, &m, &st);
+		CHECK(st.MPI_SOURCE == prev && st.MPI_TAG == 16, "Mprobe "
+		      "status %d %d", st.MPI_SOURCE, st.MPI_TAG);
+		MPI_Irecv(&other, 1, MPI_INT, MPI_ANY_SOURCE, 16,
+			  MPI_COMM_WORLD, &any);
+		MPI_Mrecv(in2, 2, MPI_INT, &m, &st);
+		MPI_Get_count(&st, MPI_INT, &cnt);
+		CHECK(m == MPI_MESSAGE_NULL && in2[0] == prev &&
+		      in2[1] == prev * 2 && cnt == 2, "Mrecv: %d %d count %d",
+		      in2[0], in2[1], cnt);
+		MPI_Send(&rank, 1, MPI_INT, next, 16, MPI_COMM_WORLD);
+		MPI_Wait(&any, MPI_STATUS_IGNORE);
+		CHECK(other == prev, "the receive in between got %d", other);
+		/* Improbe until it finds one, then Imrecv */
+		MPI_Send(v2, 2, MPI_INT, next, 17, MPI_COMM_WORLD);
+		while (!flag2)
+			MPI_Improbe(prev, 17, MPI_COMM_WORLD, &flag2, &m,
+				    MPI_STATUS_IGNORE);
+		MPI_Imrecv(in2, 2, MPI_INT, &m, &any);
+		MPI_Wait(&any, &st);
+		CHECK(in2[1] == prev * 2, "Imrecv: %d", in2[1]);
+		MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &m, &st);
+		CHECK(m == MPI_MESSAGE_NO_PROC && st.MPI_SOURCE ==
+		      MPI_PROC_NULL, "Mprobe of MPI_PROC_NULL");
+		MPI_Mrecv(in2, 2, MPI_INT, &m, &st);
+		CHECK(st.MPI_SOURCE == MPI_PROC_NULL, "Mrecv of no process");
 	}
 	/* statuses set by hand */
 	MPI_Status_set_elements(&st, MPI_DOUBLE, 7);
