@@ -53,13 +53,18 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[],
 	int rc;
 
 	BCS_NEED_INIT(fn);
-	if ((rc = bcs_coll_comm_ok(fn, comm, &c)))
+	if ((rc = bcs_coll_comm_any(fn, comm, &c)))
 		return rc;
 	if (!recvcounts || !rdispls || !recvtypes ||
 	    (sendbuf != MPI_IN_PLACE &&
 	     (!sendcounts || !sdispls || !sendtypes)))
 		return bcs_error(c, fn, MPI_ERR_ARG, "a count, displacement "
 				 "or type array is NULL");
+	if (c->inter)
+		return bcs_inter_alltoallw(fn, c, sendbuf, sendcounts, sdispls,
+					   MPI_DATATYPE_NULL, sendtypes,
+					   recvbuf, recvcounts, rdispls,
+					   MPI_DATATYPE_NULL, recvtypes);
 	for (int k = 0; k < c->size; k++)
 		if ((sendbuf != MPI_IN_PLACE &&
 		     (rc = bcs_coll_type_ok(fn, c, sendcounts[k],

@@ -36,8 +36,8 @@ int bcs_coll_comm_ok(const char *fn, MPI_Comm comm, struct bcs_comm **cp)
 	if ((*cp)->inter)
 		return bcs_error(*cp, fn, MPI_ERR_UNSUPPORTED_OPERATION,
 				 "on an intercommunicator: BCS-MPI runs "
-				 "Barrier, Bcast, Reduce, Allreduce, Gather, "
-				 "Scatter, Allgather and Alltoall there");
+				 "Barrier, Bcast, Reduce, Allreduce and the "
+				 "gathers, scatters and all-to-alls there");
 	return MPI_SUCCESS;
 }
 
@@ -516,7 +516,11 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	struct bcs_comm *c;
 	int rc;
 
-	COLL_ARGS("MPI_Gatherv", c, comm);
+	COLL_ARGS_ANY("MPI_Gatherv", c, comm);
+	if (c->inter)
+		return bcs_inter_gatherv(c, sendbuf, sendcount, sendtype,
+					 recvbuf, recvcounts, displs, recvtype,
+					 root);
 	if ((rc = root_ok("MPI_Gatherv", c, root)) ||
 	    (sendbuf != MPI_IN_PLACE &&
 	     (rc = bcs_coll_type_ok("MPI_Gatherv", c, sendcount, sendtype))))
@@ -565,7 +569,11 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[],
 	struct bcs_comm *c;
 	int rc;
 
-	COLL_ARGS("MPI_Scatterv", c, comm);
+	COLL_ARGS_ANY("MPI_Scatterv", c, comm);
+	if (c->inter)
+		return bcs_inter_scatterv(c, sendbuf, sendcounts, displs,
+					  sendtype, recvbuf, recvcount,
+					  recvtype, root);
 	if ((rc = root_ok("MPI_Scatterv", c, root)) ||
 	    (recvbuf != MPI_IN_PLACE &&
 	     (rc = bcs_coll_type_ok("MPI_Scatterv", c, recvcount, recvtype))))
@@ -648,13 +656,17 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	struct bcs_comm *c;
 	int rc;
 
-	COLL_ARGS("MPI_Allgatherv", c, comm);
+	COLL_ARGS_ANY("MPI_Allgatherv", c, comm);
 	if ((sendbuf != MPI_IN_PLACE &&
 	     (rc = bcs_coll_type_ok("MPI_Allgatherv", c, sendcount, sendtype))))
 		return rc;
 	if (!recvcounts || !displs)
 		return bcs_error(c, "MPI_Allgatherv", MPI_ERR_ARG,
 				 "recvcounts or displs is NULL");
+	if (c->inter)
+		return bcs_inter_allgatherv(c, sendbuf, sendcount, sendtype,
+					    recvbuf, recvcounts, displs,
+					    recvtype);
 	return allgatherv("MPI_Allgatherv", sendbuf, sendcount, sendtype,
 			  recvbuf, recvcounts, displs, recvtype, c);
 }
@@ -768,11 +780,16 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
 	void *copy = NULL;
 	int rc;
 
-	COLL_ARGS("MPI_Alltoallv", c, comm);
+	COLL_ARGS_ANY("MPI_Alltoallv", c, comm);
 	if (!recvcounts || !rdispls ||
 	    (sendbuf != MPI_IN_PLACE && (!sendcounts || !sdispls)))
 		return bcs_error(c, "MPI_Alltoallv", MPI_ERR_ARG, "a count or "
 				 "displacement array is NULL");
+	if (c->inter)
+		return bcs_inter_alltoallw("MPI_Alltoallv", c, sendbuf,
+					   sendcounts, sdispls, sendtype, NULL,
+					   recvbuf, recvcounts, rdispls,
+					   recvtype, NULL);
 	if ((sendbuf != MPI_IN_PLACE &&
 	     (rc = bcs_coll_type_ok("MPI_Alltoallv", c, 0, sendtype))) ||
 	    (rc = bcs_coll_type_ok("MPI_Alltoallv", c, 0, recvtype)))

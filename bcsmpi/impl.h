@@ -141,6 +141,23 @@ int bcs_inter_allgather(struct bcs_comm *c, const void *sbuf, int scount,
 int bcs_inter_alltoall(struct bcs_comm *c, const void *sbuf, int scount,
 		       MPI_Datatype stype, void *rbuf, int rcount,
 		       MPI_Datatype rtype);
+int bcs_inter_gatherv(struct bcs_comm *c, const void *sbuf, int scount,
+		      MPI_Datatype stype, void *rbuf, const int *rcounts,
+		      const int *displs, MPI_Datatype rtype, int root);
+int bcs_inter_scatterv(struct bcs_comm *c, const void *sbuf,
+		       const int *scounts, const int *displs,
+		       MPI_Datatype stype, void *rbuf, int rcount,
+		       MPI_Datatype rtype, int root);
+int bcs_inter_allgatherv(struct bcs_comm *c, const void *sbuf, int scount,
+			 MPI_Datatype stype, void *rbuf, const int *rcounts,
+			 const int *displs, MPI_Datatype rtype);
+/* Alltoallv (displacements in elements of stype/rtype) or Alltoallw
+ * (in bytes, stypes/rtypes given) on an intercommunicator. */
+int bcs_inter_alltoallw(const char *fn, struct bcs_comm *c, const void *sbuf,
+			const int *scounts, const int *sdispls,
+			MPI_Datatype stype, const MPI_Datatype *stypes,
+			void *rbuf, const int *rcounts, const int *rdispls,
+			MPI_Datatype rtype, const MPI_Datatype *rtypes);
 /* bcs_coll_comm_ok, intercommunicators allowed (the collectives above). */
 int bcs_coll_comm_any(const char *fn, MPI_Comm comm, struct bcs_comm **cp);
 

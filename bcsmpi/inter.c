@@ -26,7 +26,8 @@
 
 enum { T_INTER_BARRIER = 20, T_INTER_BCAST, T_INTER_REDUCE,
        T_INTER_GATHER, T_INTER_SCATTER, T_INTER_ALLGATHER,
-       T_INTER_ALLTOALL, T_INTER_ALLREDUCE, T_INTER_MERGE };
+       T_INTER_ALLTOALL, T_INTER_ALLREDUCE, T_INTER_MERGE,
+       T_INTER_DIRECT };
 
 static uint64_t mix(uint64_t x)
 {
@@ -561,4 +562,153 @@ int bcs_inter_alltoall(struct bcs_comm *c, const void *sbuf, int scount,
 	w = bcs_coll_wait("MPI_Alltoall", c, r, 2 * c->rsize);
 	free(r);
 	return rc ? bcs_error(c, "MPI_Alltoall", rc, "out of requests") : w;
+}
+
+/* ---- the v and w variants: straight between the processes ---------------- */
+
+/* One block to or from a remote rank. */
+struct part {
+	const void *buf;
+	int count;
+	MPI_Datatype type;
+	int peer;                /* remote rank */
+};
+
+/* Every receive then every send, posted at once and waited for. */
+static int direct(const char *fn, struct bcs_comm *c, const struct part *rv,
+		  int nr, const struct part *sd, int ns)
+{
+	MPI_Request *r = malloc(((size_t)nr + ns + 1) * sizeof(*r));
+	int rc = MPI_SUCCESS, w;
+
+	if (!r)
+		return bcs_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
+	for (int k = 0; k < nr + ns; k++)
+		r[k] = MPI_REQUEST_NULL;
+	for (int k = 0; !rc && k < nr; k++)
+		if ((rc = bcs_coll_type_ok(fn, c, rv[k].count, rv[k].type)) ||
+		    (rc = bcs_irecv((void *)rv[k].buf, rv[k].count,
+				    rv[k].type, c->rworld[rv[k].peer],
+				    T_INTER_DIRECT, c->ctx + 1, c, &r[k])))
+			break;
+	for (int k = 0; !rc && k < ns; k++)
+		if ((rc = bcs_coll_type_ok(fn, c, sd[k].count, sd[k].type)) ||
+		    (rc = bcs_isend(sd[k].buf, sd[k].count, sd[k].type,
+				    c->rworld[sd[k].peer], T_INTER_DIRECT,
+				    c->ctx + 1, c, 0, &r[nr + k])))
+			break;
+	w = bcs_coll_wait(fn, c, r, nr + ns);
+	free(r);
+	return rc ? rc : w;
+}
+
+/* count blocks laid out by counts/displs (displs in elements of type, or
+ * in bytes with a type each), one per remote rank. */
+static struct part *parts(struct bcs_comm *c, const void *buf,
+			  const int *counts, const int *displs,
+			  MPI_Datatype type, const MPI_Datatype *types)
+{
+	struct part *p = malloc(((size_t)c->rsize + 1) * sizeof(*p));
+
+	for (int k = 0; p && k < c->rsize; k++)
+		p[k] = (struct part){
+			(const char *)buf + (types ? (MPI_Aint)displs[k] :
+					     (MPI_Aint)displs[k] *
+					     bcs_dt_extent(type)),
+			counts[k], types ? types[k] : type, k };
+	return p;
+}
+
+int bcs_inter_gatherv(struct bcs_comm *c, const void *sbuf, int scount,
+		      MPI_Datatype stype, void *rbuf, const int *rcounts,
+		      const int *displs, MPI_Datatype rtype, int root)
+{
+	struct part one = { sbuf, scount, stype, root }, *all;
+	int rc;
+
+	if ((rc = inter_root_ok("MPI_Gatherv", c, root)) ||
+	    root == MPI_PROC_NULL)
+		return rc;
+	if (root != MPI_ROOT)
+		return direct("MPI_Gatherv", c, NULL, 0, &one, 1);
+	if (!rcounts || !displs)
+		return bcs_error(c, "MPI_Gatherv", MPI_ERR_ARG, "recvcounts "
+				 "or displs is NULL at the root");
+	if (!(all = parts(c, rbuf, rcounts, displs, rtype, NULL)))
+		return bcs_error(c, "MPI_Gatherv", MPI_ERR_NO_MEM,
+				 "out of memory");
+	rc = direct("MPI_Gatherv", c, all, c->rsize, NULL, 0);
+	free(all);
+	return rc;
+}
+
+int bcs_inter_scatterv(struct bcs_comm *c, const void *sbuf,
+		       const int *scounts, const int *displs,
+		       MPI_Datatype stype, void *rbuf, int rcount,
+		       MPI_Datatype rtype, int root)
+{
+	struct part one = { rbuf, rcount, rtype, root }, *all;
+	int rc;
+
+	if ((rc = inter_root_ok("MPI_Scatterv", c, root)) ||
+	    root == MPI_PROC_NULL)
+		return rc;
+	if (root != MPI_ROOT)
+		return direct("MPI_Scatterv", c, &one, 1, NULL, 0);
+	if (!scounts || !displs)
+		return bcs_error(c, "MPI_Scatterv", MPI_ERR_ARG, "sendcounts "
+				 "or displs is NULL at the root");
+	if (!(all = parts(c, sbuf, scounts, displs, stype, NULL)))
+		return bcs_error(c, "MPI_Scatterv", MPI_ERR_NO_MEM,
+				 "out of memory");
+	rc = direct("MPI_Scatterv", c, NULL, 0, all, c->rsize);
+	free(all);
+	return rc;
+}
+
+int bcs_inter_alltoallw(const char *fn, struct bcs_comm *c, const void *sbuf,
+			const int *scounts, const int *sdispls,
+			MPI_Datatype stype, const MPI_Datatype *stypes,
+			void *rbuf, const int *rcounts, const int *rdispls,
+			MPI_Datatype rtype, const MPI_Datatype *rtypes)
+{
+	struct part *s = NULL, *r = NULL;
+	int rc;
+
+	if (sbuf == MPI_IN_PLACE)
+		return bcs_error(c, fn, MPI_ERR_ARG, "MPI_IN_PLACE on an "
+				 "intercommunicator");
+	if (!(s = parts(c, sbuf, scounts, sdispls, stype, stypes)) ||
+	    !(r = parts(c, rbuf, rcounts, rdispls, rtype, rtypes))) {
+		free(s);
+		return bcs_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
+	}
+	rc = direct(fn, c, r, c->rsize, s, c->rsize);
+	free(s);
+	free(r);
+	return rc;
+}
+
+int bcs_inter_allgatherv(struct bcs_comm *c, const void *sbuf, int scount,
+			 MPI_Datatype stype, void *rbuf, const int *rcounts,
+			 const int *displs, MPI_Datatype rtype)
+{
+	struct part *s, *r;
+	int rc;
+
+	if (sbuf == MPI_IN_PLACE)
+		return bcs_error(c, "MPI_Allgatherv", MPI_ERR_ARG,
+				 "MPI_IN_PLACE on an intercommunicator");
+	if (!(s = malloc(((size_t)c->rsize + 1) * sizeof(*s))) ||
+	    !(r = parts(c, rbuf, rcounts, displs, rtype, NULL))) {
+		free(s);
+		return bcs_error(c, "MPI_Allgatherv", MPI_ERR_NO_MEM,
+				 "out of memory");
+	}
+	for (int k = 0; k < c->rsize; k++)
+		s[k] = (struct part){ sbuf, scount, stype, k };
+	rc = direct("MPI_Allgatherv", c, r, c->rsize, s, c->rsize);
+	free(s);
+	free(r);
+	return rc;
 }

@@ -5,7 +5,7 @@
  * MPI_COMM_WORLD; Comm_test_inter, remote size and group; point-to-point
  * across (ANY_SOURCE's status naming the remote rank); Barrier, Bcast
  * and Reduce both ways (MPI_ROOT, MPI_PROC_NULL), Allreduce, Gather,
- * Scatter, Allgather, Alltoall; Comm_dup of it; Intercomm_merge (low
+ * Scatter, Allgather, Alltoall and the v and w variants; Comm_dup of it; Intercomm_merge (low
  * group first).  With the argument "overlap": an Intercomm_create whose
  * groups overlap, which must end the job FAILED naming the call.
  * Prints "ok NAME" per group and "inter: all passed on N ranks".
@@ -121,6 +121,84 @@ static void test_inter(MPI_Comm ic)
 		CHECK(all[k] == (2 * k + !color) * 100 + lrank,
 		      "Alltoall [%d] = %d", k, all[k]);
 	ok("collectives");
+
+	/* the v and w variants: remote rank k's block k + 1 ints */
+	{
+		int counts[4], displs[4], sc[4], sd[4], got[16], mine[4], k2;
+		MPI_Datatype ints[4];
+		int wd[4], wr[4];
+
+		for (int k = 0; k < rsize; k++) {
+			counts[k] = k + 1;
+			displs[k] = 4 * k;
+			ints[k] = MPI_INT;
+			wr[k] = 4 * k * (int)sizeof(int);
+		}
+		for (int i = 0; i < 4; i++)
+			mine[i] = rank * 100 + i;
+		/* Gatherv at group 0's rank 0 from group 1 */
+		memset(got, 0xff, sizeof(got));
+		MPI_Gatherv(mine, lrank + 1, MPI_INT, got, counts, displs,
+			    MPI_INT, color == 1 ? 0 : (lrank == 0 ? MPI_ROOT :
+							MPI_PROC_NULL), ic);
+		for (int k = 0; color == 0 && lrank == 0 && k < rsize; k++)
+			for (int i = 0; i <= k; i++)
+				CHECK(got[4 * k + i] == (2 * k + 1) * 100 + i,
+				      "Gatherv [%d][%d] = %d", k, i,
+				      got[4 * k + i]);
+		/* Scatterv back: remote k gets k + 1 from its displacement */
+		for (int i = 0; i < 16; i++)
+			got[i] = 1000 + i;
+		memset(mine, 0xff, sizeof(mine));
+		MPI_Scatterv(got, counts, displs, MPI_INT, mine, lrank + 1,
+			     MPI_INT, color == 1 ? 0 : (lrank == 0 ? MPI_ROOT :
+							MPI_PROC_NULL), ic);
+		for (int i = 0; color == 1 && i <= lrank; i++)
+			CHECK(mine[i] == 1000 + 4 * lrank + i, "Scatterv [%d] ="
+			      " %d", i, mine[i]);
+		/* Allgatherv: every remote's lrank + 1 ints */
+		for (int i = 0; i < 4; i++)
+			mine[i] = rank * 100 + i;
+		memset(got, 0xff, sizeof(got));
+		MPI_Allgatherv(mine, lrank + 1, MPI_INT, got, counts, displs,
+			       MPI_INT, ic);
+		for (int k = 0; k < rsize; k++)
+			for (int i = 0; i <= k; i++)
+				CHECK(got[4 * k + i] == (2 * k + !color) * 100 +
+				      i, "Allgatherv [%d][%d] = %d", k, i,
+				      got[4 * k + i]);
+		/* Alltoallv and Alltoallw: block k (my world rank * 10 + k)
+		 * to remote k, one int each */
+		for (int k = 0; k < rsize; k++) {
+			sc[k] = 1;
+			sd[k] = k;
+			wd[k] = k * (int)sizeof(int);
+			got[k] = -1;
+			mine[k % 4] = 0;
+		}
+		{
+			int blocks[4], one[4];
+
+			for (int k = 0; k < rsize; k++) {
+				blocks[k] = rank * 10 + k;
+				one[k] = 1;
+			}
+			MPI_Alltoallv(blocks, sc, sd, MPI_INT, got, one, sd,
+				      MPI_INT, ic);
+			for (k2 = 0; k2 < rsize; k2++)
+				CHECK(got[k2] == (2 * k2 + !color) * 10 + lrank,
+				      "inter Alltoallv [%d] = %d", k2,
+				      got[k2]);
+			memset(got, 0xff, sizeof(got));
+			MPI_Alltoallw(blocks, sc, wd, ints, got, one, wr, ints,
+				      ic);
+			for (k2 = 0; k2 < rsize; k2++)
+				CHECK(got[4 * k2] == (2 * k2 + !color) * 10 +
+				      lrank, "inter Alltoallw [%d] = %d", k2,
+				      got[4 * k2]);
+		}
+	}
+	ok("v_and_w");
 }
 
 int main(int argc, char **argv)
