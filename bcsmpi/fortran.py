@@ -29,7 +29,9 @@ WIDE = {"MPI_Aint", "MPI_Count", "MPI_Offset"}
 BY_HAND = {"Get_processor_name", "Error_string", "Get_library_version",
            "Comm_set_name", "Comm_get_name", "Type_set_name",
            "Type_get_name", "Init", "Comm_get_attr", "Attr_get",
-           "Comm_set_attr", "Attr_put", "Op_create", "Pcontrol"}
+           "Comm_set_attr", "Attr_put", "Op_create", "Pcontrol",
+           "Info_set", "Info_get", "Info_get_valuelen", "Info_delete",
+           "Info_get_nthkey", "Add_error_string"}
 # predefined attributes: Fortran's keyvals are C's + 1 (MPICH's values;
 # fortran_str.c maps them back)
 PREDEFINED_ATTRS = {"MPI_TAG_UB", "MPI_HOST", "MPI_IO",

@@ -141,6 +141,78 @@ BCSMPI_F void mpi_type_set_name_(MPI_Fint *datatype, const char *name,
 					     sizeof(buf)));
 }
 
+/* ---- info objects: keys and values are strings ----------------------------- */
+
+BCSMPI_F void mpi_info_set_(MPI_Fint *info, const char *key, const char *value,
+			    MPI_Fint *ierror, size_t key_len,
+			    size_t value_len)
+{
+	char k[MPI_MAX_INFO_KEY + 1], v[MPI_MAX_INFO_VAL + 1];
+
+	*ierror = MPI_Info_set((MPI_Info)*info,
+			       c_string(key, key_len, k, sizeof(k)),
+			       c_string(value, value_len, v, sizeof(v)));
+}
+
+BCSMPI_F void mpi_info_get_(MPI_Fint *info, const char *key,
+			    MPI_Fint *valuelen, char *value, MPI_Fint *flag,
+			    MPI_Fint *ierror, size_t key_len,
+			    size_t value_len)
+{
+	char k[MPI_MAX_INFO_KEY + 1], v[MPI_MAX_INFO_VAL + 1];
+	int f = 0, n = *valuelen < MPI_MAX_INFO_VAL ? *valuelen :
+						   MPI_MAX_INFO_VAL;
+
+	*ierror = MPI_Info_get((MPI_Info)*info,
+			       c_string(key, key_len, k, sizeof(k)), n, v,
+			       &f);
+	*flag = f;
+	if (!*ierror && f)
+		f_string(value, value_len, v);
+}
+
+BCSMPI_F void mpi_info_get_valuelen_(MPI_Fint *info, const char *key,
+				     MPI_Fint *valuelen, MPI_Fint *flag,
+				     MPI_Fint *ierror, size_t key_len)
+{
+	char k[MPI_MAX_INFO_KEY + 1];
+	int f = 0;
+
+	*ierror = MPI_Info_get_valuelen((MPI_Info)*info,
+					c_string(key, key_len, k, sizeof(k)),
+					valuelen, &f);
+	*flag = f;
+}
+
+BCSMPI_F void mpi_info_delete_(MPI_Fint *info, const char *key,
+			       MPI_Fint *ierror, size_t key_len)
+{
+	char k[MPI_MAX_INFO_KEY + 1];
+
+	*ierror = MPI_Info_delete((MPI_Info)*info,
+				  c_string(key, key_len, k, sizeof(k)));
+}
+
+BCSMPI_F void mpi_info_get_nthkey_(MPI_Fint *info, MPI_Fint *n, char *key,
+				   MPI_Fint *ierror, size_t key_len)
+{
+	char k[MPI_MAX_INFO_KEY + 1];
+
+	*ierror = MPI_Info_get_nthkey((MPI_Info)*info, *n, k);
+	if (!*ierror)
+		f_string(key, key_len, k);
+}
+
+BCSMPI_F void mpi_add_error_string_(MPI_Fint *errorcode, const char *string,
+				    MPI_Fint *ierror, size_t string_len)
+{
+	char buf[MPI_MAX_ERROR_STRING];
+
+	*ierror = MPI_Add_error_string(*errorcode,
+				       c_string(string, string_len, buf,
+						sizeof(buf)));
+}
+
 /* The predefined attributes' keyvals (their values are ints in C). */
 static int predefined(int key)
 {

@@ -2,7 +2,8 @@
 ! "fortran"): Allreduce of double arrays (MPI_SUM, MPI_IN_PLACE, a user
 ! operation written in Fortran), Bcast, Comm_split, non-blocking
 ! point-to-point with Waitall and MPI_STATUSES_IGNORE, Wtime,
-! Get_processor_name, Comm_get_attr of MPI_TAG_UB, and a derived type:
+! Get_processor_name, Comm_get_attr of MPI_TAG_UB, info strings, and a
+! derived type:
 ! a row of a column-major matrix (Type_vector), and a struct of separate
 ! variables sent from MPI_BOTTOM.  Prints "fmodule: all passed on N
 ! ranks" from rank 0.
@@ -44,6 +45,8 @@ program fmodule
   double precision :: v(4), w(4), t0, m(3, 4), row(4), x, xr
   integer :: a, ar, next, prev
   character(len=MPI_MAX_PROCESSOR_NAME) :: host
+  character(len=32) :: value
+  integer :: info
   logical :: flag
 
   call mpi_init(ierr)
@@ -126,6 +129,16 @@ program fmodule
   call mpi_type_free(structtype, ierr)
   call check(transfer(v(1), a) == prev + 1000, 'struct from MPI_BOTTOM')
   if (rank == 0) print '(A)', 'ok datatypes'
+
+  ! info objects: strings both ways
+  call mpi_info_create(info, ierr)
+  call mpi_info_set(info, 'cb_nodes', '8', ierr)
+  call mpi_info_get(info, 'cb_nodes', 16, value, flag, ierr)
+  call check(flag .and. value == '8', 'info get')
+  call mpi_info_get_nthkey(info, 0, value, ierr)
+  call check(value == 'cb_nodes', 'info nthkey')
+  call mpi_info_free(info, ierr)
+  if (rank == 0) print '(A)', 'ok info'
 
   call check(mpi_wtime() >= t0, 'wtime')
   if (rank == 0) print '(A,I0,A)', 'fmodule: all passed on ', nproc, ' ranks'
