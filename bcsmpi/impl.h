@@ -236,6 +236,8 @@ struct bcs_req {
 	struct bcs_comm *comm;
 	/* a receive into a non-contiguous type: unpacked at completion */
 	void *tmp;
+	int unpack;          /* ubuf, ucount, utype set (ubuf may be
+			      * MPI_BOTTOM) and utype held */
 	void *ubuf;
 	int ucount;
 	MPI_Datatype utype;

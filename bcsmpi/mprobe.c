@@ -121,7 +121,7 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
 				  MPI_COMM_SELF, request);
 	}
 	if (!(r = bcs_req_get(*message)) || r->kind != R_RECV || !r->tmp ||
-	    r->ubuf)
+	    r->unpack)
 		return bcs_error(NULL, "MPI_Imrecv", MPI_ERR_REQUEST,
 				 "not a message of MPI_Mprobe or MPI_Improbe "
 				 "(%#x)", (unsigned)*message);
@@ -134,6 +134,7 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
 				 MPI_ERR_BUFFER, "count %d, datatype %#x or "
 				 "buffer", count, (unsigned)datatype);
 	/* the program's buffer and type, unpacked into at completion */
+	r->unpack = 1;
 	r->ubuf = buf;
 	r->ucount = count;
 	r->utype = datatype;

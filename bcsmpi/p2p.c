@@ -80,6 +80,7 @@ int bcs_irecv(void *buf, int count, MPI_Datatype dt, int src_world, int tag,
 			bcs_req_free(r);
 			return MPI_ERR_NO_MEM;
 		}
+		r->unpack = 1;
 		r->ubuf = buf;
 		r->ucount = count;
 		r->utype = dt;

@@ -82,7 +82,7 @@ void bcs_req_free(struct bcs_req *r)
 {
 	struct bcs_comm *c = r->comm;
 
-	if (r->tmp && r->ubuf)
+	if (r->unpack)
 		bcs_dt_release(r->utype); /* held for the unpack */
 	if (r->kind == R_PERSIST)
 		bcs_dt_release(r->pers.dt);
@@ -148,7 +148,7 @@ void bcs_req_done(const struct bcs_done *d)
 		r->send_clock = d->clock;
 	}
 	r->err = status_class(d->status);
-	if (r->kind == R_RECV && r->tmp && r->ubuf && d->status == BCS_OK) {
+	if (r->kind == R_RECV && r->unpack && d->status == BCS_OK) {
 		size_t got = d->bytes;
 
 		bcs_dt_unpack(r->utype, r->ucount, r->tmp, got, r->ubuf);

@@ -46,9 +46,7 @@ int main(int argc, char **argv)
 	MPI_Request r, gone;
 	MPI_Op sum = MPI_SUM;
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	init(&argc, &argv);
 	t = overlapping();
 	if (argc > 1 && !strcmp(argv[1], "overlap")) {
 		MPI_Sendrecv(buf, 2, MPI_INT, rank, 1, buf, 1, t, rank, 1,
@@ -95,8 +93,5 @@ int main(int argc, char **argv)
 	CLASS(MPI_Start(&gone), MPI_ERR_REQUEST);
 	MPI_Type_free(&t);
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-	if (rank == 0)
-		printf("badinput: all passed on %d ranks\n", size);
-	MPI_Finalize();
-	return 0;
+	return finish("badinput");
 }

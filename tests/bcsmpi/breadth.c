@@ -266,16 +266,11 @@ static void test_misc_and_errors(void)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	init(&argc, &argv);
 	test_ready_and_replace();
 	test_scans();
 	test_reduce_scatter();
 	test_type_queries();
 	test_misc_and_errors();
-	if (rank == 0)
-		printf("breadth: all passed on %d ranks\n", size);
-	MPI_Finalize();
-	return 0;
+	return finish("breadth");
 }

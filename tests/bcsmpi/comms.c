@@ -299,9 +299,7 @@ static void test_names_and_attributes(void)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	init(&argc, &argv);
 	test_groups();
 	test_create();
 	test_split_type_and_cart_sub();

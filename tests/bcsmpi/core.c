@@ -396,8 +396,5 @@ int main(int argc, char **argv)
 	test_ops_and_types();
 	test_comms();
 	test_errors();
-	if (rank == 0)
-		printf("core: all passed on %d ranks\n", size);
-	MPI_Finalize();
-	return 0;
+	return finish("core");
 }

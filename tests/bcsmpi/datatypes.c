@@ -256,9 +256,7 @@ static void test_contents_and_names(void)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	init(&argc, &argv);
 	next = (rank + 1) % size;
 	prev = (rank + size - 1) % size;
 	test_structs();
@@ -266,8 +264,5 @@ int main(int argc, char **argv)
 	test_arrays();
 	test_pack();
 	test_contents_and_names();
-	if (rank == 0)
-		printf("datatypes: all passed on %d ranks\n", size);
-	MPI_Finalize();
-	return 0;
+	return finish("datatypes");
 }

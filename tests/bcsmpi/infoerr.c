@@ -192,14 +192,9 @@ static void test_odds_and_ends(void)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	init(&argc, &argv);
 	test_info();
 	test_errhandlers();
 	test_odds_and_ends();
-	if (rank == 0)
-		printf("infoerr: all passed on %d ranks\n", size);
-	MPI_Finalize();
-	return 0;
+	return finish("infoerr");
 }

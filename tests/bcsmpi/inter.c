@@ -206,9 +206,7 @@ int main(int argc, char **argv)
 	MPI_Comm half, ic, dup, merged;
 	int n, rk, sum;
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	init(&argc, &argv);
 	if (size < 2) {
 		printf("inter: all passed on %d ranks\n", size);
 		MPI_Finalize();
@@ -245,8 +243,5 @@ int main(int argc, char **argv)
 	MPI_Comm_free(&merged);
 	MPI_Comm_free(&ic);
 	MPI_Comm_free(&half);
-	if (rank == 0)
-		printf("inter: all passed on %d ranks\n", size);
-	MPI_Finalize();
-	return 0;
+	return finish("inter");
 }

@@ -299,17 +299,12 @@ static void test_bad_arguments(void)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	init(&argc, &argv);
 	test_overlap();
 	test_bcast_reduce();
 	test_gathers();
 	test_scans();
 	test_idup();
 	test_bad_arguments();
-	if (rank == 0)
-		printf("nbc: all passed on %d ranks\n", size);
-	MPI_Finalize();
-	return 0;
+	return finish("nbc");
 }

@@ -373,9 +373,7 @@ static void test_bad_arguments(void)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	init(&argc, &argv);
 	next = (rank + 1) % size;
 	prev = (rank + size - 1) % size;
 	if (argc > 1 && !strcmp(argv[1], "fatal")) {
@@ -393,8 +391,5 @@ int main(int argc, char **argv)
 	test_get_status_and_cancel();
 	test_buffered();
 	test_bad_arguments();
-	if (rank == 0)
-		printf("p2pmodes: all passed on %d ranks\n", size);
-	MPI_Finalize();
-	return 0;
+	return finish("p2pmodes");
 }

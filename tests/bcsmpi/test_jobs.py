@@ -279,6 +279,20 @@ def test_abort(lab):
     print("abort: %s" % j["reason"])
 
 
+def fails_by_name(lab, prog, mode, words, passed_line):
+    """PROG MODE on 2 ranks must end FAILED, its reason holding every one
+    of words (the call, what was wrong, the rank) and the program never
+    printing passed_line (it went on after the error).  The reason."""
+    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog, mode])
+    j = show(lab, last_job(lab))
+    reason = j.get("reason", "")
+    check(r.returncode != 0 and j["state"] == "FAILED" and
+          all(w in reason for w in words) and passed_line not in r.stdout,
+          "%s %s: exit %d, job %s\n%s" %
+          (os.path.basename(prog), mode, r.returncode, j, r.stderr))
+    return reason
+
+
 def checked_program(lab, name):
     """tests/bcsmpi/NAME.c (checking its own results) on 1 to 4 ranks,
     built with bcsmpicc and with Debian's mpicc.mpich: each run must
@@ -382,14 +396,8 @@ def test_badinput(lab):
               "badinput: all passed on %d ranks" % n in r.stdout,
               "badinput on %d ranks: exit %d\n%s\n%s" %
               (n, r.returncode, r.stdout, r.stderr))
-    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog, "overlap"])
-    j = show(lab, last_job(lab))
-    reason = j.get("reason", "")
-    check(r.returncode != 0 and j["state"] == "FAILED" and
-          "MPI_Sendrecv" in reason and "overlap" in reason and
-          "rank" in reason and "taken" not in r.stdout,
-          "an overlapping receive: exit %d, job %s\n%s" %
-          (r.returncode, j, r.stderr))
+    reason = fails_by_name(lab, prog, "overlap",
+                           ("MPI_Sendrecv", "overlap", "rank"), "taken")
     print("badinput on 1-4 ranks: all passed; overlap: %s" % reason)
 
 
@@ -398,14 +406,8 @@ def test_inter(lab):
     MPICH; then groups that overlap: FAILED naming the call."""
     prog = checked_program(lab, "inter")
     under_mpich(lab, "inter", n=3)
-    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog, "overlap"])
-    j = show(lab, last_job(lab))
-    reason = j.get("reason", "")
-    check(r.returncode != 0 and j["state"] == "FAILED" and
-          "MPI_Intercomm_create" in reason and "overlap" in reason and
-          "taken" not in r.stdout,
-          "overlapping groups: exit %d, job %s\n%s" %
-          (r.returncode, j, r.stderr))
+    reason = fails_by_name(lab, prog, "overlap",
+                           ("MPI_Intercomm_create", "overlap"), "taken")
     print("inter overlap: %s" % reason)
 
 
@@ -448,14 +450,8 @@ def test_p2pmodes(lab):
     Cancel, buffered mode; then a Bsend with no room under the default
     handler: FAILED naming the call and the rank."""
     prog = checked_program(lab, "p2pmodes")
-    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog, "fatal"])
-    j = show(lab, last_job(lab))
-    reason = j.get("reason", "")
-    check(r.returncode != 0 and j["state"] == "FAILED" and
-          "MPI_Bsend" in reason and "no room" in reason and
-          "rank" in reason and "returned" not in r.stdout,
-          "a Bsend with no room: exit %d, job %s\n%s" %
-          (r.returncode, j, r.stderr))
+    reason = fails_by_name(lab, prog, "fatal",
+                           ("MPI_Bsend", "no room", "rank"), "returned")
     print("p2pmodes fatal: %s" % reason)
 
 
@@ -470,14 +466,9 @@ def test_unsupported(lab):
           "MPI_ERR_UNSUPPORTED_OPERATION" in r.stdout,
           "unsupported calls under ERRORS_RETURN: exit %d\n%s\n%s" %
           (r.returncode, r.stdout, r.stderr))
-    r = run(lab, ["run", "--mpi=bcs", "-n", "2", prog, "fatal"])
-    j = show(lab, last_job(lab))
-    reason = j.get("reason", "")
-    check(r.returncode != 0 and j["state"] == "FAILED" and
-          "MPI_Win_fence is not supported by BCS-MPI" in reason and
-          "rank" in reason and "returned" not in r.stdout,
-          "MPI_Win_fence under ERRORS_ARE_FATAL: exit %d, job %s\n%s" %
-          (r.returncode, j, r.stderr))
+    reason = fails_by_name(lab, prog, "fatal",
+                           ("MPI_Win_fence is not supported by BCS-MPI",
+                            "rank"), "returned")
     print("unsupported: returned the class; fatal: %s" % reason)
 
 

@@ -208,16 +208,11 @@ static void test_cart(void)
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	init(&argc, &argv);
 	next = (rank + 1) % size;
 	prev = (rank + size - 1) % size;
 	test_graph();
 	test_dist_graph();
 	test_cart();
-	if (rank == 0)
-		printf("topos: all passed on %d ranks\n", size);
-	MPI_Finalize();
-	return 0;
+	return finish("topos");
 }
