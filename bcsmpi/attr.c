@@ -219,6 +219,14 @@ void bcs_attr_drop(struct bcs_comm *c)
 	bcs_attrs_drop(&c->attrs);
 }
 
+void bcs_keyval_set_extra(int key, void *extra)
+{
+	struct keyval *kv = keyval_get(key);
+
+	if (kv)
+		kv->extra = extra;
+}
+
 int bcs_keyval_ok(int key, int kind)
 {
 	struct keyval *kv = keyval_get(key);

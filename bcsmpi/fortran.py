@@ -31,7 +31,9 @@ BY_HAND = {"Get_processor_name", "Error_string", "Get_library_version",
            "Type_get_name", "Init", "Comm_get_attr", "Attr_get",
            "Comm_set_attr", "Attr_put", "Op_create", "Pcontrol",
            "Info_set", "Info_get", "Info_get_valuelen", "Info_delete",
-           "Info_get_nthkey", "Add_error_string"}
+           "Info_get_nthkey", "Add_error_string", "Comm_create_keyval",
+           "Type_create_keyval", "Keyval_create",
+           "Comm_create_errhandler", "Grequest_start"}
 # predefined attributes: Fortran's keyvals are C's + 1 (MPICH's values;
 # fortran_str.c maps them back)
 PREDEFINED_ATTRS = {"MPI_TAG_UB", "MPI_HOST", "MPI_IO",
@@ -203,6 +205,13 @@ def write_mpif(text, out):
         "      SAVE /MPIPRIV1/, /MPIPRIV2/",
         "      DOUBLE PRECISION MPI_WTIME, MPI_WTICK",
         "      EXTERNAL MPI_WTIME, MPI_WTICK",
+        "      EXTERNAL MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN",
+        "      EXTERNAL MPI_COMM_DUP_FN, MPI_NULL_COPY_FN",
+        "      EXTERNAL MPI_NULL_DELETE_FN, MPI_DUP_FN",
+        "      EXTERNAL MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN",
+        "      EXTERNAL MPI_TYPE_DUP_FN",
+        "      INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF",
+        "      EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF",
     ]
     for l in lines:
         assert len(l) <= 72, l

@@ -1,7 +1,7 @@
 /*
  * fortran_str.c — the Fortran bindings fortran.py does not generate:
- * MPI_Init (no argc/argv in Fortran), MPI_Wtime and MPI_Wtick
- * (functions), those that take or give strings (a hidden length after
+ * MPI_Init (no argc/argv in Fortran), MPI_Wtime, MPI_Wtick and
+ * MPI_Aint_add/diff (functions), those that take or give strings (a hidden length after
  * the arguments, blank padding instead of a NUL), the attribute calls
  * (values are INTEGERs of MPI_ADDRESS_KIND in Fortran, not pointers, and
  * a predefined attribute's value is the value itself), MPI_Op_create
@@ -9,6 +9,7 @@
  * and the COMMON blocks of mpif.h.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fortran.h"
@@ -59,6 +60,16 @@ BCSMPI_F double mpi_wtime_(void)
 BCSMPI_F double mpi_wtick_(void)
 {
 	return MPI_Wtick();
+}
+
+BCSMPI_F MPI_Aint mpi_aint_add_(MPI_Aint *base, MPI_Aint *disp)
+{
+	return MPI_Aint_add(*base, *disp);
+}
+
+BCSMPI_F MPI_Aint mpi_aint_diff_(MPI_Aint *addr1, MPI_Aint *addr2)
+{
+	return MPI_Aint_diff(*addr1, *addr2);
 }
 
 /* A call that gives a string: its C answer (of at most MPI_MAX_* bytes)
@@ -299,4 +310,242 @@ int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 				 "a status is NULL or ignored");
 	memcpy(c_status, f_status, sizeof(*c_status));
 	return MPI_SUCCESS;
+}
+
+/* ---- callbacks of Fortran's conventions ---------------------------------- */
+
+/* A keyval made from Fortran: its callbacks take every argument by
+ * reference, attribute values as INTEGER(KIND=MPI_ADDRESS_KIND) (as
+ * INTEGER for the MPI-1 names); C's callbacks below call them.  One
+ * record per keyval index, so nothing is allocated. */
+typedef void f_copy_fn(MPI_Fint *obj, MPI_Fint *key, void *extra, void *in,
+		       void *out, MPI_Fint *flag, MPI_Fint *ierror);
+typedef void f_delete_fn(MPI_Fint *obj, MPI_Fint *key, void *val,
+			 void *extra, MPI_Fint *ierror);
+
+#define F_KEYVALS 1024 /* attr.c's KEYVALS_MAX */
+
+static struct fkeyval {
+	f_copy_fn *copy;
+	f_delete_fn *del;
+	MPI_Aint extra;
+	int narrow;              /* the MPI-1 names: INTEGER values */
+} fkeyvals[F_KEYVALS];
+
+/* The predefined Fortran callbacks (mpif.h declares them EXTERNAL). */
+BCSMPI_F void mpi_comm_null_copy_fn_(MPI_Fint *o, MPI_Fint *k, void *e,
+				     void *in, void *out, MPI_Fint *flag,
+				     MPI_Fint *ierror)
+{
+	(void)o, (void)k, (void)e, (void)in, (void)out;
+	*flag = 0;
+	*ierror = MPI_SUCCESS;
+}
+
+BCSMPI_F void mpi_comm_dup_fn_(MPI_Fint *o, MPI_Fint *k, void *e, MPI_Aint *in,
+			       MPI_Aint *out, MPI_Fint *flag, MPI_Fint *ierror)
+{
+	(void)o, (void)k, (void)e;
+	*out = *in;
+	*flag = 1;
+	*ierror = MPI_SUCCESS;
+}
+
+BCSMPI_F void mpi_comm_null_delete_fn_(MPI_Fint *o, MPI_Fint *k, void *v,
+				       void *e, MPI_Fint *ierror)
+{
+	(void)o, (void)k, (void)v, (void)e;
+	*ierror = MPI_SUCCESS;
+}
+
+BCSMPI_F void mpi_null_copy_fn_(MPI_Fint *o, MPI_Fint *k, void *e, void *in,
+				void *out, MPI_Fint *flag, MPI_Fint *ierror)
+{
+	mpi_comm_null_copy_fn_(o, k, e, in, out, flag, ierror);
+}
+
+BCSMPI_F void mpi_dup_fn_(MPI_Fint *o, MPI_Fint *k, void *e, MPI_Fint *in,
+			  MPI_Fint *out, MPI_Fint *flag, MPI_Fint *ierror)
+{
+	(void)o, (void)k, (void)e;
+	*out = *in;
+	*flag = 1;
+	*ierror = MPI_SUCCESS;
+}
+
+BCSMPI_F void mpi_null_delete_fn_(MPI_Fint *o, MPI_Fint *k, void *v, void *e,
+				  MPI_Fint *ierror)
+{
+	mpi_comm_null_delete_fn_(o, k, v, e, ierror);
+}
+
+BCSMPI_F void mpi_type_null_copy_fn_(MPI_Fint *o, MPI_Fint *k, void *e,
+				     void *in, void *out, MPI_Fint *flag,
+				     MPI_Fint *ierror)
+{
+	mpi_comm_null_copy_fn_(o, k, e, in, out, flag, ierror);
+}
+
+BCSMPI_F void mpi_type_dup_fn_(MPI_Fint *o, MPI_Fint *k, void *e, MPI_Aint *in,
+			       MPI_Aint *out, MPI_Fint *flag, MPI_Fint *ierror)
+{
+	mpi_comm_dup_fn_(o, k, e, in, out, flag, ierror);
+}
+
+BCSMPI_F void mpi_type_null_delete_fn_(MPI_Fint *o, MPI_Fint *k, void *v,
+				       void *e, MPI_Fint *ierror)
+{
+	mpi_comm_null_delete_fn_(o, k, v, e, ierror);
+}
+
+static int f_copy(MPI_Comm obj, int key, void *extra, void *in, void *out,
+		  int *flag)
+{
+	struct fkeyval *f = extra;
+	MPI_Fint o = obj, k = key, fl = 0, ierr = MPI_SUCCESS;
+
+	if (f->narrow) {
+		MPI_Fint vin = (MPI_Fint)(intptr_t)in, vout = 0,
+			 e = (MPI_Fint)f->extra;
+
+		f->copy(&o, &k, &e, &vin, &vout, &fl, &ierr);
+		*(void **)out = (void *)(intptr_t)vout;
+	} else {
+		MPI_Aint vin = (MPI_Aint)(intptr_t)in, vout = 0;
+
+		f->copy(&o, &k, &f->extra, &vin, &vout, &fl, &ierr);
+		*(void **)out = (void *)(intptr_t)vout;
+	}
+	*flag = fl != 0;
+	return ierr;
+}
+
+static int f_delete(MPI_Comm obj, int key, void *val, void *extra)
+{
+	struct fkeyval *f = extra;
+	MPI_Fint o = obj, k = key, ierr = MPI_SUCCESS;
+
+	if (f->narrow) {
+		MPI_Fint v = (MPI_Fint)(intptr_t)val, e = (MPI_Fint)f->extra;
+
+		f->del(&o, &k, &v, &e, &ierr);
+	} else {
+		MPI_Aint v = (MPI_Aint)(intptr_t)val;
+
+		f->del(&o, &k, &v, &f->extra, &ierr);
+	}
+	return ierr;
+}
+
+static void f_keyval(const char *fn, int kind, f_copy_fn *copy,
+		     f_delete_fn *del, MPI_Fint *keyval, MPI_Aint extra,
+		     int narrow, MPI_Fint *ierror)
+{
+	unsigned i;
+
+	*ierror = bcs_keyval_create(fn, kind, f_copy, f_delete, keyval, NULL);
+	if (*ierror)
+		return;
+	i = H_INDEX(*keyval);
+	if (i >= F_KEYVALS) {
+		bcs_keyval_free(fn, kind, keyval);
+		*ierror = bcs_error(NULL, fn, MPI_ERR_INTERN, "keyval index "
+				    "%u past the Fortran table", i);
+		return;
+	}
+	fkeyvals[i] = (struct fkeyval){ copy, del, extra, narrow };
+	bcs_keyval_set_extra(*keyval, &fkeyvals[i]);
+}
+
+BCSMPI_F void mpi_comm_create_keyval_(f_copy_fn *copy, f_delete_fn *del,
+				      MPI_Fint *keyval, MPI_Aint *extra,
+				      MPI_Fint *ierror)
+{
+	f_keyval("MPI_Comm_create_keyval", BCS_KEYVAL_COMM, copy, del, keyval,
+		 *extra, 0, ierror);
+}
+
+BCSMPI_F void mpi_type_create_keyval_(f_copy_fn *copy, f_delete_fn *del,
+				      MPI_Fint *keyval, MPI_Aint *extra,
+				      MPI_Fint *ierror)
+{
+	f_keyval("MPI_Type_create_keyval", BCS_KEYVAL_TYPE, copy, del, keyval,
+		 *extra, 0, ierror);
+}
+
+BCSMPI_F void mpi_keyval_create_(f_copy_fn *copy, f_delete_fn *del,
+				 MPI_Fint *keyval, MPI_Fint *extra,
+				 MPI_Fint *ierror)
+{
+	f_keyval("MPI_Keyval_create", BCS_KEYVAL_COMM, copy, del, keyval,
+		 *extra, 1, ierror);
+}
+
+/* A Fortran error handler (COMM, ERROR_CODE) by reference is called as
+ * C's is. */
+BCSMPI_F void mpi_comm_create_errhandler_(MPI_Comm_errhandler_function *fn,
+					  MPI_Fint *errhandler,
+					  MPI_Fint *ierror)
+{
+	*ierror = MPI_Comm_create_errhandler(fn, (MPI_Errhandler *)errhandler);
+}
+
+/* A generalized request made from Fortran: its functions through C's
+ * (the record freed with the request). */
+typedef void f_query_fn(MPI_Aint *extra, MPI_Fint *status, MPI_Fint *ierror);
+typedef void f_free_fn(MPI_Aint *extra, MPI_Fint *ierror);
+typedef void f_cancel_fn(MPI_Aint *extra, MPI_Fint *complete,
+			 MPI_Fint *ierror);
+
+struct fgreq {
+	f_query_fn *query;
+	f_free_fn *free;
+	f_cancel_fn *cancel;
+	MPI_Aint extra;
+};
+
+static int fg_query(void *extra, MPI_Status *status)
+{
+	struct fgreq *g = extra;
+	MPI_Fint ierr = MPI_SUCCESS;
+
+	g->query(&g->extra, (MPI_Fint *)status, &ierr);
+	return ierr;
+}
+
+static int fg_free(void *extra)
+{
+	struct fgreq *g = extra;
+	MPI_Fint ierr = MPI_SUCCESS;
+
+	g->free(&g->extra, &ierr);
+	free(g);
+	return ierr;
+}
+
+static int fg_cancel(void *extra, int complete)
+{
+	struct fgreq *g = extra;
+	MPI_Fint ierr = MPI_SUCCESS, c = complete != 0;
+
+	g->cancel(&g->extra, &c, &ierr);
+	return ierr;
+}
+
+BCSMPI_F void mpi_grequest_start_(f_query_fn *query, f_free_fn *free_fn,
+				  f_cancel_fn *cancel, MPI_Aint *extra,
+				  MPI_Fint *request, MPI_Fint *ierror)
+{
+	struct fgreq *g = malloc(sizeof(*g));
+
+	if (!g) {
+		*ierror = bcs_error(NULL, "MPI_Grequest_start",
+				    MPI_ERR_NO_MEM, "out of memory");
+		return;
+	}
+	*g = (struct fgreq){ query, free_fn, cancel, *extra };
+	*ierror = MPI_Grequest_start(fg_query, fg_free, fg_cancel, g,
+				     (MPI_Request *)request);
+	if (*ierror)
+		free(g);
 }

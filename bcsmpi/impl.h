@@ -197,6 +197,9 @@ int bcs_keyval_create(const char *fn, int kind,
 		      void *extra);
 int bcs_keyval_free(const char *fn, int kind, int *keyval);
 int bcs_keyval_ok(int key, int kind);
+/* The extra state a keyval's callbacks get, replaced (the Fortran
+ * bindings point it at their own record of the keyval). */
+void bcs_keyval_set_extra(int key, void *extra);
 
 /* ---- requests ------------------------------------------------------------ */
 

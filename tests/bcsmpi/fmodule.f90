@@ -2,8 +2,8 @@
 ! "fortran"): Allreduce of double arrays (MPI_SUM, MPI_IN_PLACE, a user
 ! operation written in Fortran), Bcast, Comm_split, non-blocking
 ! point-to-point with Waitall and MPI_STATUSES_IGNORE, Wtime,
-! Get_processor_name, Comm_get_attr of MPI_TAG_UB, info strings, and a
-! derived type:
+! Get_processor_name, Comm_get_attr of MPI_TAG_UB, info strings, keyvals
+! and an error handler with Fortran callbacks, and a derived type:
 ! a row of a column-major matrix (Type_vector), and a struct of separate
 ! variables sent from MPI_BOTTOM.  Prints "fmodule: all passed on N
 ! ranks" from rank 0.
@@ -32,6 +32,43 @@ subroutine absmax(invec, inoutvec, n, datatype)
     inoutvec(i) = max(abs(invec(i)), abs(inoutvec(i)))
   end do
 end subroutine absmax
+
+! a keyval's copy and delete callbacks, counted in a module's variables
+module counters
+  implicit none
+  integer :: copies = 0, deletes = 0, handled = 0, handled_code = 0
+end module counters
+
+subroutine copy_plus_one(oldcomm, keyval, extra, valin, valout, flag, ierr)
+  use mpi
+  use counters
+  implicit none
+  integer :: oldcomm, keyval, ierr
+  integer(kind=MPI_ADDRESS_KIND) :: extra, valin, valout
+  logical :: flag
+  copies = copies + 1
+  valout = valin + extra
+  flag = .true.
+  ierr = MPI_SUCCESS
+end subroutine copy_plus_one
+
+subroutine count_delete(comm, keyval, val, extra, ierr)
+  use mpi
+  use counters
+  implicit none
+  integer :: comm, keyval, ierr
+  integer(kind=MPI_ADDRESS_KIND) :: val, extra
+  deletes = deletes + 1
+  ierr = MPI_SUCCESS
+end subroutine count_delete
+
+subroutine on_error(comm, code)
+  use counters
+  implicit none
+  integer :: comm, code
+  handled = handled + 1
+  handled_code = code
+end subroutine on_error
 
 program fmodule
   use mpi
@@ -127,6 +164,9 @@ program fmodule
   call mpi_sendrecv(MPI_BOTTOM, 1, structtype, next, 6, v, 12, &
                     MPI_BYTE, prev, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
   call mpi_type_free(structtype, ierr)
+  call check(mpi_aint_diff(disps(2), disps(1)) == disps(2) - disps(1) .and. &
+             mpi_aint_add(disps(1), 8_MPI_ADDRESS_KIND) == disps(1) + 8, &
+             'aint_add/diff')
   call check(transfer(v(1), a) == prev + 1000, 'struct from MPI_BOTTOM')
   if (rank == 0) print '(A)', 'ok datatypes'
 
@@ -140,7 +180,47 @@ program fmodule
   call mpi_info_free(info, ierr)
   if (rank == 0) print '(A)', 'ok info'
 
+  ! keyvals with Fortran callbacks, and the predefined ones
+  call test_keyvals()
+  if (rank == 0) print '(A)', 'ok callbacks'
+
   call check(mpi_wtime() >= t0, 'wtime')
   if (rank == 0) print '(A,I0,A)', 'fmodule: all passed on ', nproc, ' ranks'
   call mpi_finalize(ierr)
+contains
+  subroutine test_keyvals()
+    use counters
+    external copy_plus_one, count_delete, on_error
+    integer :: key, key2, dup1, dup2, eh, err, ierr2, x
+    integer(kind=MPI_ADDRESS_KIND) :: val, extra
+    logical :: flag2
+    extra = 10
+    call mpi_comm_create_keyval(copy_plus_one, count_delete, key, extra, &
+                                ierr2)
+    call mpi_comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &
+                                key2, extra, ierr2)
+    call mpi_comm_dup(MPI_COMM_WORLD, dup1, ierr2)
+    val = 5
+    call mpi_comm_set_attr(dup1, key, val, ierr2)
+    val = 7
+    call mpi_comm_set_attr(dup1, key2, val, ierr2)
+    call mpi_comm_dup(dup1, dup2, ierr2)
+    call mpi_comm_get_attr(dup2, key, val, flag2, ierr2)
+    call check(flag2 .and. val == 15 .and. copies == 1, 'copy callback')
+    call mpi_comm_get_attr(dup2, key2, val, flag2, ierr2)
+    call check(flag2 .and. val == 7, 'MPI_COMM_DUP_FN')
+    call mpi_comm_free(dup2, ierr2)
+    call check(deletes == 1, 'delete callback on free')
+    ! an error handler written in Fortran
+    call mpi_comm_create_errhandler(on_error, eh, ierr2)
+    call mpi_comm_set_errhandler(dup1, eh, ierr2)
+    call mpi_send(x, 1, MPI_INTEGER, nproc + 5, 0, dup1, err)
+    call check(handled == 1 .and. handled_code == err .and. &
+               err /= MPI_SUCCESS, 'Fortran error handler')
+    call mpi_errhandler_free(eh, ierr2)
+    call mpi_comm_free(dup1, ierr2)
+    call check(deletes == 2, 'delete callback on the first')
+    call mpi_comm_free_keyval(key, ierr2)
+    call mpi_comm_free_keyval(key2, ierr2)
+  end subroutine test_keyvals
 end program fmodule
