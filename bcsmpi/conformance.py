@@ -27,7 +27,6 @@ WHY = [
      r"Publish_name$|Unpublish_name$|Lookup_name$|Comm_join$|"
      r"Comm_get_parent$|Comm_disconnect$)",
      "dynamic processes: a job's ranks are fixed at launch"),
-    (r"^T_", "the tool information interface: none yet"),
     (r"^(Type_create_darray$|Pack_external|Unpack_external$)",
      "darray and external32: not yet"),
     (r"^(Win_call_errhandler$|File_call_errhandler$|"

@@ -8,7 +8,7 @@
  * code) and by Comm_call_errhandler; Add_error_class/code/string with
  * Error_class/string and MPI_LASTUSEDCODE; a generalized request (its
  * query, cancel and free functions), Status_c2f/f2c, the Fortran 90
- * kinds, Pcontrol.  Prints "ok NAME" per group
+ * kinds, Pcontrol, and the tool interface (MPI_T) starting and counting.  Prints "ok NAME" per group
  * and "infoerr: all passed on N ranks" from rank 0.
  */
 #include <stdio.h>
@@ -187,6 +187,25 @@ static void test_odds_and_ends(void)
 	MPI_Type_size(t, &sz);
 	CHECK(sz == 8, "f90_complex(6): %d bytes", sz);
 	CHECK(MPI_Pcontrol(1) == MPI_SUCCESS, "Pcontrol");
+	/* the tool interface: it starts, and has nothing to show */
+	{
+		int provided, ncvar = -1, npvar = -1, ncat = -1, idx;
+		MPI_T_pvar_session session;
+
+		CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) ==
+		      MPI_SUCCESS, "MPI_T_init_thread");
+		MPI_T_cvar_get_num(&ncvar);
+		MPI_T_pvar_get_num(&npvar);
+		MPI_T_category_get_num(&ncat);
+		CHECK(ncvar >= 0 && npvar >= 0 && ncat >= 0, "MPI_T counts %d "
+		      "%d %d", ncvar, npvar, ncat);
+		CHECK(MPI_T_cvar_get_index("no such variable", &idx) ==
+		      MPI_T_ERR_INVALID_NAME, "an unknown cvar name");
+		CHECK(MPI_T_pvar_session_create(&session) == MPI_SUCCESS &&
+		      MPI_T_pvar_session_free(&session) == MPI_SUCCESS &&
+		      session == MPI_T_PVAR_SESSION_NULL, "a pvar session");
+		CHECK(MPI_T_finalize() == MPI_SUCCESS, "MPI_T_finalize");
+	}
 	ok("odds_and_ends");
 }
 
