@@ -48,7 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			}
 			FUZZ_CHECK(d->kind >= BCS_D_SEND &&
-				   d->kind <= BCS_D_PULLED);
+				   d->kind <= BCS_D_CANCEL);
+			if (d->kind == BCS_D_CANCEL)
+				FUZZ_CHECK(!d->flags && !d->bytes);
 			if (d->kind == BCS_D_COMM_FREE)
 				FUZZ_CHECK(d->ctx != BCS_CTX_WORLD &&
 					   !d->flags && !d->bytes);
