@@ -1,0 +1,620 @@
+/*
+ * capture.c — one process into one image.  The process is held by ptrace
+ * for the whole capture: its layout and pages read from /proc, its
+ * registers and FP/SIMD state by PTRACE_GETREGSET, and what only the
+ * process itself can tell (its brk, its signal dispositions) by remote
+ * system calls.  Anything the restore could not make again is refused
+ * before a byte is written, with the resource named.
+ *
+ * A page is in the image if it is present or swapped and, in a private
+ * file mapping, no longer the file's own page; the rest reads back as
+ * zero or from the file on restore.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ckpt_int.h"
+
+#define XSTATE_MAX 16384
+#define SCRATCH_BYTES (64 * 1024)
+
+static int fail(char *why, size_t whylen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *why, size_t whylen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && whylen) {
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int special(const struct ckpt_map *m)
+{
+	return !strcmp(m->path, "[vdso]") || !strcmp(m->path, "[vvar]") ||
+	       !strcmp(m->path, "[vvar_vclock]");
+}
+
+/* Files a process may hold that the restore opens again by path. */
+static int plain_device(const char *path)
+{
+	static const char *const ok[] = { "/dev/null", "/dev/zero",
+		"/dev/urandom", "/dev/random", "/dev/full" };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcmp(path, ok[i]))
+			return 1;
+	return 0;
+}
+
+/* ---- what the capture gathers before it writes ---------------------------- */
+
+struct file_rec {
+	struct ckpt_s_file f;
+	char path[4096];
+};
+
+struct cap {
+	struct ckpt_tracee t;
+	struct ckpt_map *maps;
+	size_t nmaps;
+	struct file_rec *files;
+	size_t nfiles;
+	uint64_t scratch;
+	char *why;
+	size_t whylen;
+};
+
+/* Refuse a mapping the restore cannot make again, or say how to. */
+static int vma_of(struct cap *c, const struct ckpt_map *m,
+		  struct ckpt_s_vma *v)
+{
+	char mf[128];
+	struct stat sb;
+
+	memset(v, 0, sizeof(*v));
+	v->start = m->start;
+	v->end = m->end;
+	v->pgoff = m->pgoff;
+	v->prot = m->prot;
+	if (m->shared)
+		v->flags |= CKPT_VMA_SHARED;
+	if (!strcmp(m->path, "[stack]"))
+		v->flags |= CKPT_VMA_STACK;
+	else if (!strcmp(m->path, "[heap]"))
+		v->flags |= CKPT_VMA_HEAP;
+	else if (special(m))
+		v->flags |= CKPT_VMA_VDSO;
+	else if (m->path[0] == '/') {
+		if (strstr(m->path, " (deleted)"))
+			return fail(c->why, c->whylen, -ENOTSUP, "the mapping "
+				    "of %s, a deleted file", m->path);
+		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%"
+			 PRIx64, (int)c->t.pid, m->start, m->end);
+		if (stat(mf, &sb) < 0)
+			return fail(c->why, c->whylen, -errno, "the mapping of "
+				    "%s: %s", m->path, strerror(errno));
+		if (!S_ISREG(sb.st_mode))
+			return fail(c->why, c->whylen, -ENOTSUP, "the mapping "
+				    "of %s, a device", m->path);
+		v->flags |= CKPT_VMA_FILE;
+		v->size = (uint64_t)sb.st_size;
+		v->mtime_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
+			      (uint64_t)sb.st_mtim.tv_nsec;
+	} else if (m->path[0]) {
+		return fail(c->why, c->whylen, -ENOTSUP, "the mapping %s",
+			    m->path);
+	}
+	if (m->shared && !(v->flags & CKPT_VMA_FILE))
+		return fail(c->why, c->whylen, -ENOTSUP, "a shared anonymous "
+			    "mapping at %#" PRIx64, m->start);
+	v->pathlen = (v->flags & (CKPT_VMA_FILE | CKPT_VMA_VDSO)) ?
+		     (uint32_t)strlen(m->path) : 0;
+	return 0;
+}
+
+/* Its open descriptors: each one restorable, or the capture refused. */
+static int gather_files(struct cap *c)
+{
+	char dir[64], link[320], info[320], line[256];
+	struct dirent *e;
+	size_t cap = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)c->t.pid);
+	if (!(d = opendir(dir)))
+		return fail(c->why, c->whylen, -errno, "%s: %s", dir,
+			    strerror(errno));
+	while ((e = readdir(d))) {
+		struct file_rec r = { 0 };
+		struct stat sb;
+		ssize_t n;
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		r.f.fd = (uint32_t)atoi(e->d_name);
+		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+		if ((n = readlink(link, r.path, sizeof(r.path) - 1)) < 0 ||
+		    stat(link, &sb) < 0)
+			continue; /* closed meanwhile: it cannot be, stopped */
+		r.path[n] = '\0';
+		snprintf(info, sizeof(info), "/proc/%d/fdinfo/%s",
+			 (int)c->t.pid, e->d_name);
+		if ((f = fopen(info, "re"))) {
+			while (fgets(line, sizeof(line), f)) {
+				if (!strncmp(line, "pos:", 4))
+					r.f.pos = strtoull(line + 4, NULL, 10);
+				else if (!strncmp(line, "flags:", 6))
+					r.f.flags = (uint32_t)strtoul(line + 6,
+								NULL, 8);
+			}
+			fclose(f);
+		}
+		r.f.cloexec = !!(r.f.flags & O_CLOEXEC);
+		r.f.flags &= ~(uint32_t)O_CLOEXEC;
+		if (r.f.fd <= 2 && !S_ISREG(sb.st_mode)) {
+			r.f.kind = CKPT_F_INHERIT; /* to the node manager */
+			r.path[0] = '\0';
+		} else if (S_ISREG(sb.st_mode) && r.path[0] == '/' &&
+			   !strstr(r.path, " (deleted)")) {
+			r.f.kind = CKPT_F_REGULAR;
+		} else if (S_ISCHR(sb.st_mode) && plain_device(r.path)) {
+			r.f.kind = CKPT_F_DEVICE;
+		} else if (S_ISFIFO(sb.st_mode) && !strncmp(r.path, "pipe:",
+							      5)) {
+			r.f.kind = CKPT_F_PIPE;
+			r.f.pipe = (uint64_t)sb.st_ino;
+			r.path[0] = '\0';
+		} else {
+			closedir(d);
+			return fail(c->why, c->whylen, -ENOTSUP, "descriptor "
+				    "%u, %s", r.f.fd, r.path);
+		}
+		r.f.pathlen = (uint32_t)strlen(r.path);
+		if (c->nfiles == cap) {
+			struct file_rec *nv;
+
+			cap = cap ? cap * 2 : 16;
+			if (!(nv = realloc(c->files, cap * sizeof(*nv)))) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			c->files = nv;
+		}
+		c->files[c->nfiles++] = r;
+	}
+	closedir(d);
+	/* a pipe is restorable only with both of its ends here */
+	for (size_t i = 0; i < c->nfiles; i++) {
+		int rd = 0, wr = 0;
+
+		if (c->files[i].f.kind != CKPT_F_PIPE)
+			continue;
+		for (size_t j = 0; j < c->nfiles; j++)
+			if (c->files[j].f.kind == CKPT_F_PIPE &&
+			    c->files[j].f.pipe == c->files[i].f.pipe) {
+				rd |= (c->files[j].f.flags & O_ACCMODE) ==
+				      O_RDONLY;
+				wr |= (c->files[j].f.flags & O_ACCMODE) ==
+				      O_WRONLY;
+			}
+		if (!rd || !wr)
+			return fail(c->why, c->whylen, -ENOTSUP, "descriptor "
+				    "%u, a pipe to another process",
+				    c->files[i].f.fd);
+	}
+	return 0;
+}
+
+/* ---- writing the sections ------------------------------------------------- */
+
+static int put(struct ckpt_writer *w, uint32_t type, const void *a,
+	       size_t alen, const void *b, size_t blen)
+{
+	int rc;
+
+	if ((rc = ckpt_section_begin(w, type, 0, alen + blen)))
+		return rc;
+	if (alen && (rc = ckpt_write_data(w, a, alen)))
+		return rc;
+	return blen ? ckpt_write_data(w, b, blen) : 0;
+}
+
+static int put_task(struct cap *c, struct ckpt_writer *w)
+{
+	struct ckpt_s_task k = { 0 };
+	uint64_t v[53], um = 0, pers = 0;
+	char path[64], buf[32] = "";
+	long brk;
+	FILE *f;
+	int rc;
+
+	if ((rc = ckpt_proc_stat(c->t.pid, v)))
+		return rc;
+	k.start_code = v[26];
+	k.end_code = v[27];
+	k.start_stack = v[28];
+	k.start_data = v[45];
+	k.end_data = v[46];
+	k.start_brk = v[47];
+	k.arg_start = v[48];
+	k.arg_end = v[49];
+	k.env_start = v[50];
+	k.env_end = v[51];
+	if ((brk = ckpt_trace_syscall(&c->t, SYS_brk, 1, 0L)) < 0)
+		return (int)brk;
+	k.brk = (uint64_t)brk;
+	if (ptrace(PTRACE_GETSIGMASK, c->t.pid, (void *)sizeof(k.sigmask),
+		   &k.sigmask) < 0)
+		return -errno;
+	ckpt_proc_status(c->t.pid, "Umask", 8, &um);
+	k.umask = (uint32_t)um;
+	snprintf(path, sizeof(path), "/proc/%d/personality", (int)c->t.pid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(buf, sizeof(buf), f))
+			pers = strtoull(buf, NULL, 16);
+		fclose(f);
+	}
+	k.personality = (uint32_t)pers;
+	for (size_t i = 0; i < c->nmaps; i++) {
+		if (!strcmp(c->maps[i].path, "[vdso]"))
+			k.vdso = c->maps[i].start;
+		else if (!strcmp(c->maps[i].path, "[vvar]"))
+			k.vvar = c->maps[i].start;
+	}
+	return put(w, CKPT_S_TASK, &k, sizeof(k), NULL, 0);
+}
+
+static int put_auxv(struct cap *c, struct ckpt_writer *w)
+{
+	char path[64];
+	unsigned char buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)c->t.pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return put(w, CKPT_S_AUXV, buf, (size_t)n, NULL, 0);
+}
+
+/* The pages of one private mapping worth keeping, as runs. */
+static int put_pages(struct cap *c, struct ckpt_writer *w, int pagemap,
+		     const struct ckpt_map *m, struct ckpt_stats *st)
+{
+	uint64_t npages = (m->end - m->start) / CKPT_PAGE;
+	static __thread uint64_t pm[512];
+	unsigned char *buf;
+	int rc = 0;
+
+	if (!(buf = malloc(512 * CKPT_PAGE)))
+		return -ENOMEM;
+	for (uint64_t base = 0; base < npages && !rc; base += 512) {
+		uint64_t cnt = npages - base < 512 ? npages - base : 512;
+		ssize_t n = pread(pagemap, pm, cnt * 8,
+				  (off_t)((m->start / CKPT_PAGE + base) * 8));
+
+		if (n != (ssize_t)(cnt * 8)) {
+			rc = n < 0 ? -errno : -EIO;
+			break;
+		}
+		for (uint64_t i = 0; i < cnt && !rc;) {
+			uint64_t j = i;
+
+			/* present or swapped, and not the file's page */
+			while (j < cnt && (pm[j] >> 62 & 3) &&
+			       !(m->path[0] == '/' && (pm[j] >> 61 & 1)))
+				j++;
+			if (j == i) {
+				i++;
+				continue;
+			}
+			{
+				uint64_t addr = m->start + (base + i) *
+						CKPT_PAGE;
+				size_t len = (size_t)(j - i) * CKPT_PAGE;
+
+				if ((rc = ckpt_mem_read(c->t.pid, addr, buf,
+							len)))
+					break;
+				rc = put(w, CKPT_S_PAGES, &addr, 8, buf, len);
+				st->pages += j - i;
+			}
+			i = j;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+static int put_memory(struct cap *c, struct ckpt_writer *w,
+		      struct ckpt_stats *st)
+{
+	char path[64];
+	int pagemap, rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)c->t.pid);
+	if ((pagemap = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	for (size_t i = 0; i < c->nmaps && !rc; i++) {
+		const struct ckpt_map *m = &c->maps[i];
+		struct ckpt_s_vma v;
+
+		if (!strcmp(m->path, "[vsyscall]") || m->start == c->scratch)
+			continue;
+		if ((rc = vma_of(c, m, &v)))
+			break;
+		if ((rc = put(w, CKPT_S_VMA, &v, sizeof(v), m->path,
+			      v.pathlen)))
+			break;
+		st->vmas++;
+		if (!m->shared && !(v.flags & CKPT_VMA_VDSO))
+			rc = put_pages(c, w, pagemap, m, st);
+	}
+	close(pagemap);
+	return rc;
+}
+
+static int put_regs(struct cap *c, struct ckpt_writer *w)
+{
+	struct user_regs_struct r = c->t.regs;
+	unsigned char *x;
+	struct iovec iov;
+	int rc;
+
+	/* restart_syscall needs the restart block of this process, which a
+	 * restored one has not: there the call returns EINTR */
+	if (c->t.restart_block) {
+		r.rax = (unsigned long long)-EINTR;
+		r.rip += 2;
+	}
+	if ((rc = put(w, CKPT_S_REGS, &r, sizeof(r), NULL, 0)))
+		return rc;
+	if (!(x = calloc(1, XSTATE_MAX)))
+		return -ENOMEM;
+	iov.iov_base = x;
+	iov.iov_len = XSTATE_MAX;
+	if (ptrace(PTRACE_GETREGSET, c->t.pid, (void *)NT_X86_XSTATE, &iov) < 0)
+		rc = -errno;
+	else
+		rc = put(w, CKPT_S_XSTATE, x, iov.iov_len, NULL, 0);
+	free(x);
+	return rc;
+}
+
+static int put_signals(struct cap *c, struct ckpt_writer *w)
+{
+	struct ckpt_s_sigact sa[64] = { 0 };
+
+	for (int s = 1; s <= 64; s++) {
+		long rc;
+
+		if (s == SIGKILL || s == SIGSTOP)
+			continue;
+		rc = ckpt_trace_syscall(&c->t, SYS_rt_sigaction, 4, (long)s,
+					0L, (long)c->scratch, 8L);
+		if (rc < 0)
+			continue; /* not a signal one may handle */
+		if ((rc = ckpt_mem_read(c->t.pid, c->scratch, &sa[s - 1],
+					sizeof(sa[0]))))
+			return (int)rc;
+	}
+	return put(w, CKPT_S_SIGACT, sa, sizeof(sa), NULL, 0);
+}
+
+/* A pipe's buffered bytes, copied (tee) without taking them from it. */
+static int put_pipe(struct cap *c, struct ckpt_writer *w,
+		    const struct file_rec *r)
+{
+	int pidfd, mine, p[2], rc = 0;
+	char buf[65536];
+	ssize_t n, got = 0;
+
+	if ((pidfd = (int)syscall(SYS_pidfd_open, c->t.pid, 0)) < 0)
+		return -errno;
+	mine = (int)syscall(SYS_pidfd_getfd, pidfd, (int)r->f.fd, 0);
+	close(pidfd);
+	if (mine < 0)
+		return -errno;
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
+		rc = -errno;
+		close(mine);
+		return rc;
+	}
+	fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
+	n = tee(mine, p[1], 1 << 20, SPLICE_F_NONBLOCK);
+	close(mine);
+	close(p[1]);
+	if (n < 0 && errno != EAGAIN)
+		rc = -errno;
+	{
+		char *all = NULL;
+
+		while (!rc && (n = read(p[0], buf, sizeof(buf))) > 0) {
+			char *na = realloc(all, (size_t)(got + n));
+
+			if (!na) {
+				rc = -ENOMEM;
+				break;
+			}
+			all = na;
+			memcpy(all + got, buf, (size_t)n);
+			got += n;
+		}
+		if (!rc)
+			rc = put(w, CKPT_S_PIPE, &r->f.pipe, 8, all,
+				 (size_t)got);
+		free(all);
+	}
+	close(p[0]);
+	return rc;
+}
+
+static int put_files(struct cap *c, struct ckpt_writer *w,
+		     struct ckpt_stats *st)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < c->nfiles && !rc; i++) {
+		const struct file_rec *r = &c->files[i];
+		int first = 1;
+
+		rc = put(w, CKPT_S_FILE, &r->f, sizeof(r->f), r->path,
+			 r->f.pathlen);
+		st->files++;
+		if (rc || r->f.kind != CKPT_F_PIPE ||
+		    (r->f.flags & O_ACCMODE) != O_RDONLY)
+			continue;
+		for (size_t j = 0; j < i; j++)
+			if (c->files[j].f.kind == CKPT_F_PIPE &&
+			    c->files[j].f.pipe == r->f.pipe &&
+			    (c->files[j].f.flags & O_ACCMODE) == O_RDONLY)
+				first = 0;
+		if (first)
+			rc = put_pipe(c, w, r);
+	}
+	return rc;
+}
+
+static int put_env(struct cap *c, struct ckpt_writer *w)
+{
+	char link[64], cwd[4096];
+	uint64_t rl[16][2];
+	ssize_t n;
+	int rc;
+
+	snprintf(link, sizeof(link), "/proc/%d/cwd", (int)c->t.pid);
+	if ((n = readlink(link, cwd, sizeof(cwd) - 1)) < 0)
+		return -errno;
+	if ((rc = put(w, CKPT_S_CWD, cwd, (size_t)n, NULL, 0)))
+		return rc;
+	/* its own view of its limits: asked by the process itself */
+	for (int r = 0; r < 16; r++) {
+		rl[r][0] = rl[r][1] = RLIM_INFINITY;
+		if (ckpt_trace_syscall(&c->t, SYS_prlimit64, 4, 0L, (long)r, 0L,
+				       (long)c->scratch) == 0 &&
+		    (rc = ckpt_mem_read(c->t.pid, c->scratch, rl[r],
+					sizeof(rl[r]))))
+			return rc;
+	}
+	return put(w, CKPT_S_RLIMIT, rl, sizeof(rl), NULL, 0);
+}
+
+/* ---- the capture ---------------------------------------------------------- */
+
+static int capture_held(struct cap *c, int fd, const struct ckpt_header *h,
+			struct ckpt_stats *st)
+{
+	struct ckpt_writer w;
+	long sc;
+	int rc, threads;
+
+	if ((threads = ckpt_proc_threads(c->t.pid)) != 1)
+		return threads < 0 ? threads : fail(c->why, c->whylen,
+			-ENOTSUP, "%d threads (one is supported)", threads);
+	if ((rc = ckpt_proc_maps(c->t.pid, &c->maps, &c->nmaps)))
+		return rc;
+	for (size_t i = 0; i < c->nmaps; i++)
+		if (!strcmp(c->maps[i].path, "[vdso]"))
+			rc = ckpt_trace_find_syscall(&c->t, c->maps[i].start,
+						     c->maps[i].end) ? -1 : 1;
+	if (rc != 1)
+		return fail(c->why, c->whylen, -ENOTSUP, "no vDSO to make "
+			    "system calls from");
+	/* refuse what cannot be restored before anything is written */
+	for (size_t i = 0; i < c->nmaps; i++) {
+		struct ckpt_s_vma v;
+
+		if (strcmp(c->maps[i].path, "[vsyscall]") &&
+		    (rc = vma_of(c, &c->maps[i], &v)))
+			return rc;
+	}
+	if ((rc = gather_files(c)))
+		return rc;
+	sc = ckpt_trace_syscall(&c->t, SYS_mmap, 6, 0L, (long)SCRATCH_BYTES,
+				(long)(PROT_READ | PROT_WRITE),
+				(long)(MAP_PRIVATE | MAP_ANONYMOUS), -1L, 0L);
+	if (sc < 0)
+		return fail(c->why, c->whylen, (int)sc, "a scratch page in "
+			    "the process: %s", strerror((int)-sc));
+	c->scratch = (uint64_t)sc;
+	rc = ckpt_write_begin(&w, fd, h);
+	if (!rc)
+		rc = put_task(c, &w);
+	if (!rc)
+		rc = put_auxv(c, &w);
+	if (!rc)
+		rc = put_memory(c, &w, st);
+	if (!rc)
+		rc = put_regs(c, &w);
+	if (!rc)
+		rc = put_signals(c, &w);
+	if (!rc)
+		rc = put_files(c, &w, st);
+	if (!rc)
+		rc = put_env(c, &w);
+	ckpt_trace_syscall(&c->t, SYS_munmap, 2, (long)c->scratch,
+			   (long)SCRATCH_BYTES);
+	if (!rc)
+		rc = ckpt_write_end(&w);
+	st->bytes = w.bytes;
+	if (rc && c->why && !c->why[0])
+		fail(c->why, c->whylen, rc, "writing the image: %s",
+		     strerror(-rc));
+	return rc;
+}
+
+int ckpt_capture(pid_t pid, int fd, const struct ckpt_header *h,
+		 struct ckpt_stats *st, char *why, size_t whylen)
+{
+	struct ckpt_stats mine = { 0 };
+	struct cap c = { .why = why, .whylen = whylen };
+	uint64_t t0 = now_ns();
+	int rc;
+
+	if (why && whylen)
+		why[0] = '\0';
+	if ((rc = ckpt_trace_seize(&c.t, pid)))
+		return fail(why, whylen, rc, "cannot stop process %d: %s",
+			    (int)pid, strerror(-rc));
+	rc = capture_held(&c, fd, h, &mine);
+	ckpt_trace_detach(&c.t);
+	mine.stop_ns = now_ns() - t0;
+	free(c.maps);
+	free(c.files);
+	if (!rc && st)
+		*st = mine;
+	return rc;
+}

@@ -1,0 +1,334 @@
+/*
+ * test_ckpt_engine.c — the capture and restore engine (ckpt.h) on real
+ * processes: tests/ckpt/ckpt_target holds heap, stack, anonymous and file
+ * mappings, TLS, a signal handler, a file read half way and a pipe; it is
+ * captured while blocked in read(2), killed, restored into a fresh stub and
+ * checks every part itself.  Also: the captured process runs on untouched;
+ * a moved vDSO; the same image restored twice; a process with a thread or
+ * a socket refused with the reason and left running; a corrupt image and
+ * a changed file refused with the stub killed; all of it as an
+ * unprivileged user.
+ *
+ *   test_ckpt_engine TARGET
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ckpt.h"
+
+static const char *target;
+static char dir[64], datafile[128];
+
+struct proc {
+	pid_t pid;
+	int in, out;             /* its stdin (we write), its stdout */
+};
+
+static const struct ckpt_ident ID = { 0x5157, 42, 3, 0xb1 };
+
+/* Start the target: as uid (0: as we are), address randomisation on or
+ * off, and either running or stopped at its exec under our trace. */
+static void spawn(struct proc *p, const char *mode, uid_t uid, int aslr,
+		  int traceme)
+{
+	int in[2], out[2], st;
+
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	p->pid = fork();
+	assert_true(p->pid >= 0);
+	if (!p->pid) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close_range(3, ~0u, 0); /* nothing of ours but 0-2 */
+		if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+			_exit(120);
+		if (!aslr)
+			personality(ADDR_NO_RANDOMIZE);
+		if (traceme)
+			ptrace(PTRACE_TRACEME, 0, 0, 0);
+		execl(target, target, datafile, mode, (char *)NULL);
+		_exit(121);
+	}
+	close(in[0]);
+	close(out[1]);
+	p->in = in[1];
+	p->out = out[0];
+	if (traceme) {
+		assert_int_equal(waitpid(p->pid, &st, 0), p->pid);
+		assert_true(WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP);
+	}
+}
+
+/* A line of its output, awaited for at most 10 s. */
+static void expect_line(struct proc *p, const char *prefix)
+{
+	char buf[256];
+	size_t n = 0;
+
+	while (n < sizeof(buf) - 1) {
+		struct pollfd pf = { p->out, POLLIN, 0 };
+		ssize_t r;
+
+		assert_int_equal(poll(&pf, 1, 10000), 1);
+		r = read(p->out, buf + n, 1);
+		assert_int_equal(r, 1);
+		if (buf[n++] == '\n')
+			break;
+	}
+	buf[n] = '\0';
+	if (strncmp(buf, prefix, strlen(prefix)))
+		fail_msg("expected \"%s...\", got \"%s\"", prefix, buf);
+}
+
+/* Tell it to check itself; it must say ok and exit 0. */
+static void expect_ok(struct proc *p)
+{
+	int st;
+
+	assert_int_equal(write(p->in, "go\n", 3), 3);
+	expect_line(p, "ok go");
+	assert_int_equal(waitpid(p->pid, &st, 0), p->pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(p->in);
+	close(p->out);
+}
+
+static void kill_proc(struct proc *p)
+{
+	int st;
+
+	kill(p->pid, SIGKILL);
+	waitpid(p->pid, &st, 0);
+	close(p->in);
+	close(p->out);
+}
+
+/* Capture p into a file; its bytes in *img (free them). */
+static int capture(struct proc *p, void **img, size_t *len, char *why,
+		   size_t whylen)
+{
+	struct ckpt_header h = { .kind = CKPT_FULL, .id = ID, .epoch = 1 };
+	struct ckpt_stats st;
+	char path[160];
+	struct stat sb;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/image", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	rc = ckpt_capture(p->pid, fd, &h, &st, why, whylen);
+	if (!rc) {
+		assert_int_equal(fstat(fd, &sb), 0);
+		assert_int_equal((uint64_t)sb.st_size, st.bytes);
+		assert_true(st.pages > 3 * 256); /* the heap, at least */
+		*len = (size_t)sb.st_size;
+		*img = malloc(*len);
+		assert_non_null(*img);
+		assert_int_equal(pread(fd, *img, *len, 0), (ssize_t)*len);
+	}
+	close(fd);
+	return rc;
+}
+
+static int restore(struct proc *p, const void *img, size_t len, uid_t uid,
+		   int aslr, char *why, size_t whylen)
+{
+	struct ckpt_blob b = { img, len };
+
+	spawn(p, "plain", uid, aslr, 1);
+	return ckpt_restore(p->pid, &b, 1, &ID, why, whylen);
+}
+
+/* Captured, run on, killed, restored (twice, one with the vDSO moved). */
+static void round_trip_as(uid_t uid)
+{
+	struct proc p, q;
+	char why[256];
+	void *img;
+	size_t len;
+	int rc;
+
+	spawn(&p, "plain", uid, 0, 0);
+	expect_line(&p, "ready");
+	rc = capture(&p, &img, &len, why, sizeof(why));
+	if (rc)
+		fail_msg("capture: %d %s", rc, why);
+	expect_ok(&p); /* the capture left it as it was */
+
+	rc = restore(&q, img, len, uid, 0, why, sizeof(why));
+	if (rc)
+		fail_msg("restore: %d %s", rc, why);
+	expect_ok(&q);
+	rc = restore(&q, img, len, uid, 1, why, sizeof(why));
+	if (rc)
+		fail_msg("restore with the vDSO elsewhere: %d %s", rc, why);
+	expect_ok(&q);
+	free(img);
+}
+
+static void test_round_trip(void **state)
+{
+	(void)state;
+	round_trip_as(0);
+}
+
+static void test_round_trip_unprivileged(void **state)
+{
+	struct passwd *pw = getpwnam("nobody");
+
+	(void)state;
+	assert_non_null(pw);
+	round_trip_as(pw->pw_uid);
+}
+
+static void refused(const char *mode, const char *reason)
+{
+	struct proc p;
+	char why[256];
+	void *img = NULL;
+	size_t len;
+
+	spawn(&p, mode, 0, 0, 0);
+	expect_line(&p, "ready");
+	assert_int_equal(capture(&p, &img, &len, why, sizeof(why)), -ENOTSUP);
+	if (!strstr(why, reason))
+		fail_msg("reason \"%s\" does not name %s", why, reason);
+	if (!strcmp(mode, "thread")) {
+		kill_proc(&p); /* its thread never ends: it would not exit */
+		return;
+	}
+	expect_ok(&p);
+}
+
+static void test_refuses_thread(void **state)
+{
+	(void)state;
+	refused("thread", "threads");
+}
+
+static void test_refuses_socket(void **state)
+{
+	(void)state;
+	refused("socket", "socket");
+}
+
+/* A corrupt image or a changed file: refused, the stub killed. */
+static void test_bad_restore(void **state)
+{
+	struct proc p, q;
+	struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+	char why[256];
+	unsigned char *img;
+	size_t len;
+
+	(void)state;
+	spawn(&p, "plain", 0, 0, 0);
+	expect_line(&p, "ready");
+	assert_int_equal(capture(&p, (void **)&img, &len, why, sizeof(why)), 0);
+	kill_proc(&p);
+
+	img[len / 2] ^= 1;
+	assert_int_equal(restore(&q, img, len, 0, 0, why, sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, "corrupt"));
+	assert_int_equal(kill(q.pid, 0), -1); /* killed and reaped */
+	close(q.in);
+	close(q.out);
+	img[len / 2] ^= 1;
+
+	{
+		struct ckpt_ident other = ID;
+		struct ckpt_blob b = { img, len };
+
+		other.job++;
+		spawn(&q, "plain", 0, 0, 1);
+		assert_int_equal(ckpt_restore(q.pid, &b, 1, &other, why,
+					      sizeof(why)), -EINVAL);
+		assert_non_null(strstr(why, "another"));
+		close(q.in);
+		close(q.out);
+	}
+
+	assert_int_equal(utimensat(AT_FDCWD, datafile, ts, 0), 0);
+	assert_int_equal(restore(&q, img, len, 0, 0, why, sizeof(why)),
+			 -ESTALE);
+	assert_non_null(strstr(why, datafile));
+	close(q.in);
+	close(q.out);
+	free(img);
+}
+
+static int setup(void **state)
+{
+	char buf[4096];
+	int fd;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/ckpt-engine-XXXXXX");
+	if (!mkdtemp(dir) || chmod(dir, 0755))
+		return -1;
+	snprintf(datafile, sizeof(datafile), "%s/data", dir);
+	if ((fd = open(datafile, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+		return -1;
+	for (int i = 0; i < 32; i++) {
+		for (size_t j = 0; j < sizeof(buf); j++)
+			buf[j] = (char)(i * 31 + j * 17);
+		if (write(fd, buf, sizeof(buf)) != sizeof(buf))
+			return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char path[160];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/image", dir);
+	unlink(path);
+	unlink(datafile);
+	rmdir(dir);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_round_trip_unprivileged),
+		cmocka_unit_test(test_refuses_thread),
+		cmocka_unit_test(test_refuses_socket),
+		cmocka_unit_test(test_bad_restore),
+	};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s TARGET\n", argv[0]);
+		return 2;
+	}
+	target = argv[1];
+	if (geteuid()) {
+		printf("1..0 # SKIP needs root (ptrace of other users)\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
