@@ -25,6 +25,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,9 +90,17 @@ struct cap {
 	struct file_rec *files;
 	size_t nfiles;
 	uint64_t scratch;
+	/* what of each mapping goes in: plan[i] for maps[i] */
+	unsigned char *plan;
+	struct ckpt_run *runs;   /* DIRTY mappings' written pages, in order */
+	size_t nruns, runcap;
+	int delta;
+	pid_t snap;              /* the copy-on-write snapshot, or 0 */
 	char *why;
 	size_t whylen;
 };
+
+enum plan { PLAN_SKIP, PLAN_ALL, PLAN_FRESH, PLAN_DIRTY };
 
 /* Refuse a mapping the restore cannot make again, or say how to. */
 static int vma_of(struct cap *c, const struct ckpt_map *m,
@@ -311,7 +321,7 @@ static int put_auxv(struct cap *c, struct ckpt_writer *w)
 }
 
 /* The pages of one private mapping worth keeping, as runs. */
-static int put_pages(struct cap *c, struct ckpt_writer *w, int pagemap,
+static int put_pages(struct ckpt_writer *w, int pagemap, pid_t src,
 		     const struct ckpt_map *m, struct ckpt_stats *st)
 {
 	uint64_t npages = (m->end - m->start) / CKPT_PAGE;
@@ -346,7 +356,7 @@ static int put_pages(struct cap *c, struct ckpt_writer *w, int pagemap,
 						CKPT_PAGE;
 				size_t len = (size_t)(j - i) * CKPT_PAGE;
 
-				if ((rc = ckpt_mem_read(c->t.pid, addr, buf,
+				if ((rc = ckpt_mem_read(src, addr, buf,
 							len)))
 					break;
 				rc = put(w, CKPT_S_PAGES, &addr, 8, buf, len);
@@ -359,20 +369,52 @@ static int put_pages(struct cap *c, struct ckpt_writer *w, int pagemap,
 	return rc;
 }
 
-static int put_memory(struct cap *c, struct ckpt_writer *w,
+/* The written pages of a tracked mapping, from the scan's runs. */
+static int put_dirty(struct cap *c, struct ckpt_writer *w, pid_t src,
+		     const struct ckpt_map *m, size_t *run,
+		     struct ckpt_stats *st)
+{
+	unsigned char *buf;
+	int rc = 0;
+
+	if (!(buf = malloc(512 * CKPT_PAGE)))
+		return -ENOMEM;
+	for (; *run < c->nruns && c->runs[*run].start < m->end && !rc;
+	     (*run)++) {
+		uint64_t a = c->runs[*run].start, e = c->runs[*run].end;
+
+		while (a < e && !rc) {
+			uint64_t len = e - a < 512 * CKPT_PAGE ? e - a :
+				       512 * CKPT_PAGE;
+
+			if (!(rc = ckpt_mem_read(src, a, buf, (size_t)len)))
+				rc = put(w, CKPT_S_PAGES, &a, 8, buf,
+					 (size_t)len);
+			st->pages += len / CKPT_PAGE;
+			st->dirty_pages += len / CKPT_PAGE;
+			a += len;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+/* Every mapping, and the pages its plan says, read from src. */
+static int put_memory(struct cap *c, struct ckpt_writer *w, pid_t src,
 		      struct ckpt_stats *st)
 {
 	char path[64];
+	size_t run = 0;
 	int pagemap, rc = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)c->t.pid);
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)src);
 	if ((pagemap = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
 	for (size_t i = 0; i < c->nmaps && !rc; i++) {
 		const struct ckpt_map *m = &c->maps[i];
 		struct ckpt_s_vma v;
 
-		if (!strcmp(m->path, "[vsyscall]") || m->start == c->scratch)
+		if (!strcmp(m->path, "[vsyscall]"))
 			continue;
 		if ((rc = vma_of(c, m, &v)))
 			break;
@@ -380,8 +422,15 @@ static int put_memory(struct cap *c, struct ckpt_writer *w,
 			      v.pathlen)))
 			break;
 		st->vmas++;
-		if (!m->shared && !(v.flags & CKPT_VMA_VDSO))
-			rc = put_pages(c, w, pagemap, m, st);
+		if (c->plan[i] == PLAN_FRESH && c->delta) {
+			uint64_t fr[2] = { m->start, m->end };
+
+			rc = put(w, CKPT_S_FRESH, fr, sizeof(fr), NULL, 0);
+		}
+		if (!rc && (c->plan[i] == PLAN_ALL || c->plan[i] == PLAN_FRESH))
+			rc = put_pages(w, pagemap, src, m, st);
+		else if (!rc && c->plan[i] == PLAN_DIRTY)
+			rc = put_dirty(c, w, src, m, &run, st);
 	}
 	close(pagemap);
 	return rc;
@@ -417,11 +466,17 @@ static int put_regs(struct cap *c, struct ckpt_writer *w)
 static int put_signals(struct cap *c, struct ckpt_writer *w)
 {
 	struct ckpt_s_sigact sa[64] = { 0 };
+	uint64_t caught = ~0ull, ignored = 0;
 
+	/* only a caught or ignored signal is not at its default: ask the
+	 * process about those alone (a remote call costs tens of µs) */
+	if (!ckpt_proc_status(c->t.pid, "SigCgt", 16, &caught))
+		ckpt_proc_status(c->t.pid, "SigIgn", 16, &ignored);
 	for (int s = 1; s <= 64; s++) {
 		long rc;
 
-		if (s == SIGKILL || s == SIGSTOP)
+		if (s == SIGKILL || s == SIGSTOP ||
+		    !((caught | ignored) >> (s - 1) & 1))
 			continue;
 		rc = ckpt_trace_syscall(&c->t, SYS_rt_sigaction, 4, (long)s,
 					0L, (long)c->scratch, 8L);
@@ -534,16 +589,98 @@ static int put_env(struct cap *c, struct ckpt_writer *w)
 
 /* ---- the capture ---------------------------------------------------------- */
 
-static int capture_held(struct cap *c, int fd, const struct ckpt_header *h,
+/* What of each mapping the image takes, and the tracking set up or read:
+ * a full capture (re)arms it and registers every anonymous private
+ * mapping; a delta scans those registered (and protects their written
+ * pages again) and registers those made since, which go in whole. */
+static int plan_memory(struct cap *c, struct ckpt_track *tr, int full)
+{
+	int rc;
+
+	if (!(c->plan = calloc(c->nmaps ? c->nmaps : 1, 1)))
+		return -ENOMEM;
+	if (tr && full && (rc = ckpt_track_arm(tr, &c->t)))
+		return fail(c->why, c->whylen, rc, "tracking written pages "
+			    "(userfaultfd): %s", strerror(-rc));
+	for (size_t i = 0; i < c->nmaps; i++) {
+		const struct ckpt_map *m = &c->maps[i];
+		int anon = !m->path[0] || !strcmp(m->path, "[heap]") ||
+			   !strcmp(m->path, "[stack]");
+
+		if (m->shared || special(m) || !strcmp(m->path, "[vsyscall]")) {
+			c->plan[i] = PLAN_SKIP;
+			continue;
+		}
+		c->plan[i] = PLAN_FRESH;
+		if (!tr || !anon)
+			continue; /* a file's private pages: whole each time */
+		if (!full) {
+			rc = ckpt_track_scan(tr, m->start, m->end, &c->runs,
+					     &c->nruns, &c->runcap);
+			if (!rc) {
+				c->plan[i] = PLAN_DIRTY;
+				continue;
+			}
+			if (rc != -EPERM)
+				return fail(c->why, c->whylen, rc, "scanning "
+					    "written pages at %#" PRIx64 ": %s",
+					    m->start, strerror(-rc));
+		}
+		ckpt_track_register(tr, m->start, m->end); /* else: whole */
+	}
+	return 0;
+}
+
+/* A copy-on-write snapshot: a fork the process makes, held stopped by
+ * us and a child of the process's parent (CLONE_PARENT), so the process
+ * itself never sees it; 0 and c->snap, or -errno (read in place). */
+static int snapshot(struct cap *c)
+{
+	long r;
+	int st;
+
+	c->t.forked = 0;
+	r = ckpt_trace_syscall(&c->t, SYS_clone, 5,
+			       (long)(CLONE_PARENT | SIGCHLD), 0L, 0L, 0L, 0L);
+	if (r < 0 || c->t.forked <= 0)
+		return r < 0 ? (int)r : -ECHILD;
+	c->snap = c->t.forked;
+	while (waitpid(c->snap, &st, __WALL) < 0 && errno == EINTR)
+		;
+	ptrace(PTRACE_SETOPTIONS, c->snap, 0, (void *)(long)PTRACE_O_EXITKILL);
+	return 0;
+}
+
+static void snapshot_end(struct cap *c)
+{
+	int st;
+
+	if (c->snap <= 0)
+		return;
+	kill(c->snap, SIGKILL);
+	while (waitpid(c->snap, &st, __WALL) < 0 && errno == EINTR)
+		;
+	c->snap = 0;
+}
+
+/* While the process is held: everything but its pages, and the
+ * snapshot to read those from. */
+static int capture_held(struct cap *c, struct ckpt_writer *w, int fd,
+			const struct ckpt_header *h, struct ckpt_track *tr,
 			struct ckpt_stats *st)
 {
-	struct ckpt_writer w;
 	long sc;
 	int rc, threads;
+	uint64_t parent;
 
 	if ((threads = ckpt_proc_threads(c->t.pid)) != 1)
 		return threads < 0 ? threads : fail(c->why, c->whylen,
 			-ENOTSUP, "%d threads (one is supported)", threads);
+	if (c->delta && (!ckpt_track_armed(tr, c->t.pid, &parent) ||
+			 parent != h->parent))
+		return fail(c->why, c->whylen, -EINVAL, "a delta of epoch %"
+			    PRIu64 " with no tracked capture of it",
+			    h->parent);
 	if ((rc = ckpt_proc_maps(c->t.pid, &c->maps, &c->nmaps)))
 		return rc;
 	for (size_t i = 0; i < c->nmaps; i++)
@@ -570,37 +707,36 @@ static int capture_held(struct cap *c, int fd, const struct ckpt_header *h,
 		return fail(c->why, c->whylen, (int)sc, "a scratch page in "
 			    "the process: %s", strerror((int)-sc));
 	c->scratch = (uint64_t)sc;
-	rc = ckpt_write_begin(&w, fd, h);
+	rc = ckpt_write_begin(w, fd, h);
 	if (!rc)
-		rc = put_task(c, &w);
+		rc = put_task(c, w);
 	if (!rc)
-		rc = put_auxv(c, &w);
+		rc = put_auxv(c, w);
 	if (!rc)
-		rc = put_memory(c, &w, st);
+		rc = put_regs(c, w);
 	if (!rc)
-		rc = put_regs(c, &w);
+		rc = put_signals(c, w);
 	if (!rc)
-		rc = put_signals(c, &w);
+		rc = put_files(c, w, st);
 	if (!rc)
-		rc = put_files(c, &w, st);
-	if (!rc)
-		rc = put_env(c, &w);
+		rc = put_env(c, w);
 	ckpt_trace_syscall(&c->t, SYS_munmap, 2, (long)c->scratch,
 			   (long)SCRATCH_BYTES);
 	if (!rc)
-		rc = ckpt_write_end(&w);
-	st->bytes = w.bytes;
-	if (rc && c->why && !c->why[0])
-		fail(c->why, c->whylen, rc, "writing the image: %s",
-		     strerror(-rc));
+		rc = plan_memory(c, tr, !c->delta);
+	if (!rc)
+		snapshot(c);
 	return rc;
 }
 
 int ckpt_capture(pid_t pid, int fd, const struct ckpt_header *h,
-		 struct ckpt_stats *st, char *why, size_t whylen)
+		 ckpt_track_t *tr, struct ckpt_stats *st, char *why,
+		 size_t whylen)
 {
 	struct ckpt_stats mine = { 0 };
-	struct cap c = { .why = why, .whylen = whylen };
+	struct cap c = { .why = why, .whylen = whylen,
+			 .delta = h->kind == CKPT_DELTA };
+	struct ckpt_writer w;
 	uint64_t t0 = now_ns();
 	int rc;
 
@@ -609,11 +745,27 @@ int ckpt_capture(pid_t pid, int fd, const struct ckpt_header *h,
 	if ((rc = ckpt_trace_seize(&c.t, pid)))
 		return fail(why, whylen, rc, "cannot stop process %d: %s",
 			    (int)pid, strerror(-rc));
-	rc = capture_held(&c, fd, h, &mine);
+	rc = capture_held(&c, &w, fd, h, tr, &mine);
+	if (!rc && !c.snap) /* no snapshot: read it where it stands */
+		rc = put_memory(&c, &w, pid, &mine);
 	ckpt_trace_detach(&c.t);
 	mine.stop_ns = now_ns() - t0;
+	if (!rc && c.snap) {
+		mine.snapshot = 1;
+		rc = put_memory(&c, &w, c.snap, &mine);
+	}
+	snapshot_end(&c);
+	if (!rc)
+		rc = ckpt_write_end(&w);
+	mine.bytes = w.bytes;
+	if (rc && why && !why[0])
+		fail(why, whylen, rc, "writing the image: %s", strerror(-rc));
+	if (tr) /* the tracking holds for a next delta only after success */
+		ckpt_track_done(tr, rc ? 0 : h->epoch);
 	free(c.maps);
 	free(c.files);
+	free(c.plan);
+	free(c.runs);
 	if (!rc && st)
 		*st = mine;
 	return rc;

@@ -24,20 +24,41 @@
 struct ckpt_stats {
 	uint64_t stop_ns;        /* the process was stopped this long */
 	uint64_t pages;          /* memory pages in the image */
+	uint64_t dirty_pages;    /* ... of them written since the last one */
 	uint64_t bytes;          /* the image's length */
 	uint32_t vmas, files;
+	int snapshot;            /* 1: read from a copy-on-write snapshot */
 };
 
-/* Capture process pid into an image written to fd, with header h (its
- * kind CKPT_FULL).  The process is stopped for the capture and left as
- * it was (running, or stopped by SIGSTOP).  Returns 0; or -ENOTSUP when
- * the process holds something the engine cannot restore (another
- * thread, a socket, a pipe to another process, a device, a shared
- * anonymous mapping), why naming it, and the process untouched; -ENOSPC
- * and other -errno of writing the image; -ESRCH if it is gone.  st, if
- * not NULL, is filled on success. */
+/* The pages a process writes between captures (userfaultfd write-
+ * protect), for incremental captures.  One per traced process; create
+ * it before its first (full) capture.  Destroy accepts NULL. */
+typedef struct ckpt_track ckpt_track_t;
+int ckpt_track_create(ckpt_track_t **out);
+void ckpt_track_destroy(ckpt_track_t *t);
+
+/* Capture process pid into an image written to fd, with header h.
+ *
+ * The process is stopped only while its state is taken and a copy-on-
+ * write snapshot of it made (a fork it makes itself, which the engine
+ * holds stopped and reads after the process runs on); it is left as it
+ * was (running, or stopped by SIGSTOP).  Where the fork is refused the
+ * image is read while the process stays stopped (st->snapshot = 0).
+ *
+ * h->kind CKPT_FULL: every page; with tr not NULL, tracking starts (or
+ * starts again) with this capture.  CKPT_DELTA: only the pages written
+ * since tr's last capture of pid, whose epoch must be h->parent.
+ *
+ * Returns 0; -ENOTSUP when the process holds something the engine cannot
+ * restore (another thread, a socket, a pipe to another process, a
+ * device, a shared anonymous mapping), why naming it, the process
+ * untouched; -EINVAL for a delta without tracking of pid at h->parent;
+ * -ENOSPC and other -errno of writing the image; -ESRCH if it is gone.
+ * After any failure the next capture of pid must be full.  st, if not
+ * NULL, is filled on success. */
 int ckpt_capture(pid_t pid, int fd, const struct ckpt_header *h,
-		 struct ckpt_stats *st, char *why, size_t whylen);
+		 ckpt_track_t *tr, struct ckpt_stats *st, char *why,
+		 size_t whylen);
 
 /* An image in memory: one of a chain given to ckpt_restore. */
 struct ckpt_blob {

@@ -65,6 +65,24 @@ int ckpt_proc_stat(pid_t pid, uint64_t v[53]);
 /* A hexadecimal or decimal field "Name:" of /proc/PID/status. */
 int ckpt_proc_status(pid_t pid, const char *name, int base, uint64_t *v);
 
+/* A run of pages [start, end). */
+struct ckpt_run {
+	uint64_t start, end;
+};
+
+/* Tracking of written pages (track.c), while the process is held. */
+int ckpt_track_armed(const struct ckpt_track *t, pid_t pid, uint64_t *epoch);
+void ckpt_track_done(struct ckpt_track *t, uint64_t epoch);
+/* A new userfaultfd of the process, taken by us. */
+int ckpt_track_arm(struct ckpt_track *t, struct ckpt_tracee *p);
+/* Register [start, end) for write-protect and protect it. */
+int ckpt_track_register(struct ckpt_track *t, uint64_t start, uint64_t end);
+/* Append the pages written in [start, end) since they were protected to
+ * *runs (realloc'd), protecting them again; -EPERM if the range is not
+ * registered (a mapping made since). */
+int ckpt_track_scan(struct ckpt_track *t, uint64_t start, uint64_t end,
+		    struct ckpt_run **runs, size_t *nruns, size_t *cap);
+
 /* ---- sections ------------------------------------------------------------- */
 
 enum ckpt_section_type {

@@ -7,6 +7,10 @@
  * line on stdin (blocked in read(2) when it is captured), checks that all
  * of it is as it left it, and prints "ok" or what differs.
  *
+ * Before "go", lines "w K" make it write part of its heap and map and
+ * unmap regions (for incremental captures); it answers "done K".  The
+ * final line is "ok go SUM", SUM a digest of its heap and mapping.
+ *
  *   ckpt_target FILE [plain|thread|socket]
  * FILE: a file of at least 64 KiB it may read (mapped and read).
  */
@@ -26,6 +30,9 @@
 static __thread long tls_value = 7;
 static volatile sig_atomic_t usr1;
 static long data_value = 11;
+#define MAXW 16
+static int written[MAXW], nw;
+static unsigned char *extra[MAXW];
 
 static void on_usr1(int s)
 {
@@ -53,6 +60,7 @@ int main(int argc, char **argv)
 	sigset_t set, old;
 	struct rlimit rl;
 	pthread_t th;
+	unsigned long sum = 0;
 
 	if (argc < 2)
 		return 2;
@@ -99,17 +107,64 @@ int main(int argc, char **argv)
 
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
-	if (!fgets(line, sizeof(line), stdin))
-		return 3;
+	/* "w K": write the heap's pages p with p % 5 == K % 5, map a new
+	 * region K and unmap region K - 2; anything else: check */
+	for (;;) {
+		if (!fgets(line, sizeof(line), stdin))
+			return 3;
+		if (line[0] != 'w')
+			break;
+		int k = atoi(line + 2);
+
+		if (k < 1 || k >= MAXW || nw >= MAXW)
+			return 4;
+		for (size_t pg = 0; pg < heap_len / 4096; pg++)
+			if (pg % 5 == (size_t)k % 5)
+				heap[pg * 4096 + 17] = (unsigned char)k;
+		extra[k] = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (extra[k] == MAP_FAILED)
+			return 4;
+		memset(extra[k], k, 65536);
+		if (k >= 3 && extra[k - 2]) {
+			munmap(extra[k - 2], 65536);
+			extra[k - 2] = NULL;
+		}
+		written[nw++] = k;
+		printf("done %d\n", k);
+		fflush(stdout);
+	}
 
 	/* all of it as it was */
 	CHECK(tls_value == 4242, "TLS");
 	CHECK(data_value == 99, "data");
-	for (size_t i = 0; i < heap_len; i++)
-		CHECK(heap[i] == (unsigned char)(i * 7 + 1), "heap");
-	for (size_t i = 0; i < anon_len; i++)
+	for (size_t i = 0; i < heap_len; i++) {
+		unsigned char want = (unsigned char)(i * 7 + 1);
+
+		for (int w = 0; w < nw; w++)
+			if (i % 4096 == 17 && (i / 4096) % 5 ==
+			    (size_t)written[w] % 5)
+				want = (unsigned char)written[w];
+		CHECK(heap[i] == want, "heap");
+		sum = sum * 31 + heap[i];
+	}
+	for (int k = 1; k < MAXW; k++) {
+		int live = 0;
+
+		for (int w = 0; w < nw; w++)
+			if (written[w] == k)
+				live = 1;
+			else if (written[w] == k + 2 && live)
+				live = 0; /* unmapped by command k + 2 */
+		CHECK(!!extra[k] == live, "regions mapped since");
+		for (size_t i = 0; live && i < 65536; i++)
+			CHECK(extra[k][i] == k, "a region mapped since");
+	}
+	for (size_t i = 0; i < anon_len; i++) {
 		CHECK(anon[i] == (i % 3 ? 0 : (unsigned char)(i * 13 + 5)),
 		      "anonymous mapping");
+		sum = sum * 31 + anon[i];
+	}
 	for (size_t i = 0; i < sizeof(stack_buf); i++)
 		CHECK(stack_buf[i] == (unsigned char)(i ^ 0x5a), "stack");
 	{
@@ -148,7 +203,7 @@ int main(int argc, char **argv)
 		free(more);
 	}
 	free(heap);
-	printf("ok %s", line);
+	printf("ok %.*s %lu\n", (int)strcspn(line, "\n"), line, sum);
 	fflush(stdout);
 	return 0;
 }

@@ -78,8 +78,9 @@ static void spawn(struct proc *p, const char *mode, uid_t uid, int aslr,
 	}
 }
 
-/* A line of its output, awaited for at most 10 s. */
-static void expect_line(struct proc *p, const char *prefix)
+/* A line of its output, awaited for at most 10 s, into got. */
+static void expect_line_got(struct proc *p, const char *prefix, char *got,
+			    size_t gotlen)
 {
 	char buf[256];
 	size_t n = 0;
@@ -97,19 +98,32 @@ static void expect_line(struct proc *p, const char *prefix)
 	buf[n] = '\0';
 	if (strncmp(buf, prefix, strlen(prefix)))
 		fail_msg("expected \"%s...\", got \"%s\"", prefix, buf);
+	if (got)
+		snprintf(got, gotlen, "%s", buf);
 }
 
-/* Tell it to check itself; it must say ok and exit 0. */
-static void expect_ok(struct proc *p)
+static void expect_line(struct proc *p, const char *prefix)
+{
+	expect_line_got(p, prefix, NULL, 0);
+}
+
+/* Tell it to check itself; it must say ok (sum: its digest line) and
+ * exit 0. */
+static void expect_ok_sum(struct proc *p, char *sum, size_t sumlen)
 {
 	int st;
 
 	assert_int_equal(write(p->in, "go\n", 3), 3);
-	expect_line(p, "ok go");
+	expect_line_got(p, "ok go", sum, sumlen);
 	assert_int_equal(waitpid(p->pid, &st, 0), p->pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	close(p->in);
 	close(p->out);
+}
+
+static void expect_ok(struct proc *p)
+{
+	expect_ok_sum(p, NULL, 0);
 }
 
 static void kill_proc(struct proc *p)
@@ -122,11 +136,14 @@ static void kill_proc(struct proc *p)
 	close(p->out);
 }
 
-/* Capture p into a file; its bytes in *img (free them). */
-static int capture(struct proc *p, void **img, size_t *len, char *why,
-		   size_t whylen)
+/* Capture p into a file, at epoch (a delta of parent if parent is not
+ * 0); its bytes in *img (free them). */
+static int capture_at(struct proc *p, ckpt_track_t *tr, uint64_t epoch,
+		      uint64_t parent, void **img, size_t *len,
+		      struct ckpt_stats *stp, char *why, size_t whylen)
 {
-	struct ckpt_header h = { .kind = CKPT_FULL, .id = ID, .epoch = 1 };
+	struct ckpt_header h = { .kind = parent ? CKPT_DELTA : CKPT_FULL,
+				 .id = ID, .epoch = epoch, .parent = parent };
 	struct ckpt_stats st;
 	char path[160];
 	struct stat sb;
@@ -135,11 +152,15 @@ static int capture(struct proc *p, void **img, size_t *len, char *why,
 	snprintf(path, sizeof(path), "%s/image", dir);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	assert_true(fd >= 0);
-	rc = ckpt_capture(p->pid, fd, &h, &st, why, whylen);
+	rc = ckpt_capture(p->pid, fd, &h, tr, &st, why, whylen);
 	if (!rc) {
 		assert_int_equal(fstat(fd, &sb), 0);
 		assert_int_equal((uint64_t)sb.st_size, st.bytes);
-		assert_true(st.pages > 3 * 256); /* the heap, at least */
+		assert_int_equal(st.snapshot, 1);
+		if (!parent)
+			assert_true(st.pages > 3 * 256); /* the heap, at least */
+		if (stp)
+			*stp = st;
 		*len = (size_t)sb.st_size;
 		*img = malloc(*len);
 		assert_non_null(*img);
@@ -147,6 +168,12 @@ static int capture(struct proc *p, void **img, size_t *len, char *why,
 	}
 	close(fd);
 	return rc;
+}
+
+static int capture(struct proc *p, void **img, size_t *len, char *why,
+		   size_t whylen)
+{
+	return capture_at(p, NULL, 1, 0, img, len, NULL, why, whylen);
 }
 
 static int restore(struct proc *p, const void *img, size_t len, uid_t uid,
@@ -277,6 +304,104 @@ static void test_bad_restore(void **state)
 	free(img);
 }
 
+static void say(struct proc *p, int k)
+{
+	char line[16], want[16];
+
+	snprintf(line, sizeof(line), "w %d\n", k);
+	snprintf(want, sizeof(want), "done %d", k);
+	assert_int_equal(write(p->in, line, strlen(line)),
+			 (ssize_t)strlen(line));
+	expect_line(p, want);
+}
+
+static void restore_chain(const struct ckpt_blob *b, size_t n,
+			  const char *sum)
+{
+	struct proc q;
+	char why[256], got[256];
+	int rc;
+
+	spawn(&q, "plain", 0, 0, 1);
+	if ((rc = ckpt_restore(q.pid, b, n, &ID, why, sizeof(why))))
+		fail_msg("restore of %zu images: %d %s", n, rc, why);
+	expect_ok_sum(&q, got, sizeof(got));
+	if (strcmp(got, sum))
+		fail_msg("restored from %zu images: \"%s\", not \"%s\"", n,
+			 got, sum);
+}
+
+/* A full image and three deltas: each small, the chain restoring what a
+ * full image of the same moment restores; a broken chain refused. */
+static void test_incremental(void **state)
+{
+	struct ckpt_blob b[5];
+	struct ckpt_stats st[4];
+	ckpt_track_t *tr;
+	struct proc p, q;
+	char why[256], sum[256];
+	void *img[5];
+	size_t len[5];
+	int rc;
+
+	(void)state;
+	assert_int_equal(ckpt_track_create(&tr), 0);
+	spawn(&p, "plain", 0, 0, 0);
+	expect_line(&p, "ready");
+	if ((rc = capture_at(&p, tr, 1, 0, &img[0], &len[0], &st[0], why,
+			     sizeof(why))))
+		fail_msg("full capture: %d %s", rc, why);
+	for (int k = 1; k <= 3; k++) {
+		say(&p, k);
+		if ((rc = capture_at(&p, tr, (uint64_t)k + 1, (uint64_t)k,
+				     &img[k], &len[k], &st[k], why,
+				     sizeof(why))))
+			fail_msg("delta %d: %d %s", k, rc, why);
+		if (getenv("CKPT_SHOW"))
+			printf("delta %d: %lu pages, %lu written, %zu B, stop %lu us; full %zu B %lu pages stop %lu us\n", k, (unsigned long)st[k].pages, (unsigned long)st[k].dirty_pages, len[k], (unsigned long)st[k].stop_ns / 1000, len[0], (unsigned long)st[0].pages, (unsigned long)st[0].stop_ns / 1000);
+		/* a fifth of the heap's 768 pages, the stack, a new region */
+		if (st[k].dirty_pages < 150 || st[k].dirty_pages > 200 ||
+		    len[k] > len[0] / 3)
+			fail_msg("delta %d: %lu written pages, %zu bytes (the "
+				 "full image: %zu)", k,
+				 (unsigned long)st[k].dirty_pages, len[k],
+				 len[0]);
+	}
+	/* a delta whose parent is not the last capture: refused */
+	{
+		struct ckpt_header h = { .kind = CKPT_DELTA, .id = ID,
+					 .epoch = 9, .parent = 2 };
+		char path[160];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/image", dir);
+		fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		assert_int_equal(ckpt_capture(p.pid, fd, &h, tr, NULL, why,
+					      sizeof(why)), -EINVAL);
+		close(fd);
+	}
+	assert_int_equal(capture_at(&p, NULL, 5, 0, &img[4], &len[4], NULL,
+				    why, sizeof(why)), 0);
+	expect_ok_sum(&p, sum, sizeof(sum));
+
+	for (int i = 0; i < 4; i++)
+		b[i] = (struct ckpt_blob){ img[i], len[i] };
+	restore_chain(b, 4, sum);
+	b[4] = (struct ckpt_blob){ img[4], len[4] };
+	restore_chain(&b[4], 1, sum);
+	/* a chain with a hole */
+	b[1] = b[2];
+	spawn(&q, "plain", 0, 0, 1);
+	assert_int_equal(ckpt_restore(q.pid, b, 3, &ID, why, sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, "not the delta"));
+	close(q.in);
+	close(q.out);
+	for (int i = 0; i < 5; i++)
+		free(img[i]);
+	ckpt_track_destroy(tr);
+}
+
 static int setup(void **state)
 {
 	char buf[4096];
@@ -319,6 +444,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_refuses_thread),
 		cmocka_unit_test(test_refuses_socket),
 		cmocka_unit_test(test_bad_restore),
+		cmocka_unit_test(test_incremental),
 	};
 
 	if (argc < 2) {
