@@ -66,6 +66,13 @@ struct ckpt_blob {
 	size_t len;
 };
 
+/* Check chain[0..n) as ckpt_restore does before it touches a process:
+ * every image whole and of expect (if not NULL), a full image then its
+ * deltas in order, every section of the right shape.  0, or -EINVAL with
+ * why saying what is wrong (-ENOMEM).  Touches no process. */
+int ckpt_check(const struct ckpt_blob *chain, size_t n,
+	       const struct ckpt_ident *expect, char *why, size_t whylen);
+
 /* Restore into pid a process from chain[0..n): a full image and the
  * deltas after it, in epoch order, each checked against expect (NULL:
  * not checked).  pid must be a child of the caller that called

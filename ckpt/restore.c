@@ -154,6 +154,39 @@ static int take_file(struct rst *r, const struct ckpt_section *s)
 	return 0;
 }
 
+/* The memory sections of image i: whole pages, ranges in bounds. */
+static int check_memory(struct rst *r, struct ckpt_reader *rd, size_t i)
+{
+	struct ckpt_section s;
+
+	while (ckpt_read_section(rd, &s)) {
+		uint64_t v[2];
+
+		if (s.type == CKPT_S_PAGES) {
+			if (s.len < 8 || (s.len - 8) % CKPT_PAGE)
+				return fail(r, -EINVAL, "image %zu: a page "
+					    "run not of whole pages", i);
+			memcpy(v, s.data, 8);
+			if (v[0] % CKPT_PAGE || v[0] > TASK_TOP ||
+			    s.len - 8 > TASK_TOP - v[0])
+				return fail(r, -EINVAL, "image %zu: a page "
+					    "run out of bounds", i);
+		} else if (s.type == CKPT_S_FRESH) {
+			if (s.len != 16)
+				return fail(r, -EINVAL, "image %zu: a fresh "
+					    "range of the wrong length", i);
+			memcpy(v, s.data, 16);
+			if (v[0] % CKPT_PAGE || v[1] % CKPT_PAGE ||
+			    v[0] >= v[1] || v[1] > TASK_TOP)
+				return fail(r, -EINVAL, "image %zu: a fresh "
+					    "range out of bounds", i);
+		}
+	}
+	rd->off = CKPT_HEADER_BYTES; /* walked again by its users */
+	rd->seen = 0;
+	return 0;
+}
+
 /* Every image valid and of one chain; the last one's state taken. */
 static int check_chain(struct rst *r, const struct ckpt_ident *expect)
 {
@@ -181,6 +214,8 @@ static int check_chain(struct rst *r, const struct ckpt_ident *expect)
 		first.epoch = rd.h.epoch;
 		if (i == r->n - 1)
 			r->last = rd;
+		if ((rc = check_memory(r, &rd, i)))
+			return rc;
 	}
 	while (ckpt_read_section(&r->last, &s)) {
 		rc = 0;
@@ -451,11 +486,7 @@ static int fill_pages(struct rst *r)
 			if (s.type == CKPT_S_FRESH && s.len == 16) {
 				uint64_t fr[2];
 
-				memcpy(fr, d, 16);
-				if (fr[0] % CKPT_PAGE || fr[1] % CKPT_PAGE ||
-				    fr[0] >= fr[1] || fr[1] > TASK_TOP)
-					return bad_section(r, "a fresh range "
-							   "out of bounds");
+				memcpy(fr, d, 16); /* checked in check_memory */
 				rcall(r, SYS_madvise, 3, (long)fr[0],
 				      (long)(fr[1] - fr[0]),
 				      (long)MADV_DONTNEED);
@@ -463,10 +494,7 @@ static int fill_pages(struct rst *r)
 			}
 			if (s.type != CKPT_S_PAGES)
 				continue;
-			if (s.len < 8 || (s.len - 8) % CKPT_PAGE)
-				return fail(r, -EINVAL, "image %zu: a page "
-					    "run not of whole pages", i);
-			memcpy(&at, d, 8);
+			memcpy(&at, d, 8); /* checked in check_memory */
 			/* page by page where a run crosses mappings: a
 			 * page no mapping holds any more is dropped */
 			for (uint64_t off = 0; off < s.len - 8;) {
@@ -744,6 +772,21 @@ static int restore_held(struct rst *r)
 		return rc;
 	rcall(r, SYS_munmap, 2, (long)r->scratch, (long)SCRATCH_BYTES);
 	return set_cpu(r);
+}
+
+int ckpt_check(const struct ckpt_blob *chain, size_t n,
+	       const struct ckpt_ident *expect, char *why, size_t whylen)
+{
+	struct rst r = { .chain = chain, .n = n, .why = why,
+			 .whylen = whylen, .mem = -1 };
+	int rc;
+
+	if (why && whylen)
+		why[0] = '\0';
+	rc = check_chain(&r, expect);
+	free(r.vmas);
+	free(r.files);
+	return rc;
 }
 
 int ckpt_restore(pid_t pid, const struct ckpt_blob *chain, size_t n,

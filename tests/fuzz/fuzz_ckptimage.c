@@ -1,14 +1,16 @@
 /* fuzz_ckptimage.c — a checkpoint image as a restore reads it
- * (ckpt/ckpt_image.c): any bytes, with or without an expected owner,
+ * (ckpt/ckpt_image.c, and the engine's sections by ckpt_check, which a
+ * restore runs before it touches a process): any bytes, with or without an expected owner,
  * and the same bytes with the trailer's length and digest made right
  * (so that mutations reach what the reader checks after the digest).
  * What the reader accepts it can walk: every section lies inside the
  * image, and as many as the trailer says. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt_image.h"
+#include "ckpt.h"
 #include "fuzz.h"
 
 static void check(const uint8_t *data, size_t size);
@@ -62,5 +64,13 @@ static void check(const uint8_t *data, size_t size)
 			n++;
 		}
 		FUZZ_CHECK(n == r.sections);
+	}
+	{
+		struct ckpt_blob b = { data, size };
+		int rc;
+
+		why[0] = '\0';
+		rc = ckpt_check(&b, 1, NULL, why, sizeof(why));
+		FUZZ_CHECK(rc == 0 || (rc < 0 && why[0]) || rc == -ENOMEM);
 	}
 }

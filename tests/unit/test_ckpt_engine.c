@@ -9,7 +9,7 @@
  * a changed file refused with the stub killed; all of it as an
  * unprivileged user.
  *
- *   test_ckpt_engine TARGET
+ *   test_ckpt_engine TARGET STATIC-TARGET (the same, linked statically)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +34,7 @@
 
 #include "ckpt.h"
 
-static const char *target;
+static const char *target, *dynamic_target, *static_target;
 static char dir[64], datafile[128];
 
 struct proc {
@@ -216,6 +216,15 @@ static void test_round_trip(void **state)
 {
 	(void)state;
 	round_trip_as(0);
+}
+
+/* The same program linked statically: no loader, no libraries. */
+static void test_round_trip_static(void **state)
+{
+	(void)state;
+	target = static_target;
+	round_trip_as(0);
+	target = dynamic_target;
 }
 
 static void test_round_trip_unprivileged(void **state)
@@ -440,6 +449,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_round_trip_static),
 		cmocka_unit_test(test_round_trip_unprivileged),
 		cmocka_unit_test(test_refuses_thread),
 		cmocka_unit_test(test_refuses_socket),
@@ -447,11 +457,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_incremental),
 	};
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s TARGET\n", argv[0]);
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s TARGET STATIC-TARGET\n", argv[0]);
 		return 2;
 	}
-	target = argv[1];
+	target = dynamic_target = argv[1];
+	static_target = argv[2];
 	if (geteuid()) {
 		printf("1..0 # SKIP needs root (ptrace of other users)\n");
 		return 77;
