@@ -32,6 +32,7 @@ struct mm_jobrec {
 	const char *nodelist;  /* its text as submitted (in blk), or NULL */
 	void *blk;             /* argv/env/files arrays and every string */
 	mm_input_t *inputs;    /* v.ninputs of them, or NULL */
+	mm_ckpt_t *ckpts;      /* v.nckpts committed epochs, or NULL */
 	uint32_t behind;       /* PENDING: the head it was last queued behind
 				* (its reason says so; not state: a restore
 				* rewrites the same text) */
@@ -177,6 +178,9 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 int mmi_op_tick(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 int mmi_op_sched(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 int mmi_op_cred(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
+int mmi_op_ckpt_request(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
+int mmi_op_ckpt_commit(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
+int mmi_op_ckpt_abort(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 /* creds.c: drop the entries the state's time has passed (TICK; never
  * allocates). */
 void mmi_creds_prune(mm_state_t *s);

@@ -29,6 +29,9 @@
  *   SUBMIT_LIMITS  as SUBMIT_CAPPED, then u64 mem_bytes
  *   SUBMIT_INPUTS  as SUBMIT_LIMITS, then u32 n, n x (u8[32] sha256,
  *               u64 size, u32 mode), u8 mpi
+ *   CKPT_REQUEST   u32 job, u32 uid
+ *   CKPT_COMMIT    u32 job, u32 epoch, u64 bytes, u32 stop_us, u32 keep
+ *   CKPT_ABORT     u32 job, u32 epoch, str reason
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -437,6 +440,38 @@ static void dec_cancel(struct mmi_rd *r, mm_op_t *op)
 	op->uid = mmi_get_u32(r);
 }
 
+static void enc_ckpt_commit(struct mmi_wr *w, const mm_op_t *op)
+{
+	mmi_put_u32(w, op->job);
+	mmi_put_u32(w, op->epoch);
+	mmi_put_u64(w, op->ckpt_bytes);
+	mmi_put_u32(w, op->ckpt_stop_us);
+	mmi_put_u32(w, op->ckpt_keep);
+}
+
+static void dec_ckpt_commit(struct mmi_rd *r, mm_op_t *op)
+{
+	op->job = mmi_get_u32(r);
+	op->epoch = mmi_get_u32(r);
+	op->ckpt_bytes = mmi_get_u64(r);
+	op->ckpt_stop_us = mmi_get_u32(r);
+	op->ckpt_keep = mmi_get_u32(r);
+}
+
+static void enc_ckpt_abort(struct mmi_wr *w, const mm_op_t *op)
+{
+	mmi_put_u32(w, op->job);
+	mmi_put_u32(w, op->epoch);
+	mmi_put_str(w, op->reason);
+}
+
+static void dec_ckpt_abort(struct mmi_rd *r, mm_op_t *op)
+{
+	op->job = mmi_get_u32(r);
+	op->epoch = mmi_get_u32(r);
+	op->reason = mmi_get_str(r);
+}
+
 static void enc_tick(struct mmi_wr *w, const mm_op_t *op)
 {
 	mmi_put_u64(w, op->slice);
@@ -656,6 +691,9 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_CRED] = { enc_cred, dec_cred },
 	[MM_OP_SUBMIT_LIMITS] = { enc_submit_limits, dec_submit_limits },
 	[MM_OP_SUBMIT_INPUTS] = { enc_submit_inputs, dec_submit_inputs },
+	[MM_OP_CKPT_REQUEST] = { enc_cancel, dec_cancel }, /* job, uid */
+	[MM_OP_CKPT_COMMIT] = { enc_ckpt_commit, dec_ckpt_commit },
+	[MM_OP_CKPT_ABORT] = { enc_ckpt_abort, dec_ckpt_abort },
 };
 
 /* Every version a replica can read; encode writes OP_VERSION. */

@@ -45,6 +45,12 @@
  *   body v7 (replicated inputs), v6 with:
  *     each job, after mem_bytes: u32 ninputs | ninputs x (u8[32] sha256
  *     | u64 size | u32 mode), ninputs 0 or 1 + nfiles | u8 mpi
+ *   body v8 (checkpoints), v7 with:
+ *     each job, after mpi: u32 ckpt_last | u32 ckpt_want | u64
+ *     ckpt_want_slice | str ckpt_error | u32 nckpts | nckpts x (u32 epoch |
+ *     u32 stop_us | u64 slice | u64 ms | u64 bytes), epochs strictly
+ *     ascending and <= ckpt_last, want 0 or ckpt_last, nckpts <=
+ *     MM_CKPT_KEEP_MAX
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
  *   snapshot (before the matrix) loads only if no job holds PEs: there is
@@ -80,7 +86,7 @@
 #include "mm_internal.h"
 
 static const uint8_t snap_magic[4] = { 'S', 'M', 'M', 'S' };
-#define SNAP_VERSION 7
+#define SNAP_VERSION 8
 #define HEADER_BYTES 6
 
 /* The fewest bytes a node takes (empty name and reason), and a floor
@@ -156,6 +162,18 @@ static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
 	mmi_put_u64(w, v->mem_bytes);
 	mmi_put_inputs(w, v->ninputs, v->inputs);
 	mmi_put_u8(w, v->mpi);
+	mmi_put_u32(w, v->ckpt_last);
+	mmi_put_u32(w, v->ckpt_want);
+	mmi_put_u64(w, v->ckpt_want_slice);
+	mmi_put_str(w, v->ckpt_error);
+	mmi_put_u32(w, v->nckpts);
+	for (uint32_t k = 0; k < v->nckpts; k++) {
+		mmi_put_u32(w, v->ckpts[k].epoch);
+		mmi_put_u32(w, v->ckpts[k].stop_us);
+		mmi_put_u64(w, v->ckpts[k].slice);
+		mmi_put_u64(w, v->ckpts[k].ms);
+		mmi_put_u64(w, v->ckpts[k].bytes);
+	}
 }
 
 /* The spec's encoded bytes (counted, not written) plus 128 and 12 per
@@ -633,6 +651,52 @@ static int dec_inputs(struct sd *d, struct mm_jobrec *j)
 	return 0;
 }
 
+/* Its checkpoints (v8): the catalog as CKPT_COMMIT leaves it. */
+static int dec_ckpts(struct sd *d, struct mm_jobrec *j)
+{
+	size_t at;
+	uint32_t n;
+
+	j->v.ckpt_last = mmi_get_u32(&d->r);
+	j->v.ckpt_want = mmi_get_u32(&d->r);
+	j->v.ckpt_want_slice = mmi_get_u64(&d->r);
+	get_fixed(d, "checkpoint error", j->v.ckpt_error,
+		  sizeof(j->v.ckpt_error));
+	at = d->r.pos;
+	n = mmi_get_u32(&d->r);
+	if (sd_check(d))
+		return d->failed;
+	if (j->v.ckpt_want && j->v.ckpt_want != j->v.ckpt_last)
+		return sd_fail(d, at, "epoch %u pending, not the last one "
+			       "handed out (%u)", j->v.ckpt_want,
+			       j->v.ckpt_last);
+	if (n > MM_CKPT_KEEP_MAX || (size_t)n * 32 > d->r.len - d->r.pos)
+		return sd_fail(d, at, "%u checkpoints (at most %u, in the "
+			       "bytes left)", n, MM_CKPT_KEEP_MAX);
+	if (!n)
+		return 0;
+	if (!(j->ckpts = calloc(MM_CKPT_KEEP_MAX, sizeof(*j->ckpts))))
+		return sd_nomem(d, "out of memory for %u checkpoints", n);
+	for (uint32_t k = 0; k < n; k++) {
+		mm_ckpt_t *c = &j->ckpts[k];
+
+		c->epoch = mmi_get_u32(&d->r);
+		c->stop_us = mmi_get_u32(&d->r);
+		c->slice = mmi_get_u64(&d->r);
+		c->ms = mmi_get_u64(&d->r);
+		c->bytes = mmi_get_u64(&d->r);
+		if (sd_check(d))
+			return d->failed;
+		if (!c->epoch || c->epoch > j->v.ckpt_last ||
+		    (k && c->epoch <= j->ckpts[k - 1].epoch))
+			return sd_fail(d, at, "checkpoint epochs not ascending "
+				       "within 1..%u", j->v.ckpt_last);
+	}
+	j->v.nckpts = n;
+	j->v.ckpts = j->ckpts;
+	return 0;
+}
+
 /* Its usage (v3): only a job with statuses may have it. */
 static int dec_usage(struct sd *d, struct mm_jobrec *j)
 {
@@ -725,6 +789,8 @@ static int dec_job(struct sd *d, mm_state_t *s, uint32_t id)
 			return d->failed;
 	}
 	if (d->version >= 7 && dec_inputs(d, j))
+		return d->failed;
+	if (d->version >= 8 && dec_ckpts(d, j))
 		return d->failed;
 	return 0;
 }
@@ -866,6 +932,7 @@ static int (*const decoders[])(struct sd *, mm_state_t **) = {
 	[5] = dec_v1,
 	[6] = dec_v1,
 	[7] = dec_v1,
+	[8] = dec_v1,
 };
 
 int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,

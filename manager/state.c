@@ -183,6 +183,7 @@ void mmi_job_free(struct mm_jobrec *j)
 	free(j->inputs);
 	free(j->rank_status);
 	free(j->rank_usage);
+	free(j->ckpts);
 	free(j->blk);
 	free(j);
 }
@@ -373,6 +374,7 @@ void mmi_job_end(mm_state_t *s, struct mm_jobrec *j, mm_job_state_t st)
 	if (j->v.state == MM_JOB_PENDING)
 		mmi_pending_add(s, j->v.uid, -1);
 	j->v.state = st;
+	j->v.ckpt_want = 0; /* an epoch in flight is dropped */
 	j->v.end_slice = s->slice;
 	j->v.end_ms = s->now_ms;
 	s->nterminal++;
@@ -622,6 +624,9 @@ static const op_fn op_table[] = {
 	[MM_OP_JOB_EXITED_USAGE] = op_job_exited,
 	[MM_OP_TICK_RETAIN] = mmi_op_tick,
 	[MM_OP_CRED] = mmi_op_cred,
+	[MM_OP_CKPT_REQUEST] = mmi_op_ckpt_request,
+	[MM_OP_CKPT_COMMIT] = mmi_op_ckpt_commit,
+	[MM_OP_CKPT_ABORT] = mmi_op_ckpt_abort,
 };
 
 int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)

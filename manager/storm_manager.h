@@ -159,7 +159,27 @@ typedef enum mm_opcode {
 			       * and modes of the job's inputs, which the
 			       * replicas hold before it is proposed, and
 			       * the job's MPI (spec.mpi) */
+	MM_OP_CKPT_REQUEST = 16, /* job, uid: take a checkpoint of a RUNNING
+			       * job (owner or root); result.epoch is its
+			       * epoch (the one pending, if one is) */
+	MM_OP_CKPT_COMMIT = 17, /* job, epoch, ckpt_bytes, ckpt_stop_us,
+			       * ckpt_keep: every node has its images; the
+			       * epoch joins the catalog, which keeps the
+			       * last ckpt_keep (docs/checkpoint.md) */
+	MM_OP_CKPT_ABORT = 18, /* job, epoch, reason: it failed somewhere;
+			       * discarded everywhere, the job runs on */
 } mm_opcode_t;
+
+/** A committed checkpoint epoch of a job: restartable. */
+typedef struct mm_ckpt {
+	uint32_t epoch;
+	uint32_t stop_us;            /* longest stop of a node's ranks */
+	uint64_t slice, ms;          /* when it was committed (state time) */
+	uint64_t bytes;              /* every image of every node */
+} mm_ckpt_t;
+
+/* The catalog keeps at most this many epochs of a job. */
+#define MM_CKPT_KEEP_MAX 64u
 
 /** The replay cache of client credentials (MM_OP_CRED): an id is the
  * first MM_CRED_ID_BYTES of a hash of what the credential vouches for
@@ -198,12 +218,16 @@ typedef struct mm_op {
 	const uint8_t *cred_id;    /* CRED: MM_CRED_ID_BYTES; uid above is
 				    * the credential's (for the refusal) */
 	uint64_t cred_expire_ms;   /* CRED: epoch ms it expires */
+	uint32_t epoch;            /* CKPT_COMMIT, CKPT_ABORT */
+	uint32_t ckpt_stop_us, ckpt_keep; /* CKPT_COMMIT */
+	uint64_t ckpt_bytes;
 } mm_op_t;
 
 /** What an operation did. */
 typedef struct mm_result {
 	int rc;        /* 0 or -errno/-STORM_E*: a refused op changes nothing */
 	uint32_t job;  /* SUBMIT: the new id */
+	uint32_t epoch; /* CKPT_REQUEST: the epoch being taken */
 	char err[256]; /* refused: what, where, what to do */
 } mm_result_t;
 
@@ -242,6 +266,14 @@ typedef struct mm_job {
 	/* its place in the matrix while it holds PEs (STAGING/RUNNING):
 	 * row, and the buddy block [col, col + width) of that row */
 	uint32_t row, col, width;
+	/* checkpoints: the epoch being taken (0: none) and since when, the
+	 * last epoch number handed out, why the last one failed (""), and
+	 * the committed ones, oldest first */
+	uint32_t ckpt_want, ckpt_last;
+	uint64_t ckpt_want_slice;
+	char ckpt_error[MM_REASON_MAX];
+	uint32_t nckpts;
+	const mm_ckpt_t *ckpts;
 } mm_job_t;
 
 typedef struct mm_node {

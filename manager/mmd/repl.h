@@ -25,8 +25,10 @@
 #include "jobrec.h"
 #include "mailbox.h"
 
-/* Bumped when the snapshot or operation encoding changes incompatibly. */
-#define MMD_STATE_VERSION 1
+/* Bumped when the snapshot or operation encoding changes incompatibly.
+ * 2: the checkpoint operations (MM_OP_CKPT_*), which an older replica
+ * could not apply while newer ones did. */
+#define MMD_STATE_VERSION 2
 
 struct mmd_client;
 

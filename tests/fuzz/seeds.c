@@ -132,6 +132,12 @@ static void ops(void)
 		{ .code = MM_OP_CRED, .uid = 1000,
 		  .cred_id = (const uint8_t *)"0123456789abcdef",
 		  .cred_expire_ms = 1700000300000 },
+		{ .code = MM_OP_CKPT_REQUEST, .job = 1, .uid = 1000 },
+		{ .code = MM_OP_CKPT_COMMIT, .job = 1, .epoch = 1,
+		  .ckpt_bytes = 1 << 20, .ckpt_stop_us = 900,
+		  .ckpt_keep = 2 },
+		{ .code = MM_OP_CKPT_ABORT, .job = 1, .epoch = 2,
+		  .reason = "disk full" },
 	};
 	static uint8_t b[65536];
 

@@ -55,8 +55,9 @@ static const uint32_t node_cpus[NNODES] = { 8, 2, 4, 1, 4 };
 #define OFF_STATE 14
 #define BLOCK_BYTES 12
 /* a job's last bytes, without usage: has_usage (0), mem_bytes (v6),
- * ninputs (v7, 0), mpi (v7) */
-#define JOB_TAIL 14
+ * ninputs (v7, 0), mpi (v7), and with no checkpoint (v8) ckpt_last,
+ * ckpt_want, ckpt_want_slice, ckpt_error (""), nckpts */
+#define JOB_TAIL 38
 #define CREDS_EMPTY 4 /* v5: the credential cache's count, last; 0 */
 
 static mm_state_t *mkmachine(int up)
@@ -608,7 +609,7 @@ static void test_empty_state_round_trips(void **state)
 
 	(void)state;
 	assert_memory_equal(buf, "SMMS", 4);
-	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 7);
+	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 8);
 	assert_int_equal(buf[OFF_NWORLD], 8);
 	/* a new state's settings: fcfs, mpl 1, quantum 1, buddy */
 	assert_int_equal(buf[OFF_POLICY], MM_POLICY_FCFS);
@@ -725,6 +726,79 @@ static void test_every_job_state_round_trips(void **state)
 	assert_int_equal(mm_job_get(c, 9, &j), 0);
 	assert_string_equal(j.reason, "head of queue: waiting for a free block "
 			    "of width 1 (1 rank)");
+	same_state(s, c);
+	mm_state_destroy(c);
+	mm_state_destroy(s);
+}
+
+/* The checkpoint catalog is state: what CKPT_REQUEST, COMMIT and ABORT
+ * leave round-trips, and both copies go on alike; what they refuse
+ * changes nothing. */
+static void test_checkpoint_catalog_round_trips(void **state)
+{
+	mm_state_t *s = every_state(), *c;
+	struct gen g = { .slice = 4, .last_job = 9 };
+	mm_result_t res;
+	mm_job_t j;
+	mm_op_t req = { .code = MM_OP_CKPT_REQUEST, .job = 7 };
+	mm_op_t commit = { .code = MM_OP_CKPT_COMMIT, .job = 7, .epoch = 1,
+			   .ckpt_bytes = 4096, .ckpt_stop_us = 250,
+			   .ckpt_keep = 2 };
+	mm_op_t abort_ = { .code = MM_OP_CKPT_ABORT, .job = 7, .epoch = 2,
+			   .reason = "disk full" };
+
+	(void)state;
+	assert_int_equal(mm_apply(s, &req, &res), 0);
+	assert_int_equal(res.epoch, 1);
+	assert_int_equal(mm_apply(s, &req, &res), 0); /* the same one */
+	assert_int_equal(res.epoch, 1);
+	assert_int_equal(mm_apply(s, &commit, &res), 0);
+	assert_int_equal(mm_apply(s, &commit, &res), -ESTALE); /* repeated */
+	assert_int_equal(mm_apply(s, &req, &res), 0);
+	assert_int_equal(res.epoch, 2);
+	assert_int_equal(mm_apply(s, &abort_, &res), 0);
+	for (uint32_t e = 3; e <= 5; e += 2) { /* 3 is committed, 4 aborted */
+		assert_int_equal(mm_apply(s, &req, &res), 0);
+		assert_int_equal(res.epoch, e - (e == 5));
+		commit.epoch = abort_.epoch = res.epoch;
+		assert_int_equal(mm_apply(s, e == 3 ? &commit : &abort_, &res),
+				 0);
+	}
+	assert_int_equal(mm_apply(s, &req, &res), 0);
+	assert_int_equal(res.epoch, 5);
+	commit.epoch = 5;
+	assert_int_equal(mm_apply(s, &commit, &res), 0); /* 1 goes: keep 2 */
+	assert_int_equal(mm_apply(s, &req, &res), 0);
+	assert_int_equal(res.epoch, 6); /* pending across the snapshot */
+	/* refused: not running yet, ended, another user's, a bad keep */
+	req.job = 8;
+	assert_int_equal(mm_apply(s, &req, &res), -EAGAIN);
+	req.job = 2;
+	assert_int_equal(mm_apply(s, &req, &res), -EALREADY);
+	assert_non_null(strstr(res.err, "already ended"));
+	req.job = 7;
+	req.uid = 4242;
+	assert_int_equal(mm_apply(s, &req, &res), -EPERM);
+	commit.epoch = 6;
+	commit.ckpt_keep = 0;
+	assert_int_equal(mm_apply(s, &commit, &res), -EINVAL);
+
+	c = round_trip(s);
+	assert_int_equal(mm_job_get(c, 7, &j), 0);
+	assert_int_equal(j.nckpts, 2);
+	assert_int_equal(j.ckpts[0].epoch, 3);
+	assert_int_equal(j.ckpts[1].epoch, 5);
+	assert_int_equal(j.ckpts[1].bytes, 4096);
+	assert_int_equal(j.ckpts[1].stop_us, 250);
+	assert_int_equal(j.ckpt_want, 6);
+	assert_int_equal(j.ckpt_last, 6);
+	assert_string_equal(j.ckpt_error, "");
+	same_state(s, c);
+	/* both go on alike: 6 aborts, then the job ends */
+	abort_.epoch = 6;
+	apply_both(s, c, &abort_, &g);
+	assert_int_equal(mm_job_get(c, 7, &j), 0);
+	assert_string_equal(j.ckpt_error, "epoch 6: disk full");
 	same_state(s, c);
 	mm_state_destroy(c);
 	mm_state_destroy(s);
@@ -1024,11 +1098,11 @@ static void test_foreign_version_is_refused(void **state)
 	const char *err;
 
 	(void)state;
-	buf[OFF_VERSION] = 8;
+	buf[OFF_VERSION] = 9;
 	err = refused(buf, n);
-	assert_non_null(strstr(err, "version 8"));
+	assert_non_null(strstr(err, "version 9"));
 	assert_non_null(strstr(err, "offset 4"));
-	assert_non_null(strstr(err, "reads version 7 and older"));
+	assert_non_null(strstr(err, "reads version 8 and older"));
 	buf[OFF_VERSION] = 0;
 	assert_non_null(strstr(refused(buf, n), "version 0"));
 	buf[OFF_VERSION] = 3;
@@ -1319,6 +1393,7 @@ int main(void)
 			test_decoded_state_continues_like_the_original),
 		cmocka_unit_test(test_every_job_state_round_trips),
 		cmocka_unit_test(test_job_inputs_round_trip),
+		cmocka_unit_test(test_checkpoint_catalog_round_trips),
 		cmocka_unit_test(test_job_placed_on_node_0_keeps_its_nodes),
 		cmocka_unit_test(test_gang_state_with_two_rows_round_trips),
 		cmocka_unit_test(

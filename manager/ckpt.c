@@ -1,0 +1,132 @@
+/*
+ * ckpt.c — the replicated checkpoint catalog (docs/checkpoint.md §3): which
+ * epoch of a job is being taken, and which are committed, so that only a
+ * committed epoch is ever restarted and every replica agrees which.
+ *
+ *   state \\ op    CKPT_REQUEST            CKPT_COMMIT e        CKPT_ABORT e
+ *   none          want = ++last; epoch    -ESTALE              -ESTALE
+ *   want = e      epoch e again           catalog += e;        want = 0,
+ *                 (idempotent)            want = 0, error ""   error = reason
+ *   want = f != e (as above)              -ESTALE              -ESTALE
+ *
+ * A REQUEST of a job not RUNNING is refused (-EAGAIN before it runs,
+ * -EALREADY once it ended), as is one of a job of MPI ranks (-ENOTSUP:
+ * not yet), or of another user's job (-EPERM).  When a job ends its
+ * pending epoch is dropped (mmi_job_end); its catalog stays with it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm_internal.h"
+
+static int job(mm_state_t *s, const char *what, const mm_op_t *op,
+	       struct mm_jobrec **out, mm_result_t *res)
+{
+	if (!(*out = mmi_job_of(s, op->job)))
+		return mmi_refuse(res, -ENOENT, "%s: no job %u in the state; "
+				  "check the id (stormctl queue)", what,
+				  op->job);
+	return 0;
+}
+
+int mmi_op_ckpt_request(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	struct mm_jobrec *j;
+	int rc = job(s, "checkpoint", op, &j, res);
+
+	if (rc)
+		return rc;
+	if (op->uid != 0 && op->uid != j->v.uid)
+		return mmi_refuse(res, -EPERM, "checkpoint: job %u belongs to "
+				  "uid %u, not to uid %u; only its owner or "
+				  "root may checkpoint it", j->v.id, j->v.uid,
+				  op->uid);
+	if (j->v.state == MM_JOB_PENDING || j->v.state == MM_JOB_STAGING)
+		return mmi_refuse(res, -EAGAIN, "checkpoint: job %u is %s; a "
+				  "job is checkpointed once it runs", j->v.id,
+				  mm_job_state_name(j->v.state));
+	if (j->v.state != MM_JOB_RUNNING)
+		return mmi_refuse(res, -EALREADY, "checkpoint: job %u already "
+				  "ended (%s); nothing to checkpoint", j->v.id,
+				  mm_job_state_name(j->v.state));
+	if (j->v.mpi != MM_MPI_NONE)
+		return mmi_refuse(res, -ENOTSUP, "checkpoint: job %u runs "
+				  "BCS-MPI ranks, whose checkpoints are not "
+				  "supported yet (docs/checkpoint.md)",
+				  j->v.id);
+	if (!j->v.ckpt_want) {
+		j->v.ckpt_want = ++j->v.ckpt_last;
+		j->v.ckpt_want_slice = s->slice;
+	}
+	res->job = j->v.id;
+	res->epoch = j->v.ckpt_want;
+	return 0;
+}
+
+static int pending(mm_state_t *s, const char *what, const mm_op_t *op,
+		   struct mm_jobrec **j, mm_result_t *res)
+{
+	int rc = job(s, what, op, j, res);
+
+	if (rc)
+		return rc;
+	if (!op->epoch || (*j)->v.ckpt_want != op->epoch)
+		return mmi_refuse(res, -ESTALE, "%s: job %u is not taking "
+				  "epoch %u (taking %u); a late or repeated "
+				  "report", what, (*j)->v.id, op->epoch,
+				  (*j)->v.ckpt_want);
+	return 0;
+}
+
+int mmi_op_ckpt_commit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	struct mm_jobrec *j;
+	uint32_t keep = op->ckpt_keep, n;
+	mm_ckpt_t *c;
+	int rc = pending(s, "checkpoint commit", op, &j, res);
+
+	if (rc)
+		return rc;
+	if (keep < 1 || keep > MM_CKPT_KEEP_MAX)
+		return mmi_refuse(res, -EINVAL, "checkpoint commit: keep %u "
+				  "is not in 1..%u", keep, MM_CKPT_KEEP_MAX);
+	/* allocated before the first change: a refusal changes nothing */
+	if (!j->ckpts && !(j->ckpts = calloc(MM_CKPT_KEEP_MAX,
+					     sizeof(*j->ckpts))))
+		return mmi_refuse(res, -ENOMEM, "checkpoint commit: out of "
+				  "memory");
+	n = j->v.nckpts;
+	while (n >= keep) { /* the oldest go */
+		memmove(j->ckpts, j->ckpts + 1, (n - 1) * sizeof(*j->ckpts));
+		n--;
+	}
+	c = &j->ckpts[n];
+	c->epoch = op->epoch;
+	c->stop_us = op->ckpt_stop_us;
+	c->slice = s->slice;
+	c->ms = s->now_ms;
+	c->bytes = op->ckpt_bytes;
+	j->v.nckpts = n + 1;
+	j->v.ckpts = j->ckpts;
+	j->v.ckpt_want = 0;
+	j->v.ckpt_error[0] = '\0';
+	res->job = j->v.id;
+	res->epoch = op->epoch;
+	return 0;
+}
+
+int mmi_op_ckpt_abort(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	struct mm_jobrec *j;
+	int rc = pending(s, "checkpoint abort", op, &j, res);
+
+	if (rc)
+		return rc;
+	j->v.ckpt_want = 0;
+	mmi_fmt(j->v.ckpt_error, sizeof(j->v.ckpt_error), "epoch %u: %s",
+		op->epoch, op->reason && *op->reason ? op->reason : "failed");
+	res->job = j->v.id;
+	res->epoch = op->epoch;
+	return 0;
+}
