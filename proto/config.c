@@ -195,6 +195,7 @@ static const struct u32_key {
 	{ "heartbeat_kib", 1, 1024, offsetof(st_config_t, heartbeat_kib) },
 	{ "output_kib", 4, 4096, offsetof(st_config_t, output_kib) },
 	{ "bcs_kib", 16, 16384, offsetof(st_config_t, bcs_kib) },
+	{ "ckpt_keep", 1, 64, offsetof(st_config_t, ckpt_keep) },
 	{ "clients_max", 1, 1000000, offsetof(st_config_t, clients_max) },
 	{ "clients_root_reserved", 0, 10000,
 	  offsetof(st_config_t, clients_root_reserved) },
@@ -299,6 +300,15 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 			return 0;
 		}
 		return copy_str(p, k, v, c->cpu_bind, sizeof(c->cpu_bind));
+	}
+	if (!strcmp(k, "ckpt_dir")) {
+		if (v[0] != '/') {
+			perr(p, "ckpt_dir = \"%s\": want an absolute path (the "
+			     "node-local directory checkpoint images are "
+			     "written to; default: the ramdisk)", v);
+			return 0;
+		}
+		return copy_str(p, k, v, c->ckpt_dir, sizeof(c->ckpt_dir));
 	}
 	if (!strcmp(k, "mpich_abi_dir")) {
 		if (v[0] != '/') {
@@ -428,6 +438,7 @@ static void defaults(st_config_t *c)
 	c->output_kib = 64;
 	c->heartbeat_kib = 64;
 	c->bcs_kib = 512;
+	c->ckpt_keep = 2;
 	c->clients_max = 1024;
 	c->clients_root_reserved = 32;
 	c->clients_per_user = 64;

@@ -11,7 +11,7 @@
 
 #include "storm_proto.h"
 
-#define HB_MAGIC 0x32424853u  /* "SHB2" */
+#define HB_MAGIC 0x33424853u  /* "SHB3": entries with a checkpoint */
 #define MF_MAGIC 0x31464d53u  /* "SMF1" */
 #define MF_MAGIC2 0x32464d53u /* "SMF2": SMF1 + the owner after the job id,
 			       * batch output patterns, the memory limit
@@ -49,7 +49,7 @@ static void wr_n(uint8_t *p, uint64_t v, unsigned n)
 /* ---- heartbeat ----------------------------------------------------------- */
 
 /* magic u32 | slice u64 | row u16 | lo u32 | hi u32 | njobs u32 | flags u32
- * then njobs x (job u32 | state u8 | row u16 | done u32) */
+ * then njobs x (job u32 | state u8 | row u16 | done u32 | ckpt u32) */
 int st_hb_encode(uint8_t *buf, size_t cap, const st_hb_t *hb)
 {
 	size_t need = ST_HB_HDR + (size_t)hb->njobs * ST_HB_ENTRY;
@@ -70,6 +70,7 @@ int st_hb_encode(uint8_t *buf, size_t cap, const st_hb_t *hb)
 		e[4] = hb->jobs[i].state;
 		wr_n(e + 5, hb->jobs[i].row, 2);
 		wr_n(e + 7, hb->jobs[i].done, 4);
+		wr_n(e + 11, hb->jobs[i].ckpt, 4);
 	}
 	return (int)need;
 }
@@ -96,6 +97,7 @@ int st_hb_decode(const uint8_t *buf, size_t len, st_hb_t *hb)
 		j->state = (uint8_t)rd_n(&r, 1);
 		j->row = (uint16_t)rd_n(&r, 2);
 		j->done = (uint32_t)rd_n(&r, 4);
+		j->ckpt = (uint32_t)rd_n(&r, 4);
 		if (j->state != ST_HB_STAGING && j->state != ST_HB_ACTIVE)
 			r.bad = 1;
 	}
@@ -222,12 +224,46 @@ int st_box_next(const uint8_t *box, size_t boxlen, size_t *off,
 	rec->job = (uint32_t)rd_n(&r, 4);
 	rec->rank = (uint32_t)rd_n(&r, 4);
 	rec->len = (uint32_t)rd_n(&r, 4);
-	if (r.bad || rec->type < ST_REC_STDOUT || rec->type > ST_REC_FAIL ||
+	if (r.bad || rec->type < ST_REC_STDOUT || rec->type > ST_REC_CKPT ||
 	    rec->len > boxlen - r.off)
 		return -STORM_EPROTO;
 	rec->data = box + r.off;
 	*off = r.off + rec->len;
 	return 1;
+}
+
+int st_ckpt_rec_encode(uint8_t *out, size_t cap, const st_ckpt_rec_t *c)
+{
+	size_t wl = c->rc && c->why ? strlen(c->why) : 0;
+
+	if (wl > 1024)
+		wl = 1024;
+	if (cap < ST_CKPT_REC_LEN + wl)
+		return -ENOSPC;
+	wr_n(out, c->epoch, 4);
+	wr_n(out + 4, (uint32_t)c->rc, 4);
+	wr_n(out + 8, c->bytes, 8);
+	wr_n(out + 16, c->stop_us, 4);
+	if (wl)
+		memcpy(out + ST_CKPT_REC_LEN, c->why, wl);
+	return (int)(ST_CKPT_REC_LEN + wl);
+}
+
+int st_ckpt_rec_decode(const uint8_t *p, size_t len, st_ckpt_rec_t *c)
+{
+	struct rd r = { p, len, 0, 0 };
+
+	c->epoch = (uint32_t)rd_n(&r, 4);
+	c->rc = (int32_t)(uint32_t)rd_n(&r, 4);
+	c->bytes = rd_n(&r, 8);
+	c->stop_us = (uint32_t)rd_n(&r, 4);
+	if (r.bad || !c->epoch || len - ST_CKPT_REC_LEN > 1024 ||
+	    (!c->rc && len != ST_CKPT_REC_LEN) ||
+	    (c->rc && len == ST_CKPT_REC_LEN))
+		return -STORM_EPROTO;
+	c->why = (const char *)p + ST_CKPT_REC_LEN;
+	c->why_len = (uint32_t)(len - ST_CKPT_REC_LEN);
+	return 0;
 }
 
 /* ---- manifest ------------------------------------------------------------- */

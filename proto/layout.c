@@ -39,7 +39,8 @@ void st_layout(const st_config_t *cfg, st_layout_t *out)
 	out->wake = at + 320;
 	out->gv_done = at + 384;
 	out->done_slots = ST_DONE_ROWS * st_matrix_cols(cfg);
-	at = ALIGN(at + 384 + 8 * (uint64_t)out->done_slots, 4096);
+	out->gv_ckpt = out->gv_done + 8 * (uint64_t)out->done_slots;
+	at = ALIGN(at + 384 + 16 * (uint64_t)out->done_slots, 4096);
 	out->chunk = cfg->chunk_kib << 10;
 	out->slots = cfg->slots;
 	out->ring = at;

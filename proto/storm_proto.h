@@ -102,6 +102,9 @@ typedef struct st_config {
 	char mpich_abi_dir[1024]; /* libmpich.so.12 and libmpi.so.12 (BCS-MPI
 				   * under MPICH's sonames): first on a
 				   * BCS-MPI job's LD_LIBRARY_PATH */
+	char ckpt_dir[1024];      /* checkpoint images on nodes ("": below
+				   * the ramdisk, L1 in docs/checkpoint.md) */
+	uint32_t ckpt_keep;       /* committed epochs kept per job (1..64) */
 	uint32_t kill_grace_ms;   /* SIGTERM to a job's processes, then this
 				   * long before every one is killed */
 	char run_dir[1024];       /* sockets, pid files, logs */
@@ -324,6 +327,9 @@ typedef struct st_layout {
 			       * heartbeat names it: its matrix cell) holds
 			       * the job id once its ranks all ended here */
 	uint32_t done_slots;
+	uint64_t gv_ckpt;     /* node: done_slots gvars; a job's slot holds
+			       * st_ckpt_done(job, epoch) once every image
+			       * of that epoch is written on this node */
 	uint64_t gv_outseq;   /* node: output records the manager has taken */
 	uint64_t outack;      /* node: manager's ack (int64 seq) lands here */
 	uint64_t ring;        /* file ring: slots x chunk bytes */
@@ -345,6 +351,15 @@ ST_API void st_layout(const st_config_t *cfg, st_layout_t *out);
  * its cpus rounded up to a power of two (as the manager's matrix lays
  * them out; phantom columns between). */
 ST_API uint32_t st_matrix_cols(const st_config_t *cfg);
+static inline uint64_t st_ckpt_var(const st_layout_t *l, uint32_t slot)
+{
+	return l->gv_ckpt + 8u * (slot < l->done_slots ? slot : 0);
+}
+/** The gv_ckpt value meaning "epoch e of job captured here". */
+static inline int64_t st_ckpt_done(uint32_t job, uint32_t epoch)
+{
+	return (int64_t)((uint64_t)job << 32 | epoch);
+}
 static inline uint64_t st_done_var(const st_layout_t *l, uint32_t slot)
 {
 	return l->gv_done + 8u * (slot < l->done_slots ? slot : 0);
@@ -375,6 +390,7 @@ typedef struct st_hb_job {
 	uint8_t state;  /* ST_HB_STAGING or ST_HB_ACTIVE */
 	uint16_t row;   /* its gang matrix row */
 	uint32_t done;  /* its done slot */
+	uint32_t ckpt;  /* the checkpoint epoch to take, 0: none */
 } st_hb_job_t;
 
 /* st_hb_t.flags: the strobe idles — it strobes only every few slices
@@ -391,7 +407,7 @@ typedef struct st_hb {
 } st_hb_t;
 
 #define ST_HB_HDR 30
-#define ST_HB_ENTRY 11
+#define ST_HB_ENTRY 15
 /** Jobs a block of len bytes holds. */
 static inline uint32_t st_hb_capacity(size_t len)
 {
@@ -439,9 +455,29 @@ static inline int64_t st_consumed(uint32_t job, uint32_t k)
 
 /* A box: seq u64 | nbytes u32 | records.  Records: type u8 | job u32 |
  * rank u32 | len u32 | bytes.  OUT/ERR carry output, EXIT a wait status
- * (int32) for the rank, FAIL a reason (text) for the job. */
+ * (int32) for the rank, FAIL a reason (text) for the job, CKPT what a
+ * checkpoint epoch did on the node (st_ckpt_rec_t; rank: the node's
+ * world id). */
 enum st_rec_type { ST_REC_STDOUT = 1, ST_REC_STDERR = 2, ST_REC_EXIT = 3,
-		   ST_REC_FAIL = 4 };
+		   ST_REC_FAIL = 4, ST_REC_CKPT = 5 };
+
+/* A CKPT record's bytes: epoch u32 | rc i32 (0: every image written) |
+ * bytes u64 | stop_us u32 | then, if rc, the reason (text). */
+#define ST_CKPT_REC_LEN 20
+typedef struct st_ckpt_rec {
+	uint32_t epoch;
+	int32_t rc;
+	uint64_t bytes;          /* the node's images */
+	uint32_t stop_us;        /* its longest stop of a rank */
+	const char *why;         /* decode: into the record, why_len bytes */
+	uint32_t why_len;
+} st_ckpt_rec_t;
+/** Encode into out (cap bytes): its length, or -ENOSPC. */
+ST_API int st_ckpt_rec_encode(uint8_t *out, size_t cap,
+			      const st_ckpt_rec_t *c);
+/** 0, or -STORM_EPROTO for a record of another shape. */
+ST_API int st_ckpt_rec_decode(const uint8_t *p, size_t len,
+			      st_ckpt_rec_t *c);
 #define ST_BOX_HDR 12
 #define ST_REC_HDR 13
 

@@ -37,9 +37,9 @@ static void put(const char *target, int k, const void *p, size_t n)
 
 static void hb(void)
 {
-	st_hb_job_t jobs[3] = { { 1, ST_HB_STAGING, 0, 0 },
-				{ 7, ST_HB_ACTIVE, 1, 9 },
-				{ 4000000, ST_HB_ACTIVE, 0, 3 } };
+	st_hb_job_t jobs[3] = { { 1, ST_HB_STAGING, 0, 0, 0 },
+				{ 7, ST_HB_ACTIVE, 1, 9, 2 },
+				{ 4000000, ST_HB_ACTIVE, 0, 3, 0 } };
 	st_hb_t h = { .slice = 42, .row = ST_HB_ALL_ROWS, .lo = 0,
 		      .hi = UINT32_MAX, .njobs = 3, .jobs = jobs };
 	uint8_t b[256];
@@ -71,6 +71,14 @@ static void mailbox(void)
 	off += ST_REC_HDR + sizeof(ex);
 	st_box_put_rec(box + off, ST_REC_FAIL, 4, 0, "no", 2);
 	off += ST_REC_HDR + 2;
+	{
+		st_ckpt_rec_t c = { .epoch = 2, .rc = -28, .why = "disk full" };
+		uint8_t cb[64];
+		int n = st_ckpt_rec_encode(cb, sizeof(cb), &c);
+
+		st_box_put_rec(box + off, ST_REC_CKPT, 3, 1, cb, (uint32_t)n);
+		off += ST_REC_HDR + (size_t)n;
+	}
 	st_box_put_hdr(box, 77, (uint32_t)(off - ST_BOX_HDR));
 	put("mailbox", 0, box, off);
 	st_chunk_put_hdr(box, 5, 0, 3, 100);
