@@ -729,44 +729,107 @@ static int capture_held(struct cap *c, struct ckpt_writer *w, int fd,
 	return rc;
 }
 
+struct ckpt_capture {
+	struct cap c;
+	struct ckpt_writer w;
+	struct ckpt_stats st;
+	ckpt_track_t *tr;
+	uint64_t epoch;
+	int rc;
+	char why[512];
+};
+
+int ckpt_capture_hold(pid_t pid, int fd, const struct ckpt_header *h,
+		      ckpt_track_t *tr, ckpt_capture_t **out, char *why,
+		      size_t whylen)
+{
+	struct ckpt_capture *k = calloc(1, sizeof(*k));
+	uint64_t t0 = now_ns();
+	int rc;
+
+	*out = NULL;
+	if (why && whylen)
+		why[0] = '\0';
+	if (!k)
+		return fail(why, whylen, -ENOMEM, "out of memory");
+	k->c.why = k->why;
+	k->c.whylen = sizeof(k->why);
+	k->c.delta = h->kind == CKPT_DELTA;
+	k->tr = tr;
+	k->epoch = h->epoch;
+	if ((rc = ckpt_trace_seize(&k->c.t, pid))) {
+		fail(why, whylen, rc, "cannot stop process %d: %s", (int)pid,
+		     strerror(-rc));
+		free(k);
+		if (tr)
+			ckpt_track_done(tr, 0);
+		return rc;
+	}
+	rc = capture_held(&k->c, &k->w, fd, h, tr, &k->st);
+	if (!rc && !k->c.snap) /* no snapshot: read it where it stands */
+		rc = put_memory(&k->c, &k->w, pid, &k->st);
+	ckpt_trace_detach(&k->c.t);
+	k->st.stop_ns = now_ns() - t0;
+	k->rc = rc;
+	if (rc) {
+		if (!k->why[0])
+			fail(k->why, sizeof(k->why), rc, "writing the image: "
+			     "%s", strerror(-rc));
+		fail(why, whylen, rc, "%s", k->why);
+		ckpt_capture_end(k, NULL, NULL, 0);
+		return rc;
+	}
+	*out = k;
+	return 0;
+}
+
+int ckpt_capture_write(ckpt_capture_t *k)
+{
+	if (!k->rc && k->c.snap) {
+		k->st.snapshot = 1;
+		k->rc = put_memory(&k->c, &k->w, k->c.snap, &k->st);
+	}
+	if (!k->rc)
+		k->rc = ckpt_write_end(&k->w);
+	k->st.bytes = k->w.bytes;
+	if (k->rc && !k->why[0])
+		fail(k->why, sizeof(k->why), k->rc, "writing the image: %s",
+		     strerror(-k->rc));
+	return k->rc;
+}
+
+int ckpt_capture_end(ckpt_capture_t *k, struct ckpt_stats *st, char *why,
+		     size_t whylen)
+{
+	int rc;
+
+	if (!k)
+		return -EINVAL;
+	snapshot_end(&k->c);
+	rc = k->rc;
+	if (k->tr) /* the tracking holds for a next delta only after success */
+		ckpt_track_done(k->tr, rc ? 0 : k->epoch);
+	if (rc)
+		fail(why, whylen, rc, "%s", k->why);
+	else if (st)
+		*st = k->st;
+	free(k->c.maps);
+	free(k->c.files);
+	free(k->c.plan);
+	free(k->c.runs);
+	free(k);
+	return rc;
+}
+
 int ckpt_capture(pid_t pid, int fd, const struct ckpt_header *h,
 		 ckpt_track_t *tr, struct ckpt_stats *st, char *why,
 		 size_t whylen)
 {
-	struct ckpt_stats mine = { 0 };
-	struct cap c = { .why = why, .whylen = whylen,
-			 .delta = h->kind == CKPT_DELTA };
-	struct ckpt_writer w;
-	uint64_t t0 = now_ns();
-	int rc;
+	ckpt_capture_t *k;
+	int rc = ckpt_capture_hold(pid, fd, h, tr, &k, why, whylen);
 
-	if (why && whylen)
-		why[0] = '\0';
-	if ((rc = ckpt_trace_seize(&c.t, pid)))
-		return fail(why, whylen, rc, "cannot stop process %d: %s",
-			    (int)pid, strerror(-rc));
-	rc = capture_held(&c, &w, fd, h, tr, &mine);
-	if (!rc && !c.snap) /* no snapshot: read it where it stands */
-		rc = put_memory(&c, &w, pid, &mine);
-	ckpt_trace_detach(&c.t);
-	mine.stop_ns = now_ns() - t0;
-	if (!rc && c.snap) {
-		mine.snapshot = 1;
-		rc = put_memory(&c, &w, c.snap, &mine);
-	}
-	snapshot_end(&c);
-	if (!rc)
-		rc = ckpt_write_end(&w);
-	mine.bytes = w.bytes;
-	if (rc && why && !why[0])
-		fail(why, whylen, rc, "writing the image: %s", strerror(-rc));
-	if (tr) /* the tracking holds for a next delta only after success */
-		ckpt_track_done(tr, rc ? 0 : h->epoch);
-	free(c.maps);
-	free(c.files);
-	free(c.plan);
-	free(c.runs);
-	if (!rc && st)
-		*st = mine;
-	return rc;
+	if (rc)
+		return rc;
+	ckpt_capture_write(k);
+	return ckpt_capture_end(k, st, why, whylen);
 }

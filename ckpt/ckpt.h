@@ -60,6 +60,22 @@ int ckpt_capture(pid_t pid, int fd, const struct ckpt_header *h,
 		 ckpt_track_t *tr, struct ckpt_stats *st, char *why,
 		 size_t whylen);
 
+/* The same in three steps, so that a caller stops all of a job's ranks
+ * at once and writes the images after they run on (maybe in another
+ * thread).  hold: the stop, the state and the snapshot (the process runs
+ * on when it returns, unless it was stopped); 0 and *out, or the
+ * failure as ckpt_capture's, with nothing left to end.  write: the pages
+ * and the trailer, from any thread: 0 or -errno.  end: from the thread
+ * that held (it traces the snapshot): the snapshot goes, the result is
+ * the capture's (st filled on success, why on failure), *k is freed. */
+typedef struct ckpt_capture ckpt_capture_t;
+int ckpt_capture_hold(pid_t pid, int fd, const struct ckpt_header *h,
+		      ckpt_track_t *tr, ckpt_capture_t **out, char *why,
+		      size_t whylen);
+int ckpt_capture_write(ckpt_capture_t *k);
+int ckpt_capture_end(ckpt_capture_t *k, struct ckpt_stats *st, char *why,
+		     size_t whylen);
+
 /* An image in memory: one of a chain given to ckpt_restore. */
 struct ckpt_blob {
 	const void *buf;

@@ -39,6 +39,14 @@ struct mmd_job {
 	uint8_t hb_state;       /* as last listed (strobe.c, when the
 				 * heartbeat cannot list every job) */
 	uint64_t hb_changed;    /* slice hb_state last changed */
+	/* the checkpoint epoch being taken: what its nodes reported
+	 * (CKPT records), and the commit this master proposed */
+	uint32_t ckpt_epoch;
+	uint32_t ckpt_got;      /* nodes with every image written */
+	uint64_t ckpt_bytes;
+	uint32_t ckpt_stop_us;  /* the longest stop of a node */
+	int ckpt_proposed;
+	uint64_t ckpt_slice;
 };
 
 struct mmd_jobs {

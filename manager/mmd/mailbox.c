@@ -55,6 +55,47 @@ void mmd_mailbox_fini(struct mmd_mailbox *b)
 	b->one = NULL;
 }
 
+/* A node's word on the checkpoint epoch its job is taking: its figures
+ * (the commit waits for every node's, then its COMPARE-AND-WRITE), or
+ * its failure, which the master turns into the epoch's abort. */
+static void take_ckpt(struct mmd_mailbox *b, int master, const mm_state_t *st,
+		      const mm_job_t *j, const st_rec_t *rec)
+{
+	struct mmd_job *r;
+	st_ckpt_rec_t c;
+
+	if (j->state != MM_JOB_RUNNING ||
+	    st_ckpt_rec_decode(rec->data, rec->len, &c) ||
+	    c.epoch != j->ckpt_want || !(r = mmd_jobs_get(b->jobs, j->id)))
+		return; /* late, or of an epoch already settled */
+	if (r->ckpt_epoch != c.epoch) {
+		r->ckpt_epoch = c.epoch;
+		r->ckpt_got = 0;
+		r->ckpt_bytes = 0;
+		r->ckpt_stop_us = 0;
+		r->ckpt_proposed = 0;
+	}
+	if (!c.rc) {
+		r->ckpt_got++;
+		r->ckpt_bytes += c.bytes;
+		if (c.stop_us > r->ckpt_stop_us)
+			r->ckpt_stop_us = c.stop_us;
+		return;
+	}
+	if (master) {
+		char why[MM_REASON_MAX];
+		mm_node_t n;
+		mm_op_t op = { .code = MM_OP_CKPT_ABORT, .job = j->id,
+			       .epoch = c.epoch, .reason = why };
+
+		if (mm_node_by_id(st, rec->rank, &n))
+			snprintf(n.name, sizeof(n.name), "%u", rec->rank);
+		snprintf(why, sizeof(why), "node %s: %.*s", n.name,
+			 (int)c.why_len, c.why);
+		b->hooks.propose(b->hooks.ctx, &op);
+	}
+}
+
 static void take_record(struct mmd_mailbox *b, int master,
 			const mm_state_t *st, const st_rec_t *rec)
 {
@@ -87,6 +128,8 @@ static void take_record(struct mmd_mailbox *b, int master,
 		r->status[rec->rank] = e.status;
 		r->usage[rec->rank] = (mm_usage_t){
 			e.utime_us, e.stime_us, e.maxrss_kib };
+	} else if (rec->type == ST_REC_CKPT) {
+		take_ckpt(b, master, st, &j, rec);
 	} else if (rec->type == ST_REC_FAIL) {
 		char why[MM_REASON_MAX];
 		mm_op_t op = { .code = MM_OP_JOB_FAILED, .job = rec->job,

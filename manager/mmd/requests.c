@@ -107,6 +107,26 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 		json_object_set_new(o, "mpi", json_string(
 			j->mpi == MM_MPI_BCS_ARRIVAL ? "bcs (arrival order)" :
 						       "bcs"));
+	/* its checkpoints (docs/checkpoint.md): the committed epochs,
+	 * the one being taken, why the last one failed */
+	if (o && (j->nckpts || j->ckpt_want || j->ckpt_error[0])) {
+		json_t *eps = json_array();
+
+		for (uint32_t k = 0; k < j->nckpts; k++)
+			json_array_append_new(eps, json_pack(
+				"{s:i, s:I, s:I, s:f, s:s}", "epoch",
+				j->ckpts[k].epoch, "bytes",
+				(json_int_t)j->ckpts[k].bytes, "committed_ms",
+				(json_int_t)j->ckpts[k].ms, "stop_ms",
+				j->ckpts[k].stop_us / 1e3, "levels", "L1"));
+		json_object_set_new(o, "checkpoints", eps);
+		if (j->ckpt_want)
+			json_object_set_new(o, "checkpoint_pending",
+					    json_integer(j->ckpt_want));
+		if (j->ckpt_error[0])
+			json_object_set_new(o, "checkpoint_error",
+					    json_string(j->ckpt_error));
+	}
 	/* its place in the matrix while it holds PEs (stormctl matrix) */
 	if (o && j->width) {
 		json_object_set_new(o, "row", json_integer(j->row));
@@ -685,6 +705,24 @@ static void op_cancel(struct mmd_requests *rq, struct mmd_client *c, json_t *req
 		mmd_client_reply_err(c, res.rc, "%s", res.err);
 }
 
+/* A checkpoint of a job, now (docs/checkpoint.md): answered with its
+ * epoch once the request is agreed; stormctl follows it to the commit. */
+static void op_checkpoint(struct mmd_requests *rq, struct mmd_client *c,
+			  json_t *req)
+{
+	mm_op_t op = { .code = MM_OP_CKPT_REQUEST, .uid = c->uid };
+	mm_result_t res;
+
+	if (job_arg(c, req, &op.job))
+		return;
+	for (uint32_t i = 0; i < rq->cfg->nadmins; i++)
+		if (rq->cfg->admins[i] == c->uid)
+			op.uid = 0;
+	if (mmd_repl_propose_client(rq->repl, c, c->client_key, c->seq,
+				    c->uid, c->gid, MMD_REQ_CKPT, &op, &res))
+		mmd_client_reply_err(c, res.rc, "%s", res.err);
+}
+
 static void credential_agreed(struct mmd_requests *rq, struct mmd_client *c,
 			      const mm_result_t *res);
 
@@ -708,6 +746,19 @@ void mmd_requests_answer(struct mmd_requests *rq, struct mmd_client *c, int kind
 		mmd_client_send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:i, s:s}", "ok",
 						       1, "job", job, "state",
 						       "CANCELLED"));
+		return;
+	}
+	if (kind == MMD_REQ_CKPT) {
+		mm_job_t j;
+		uint32_t epoch = 0;
+
+		/* the reply carries no epoch: the state has it, pending
+		 * (or, if it committed already, the last one) */
+		if (!mm_job_get(ST(rq), job, &j))
+			epoch = j.ckpt_want ? j.ckpt_want : j.ckpt_last;
+		mmd_client_send_json(c, ST_FRAME_REPLY, json_pack(
+			"{s:b, s:i, s:i}", "ok", 1, "job", job, "epoch",
+			epoch));
 		return;
 	}
 	qb_log(LOG_INFO, "job %u submitted by uid %u", res->job, c->uid);
@@ -1223,6 +1274,7 @@ static const struct mmd_request_type {
 	{ "run",      h_run,       1, ST_FRAME_MAX },
 	{ "submit",   h_submit,    1, ST_FRAME_MAX },
 	{ "cancel",   op_cancel,   1, READ_MAX },
+	{ "checkpoint", op_checkpoint, 1, READ_MAX },
 	{ "queue",    op_queue,    1, READ_MAX },
 	{ "show",     op_show,     1, READ_MAX },
 	{ "nodes",    h_nodes,     1, READ_MAX },

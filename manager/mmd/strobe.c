@@ -352,9 +352,56 @@ static void check_ends(struct mmd_strobe *sb, const mm_state_t *st)
 	}
 }
 
+/* ---- 5. checkpoints: an epoch every node has written is committed ---------- */
+
+/* Each node of a job taking epoch e writes its images, then sets its
+ * gv_ckpt slot to st_ckpt_done(job, e) and reports its figures; once
+ * every node's figures are agreed, one compare over the job's nodes
+ * confirms them all and the commit is proposed.  A failure anywhere is
+ * the epoch's abort (mailbox.c), so an epoch is committed everywhere or
+ * nowhere, and a new master re-derives all of it from the state. */
+static void check_ckpts(struct mmd_strobe *sb, const mm_state_t *st)
+{
+	uint32_t n;
+	mm_job_t j;
+
+	if (!sb->clk.master || !sb->w)
+		return;
+	n = mmd_strobe_active(sb, st);
+	for (uint32_t i = 0; i < n; i++) {
+		struct mmd_job *r = mmd_jobs_find(sb->jobs, sb->active[i]);
+		mm_op_t op = { .code = MM_OP_CKPT_COMMIT,
+			       .job = sb->active[i] };
+
+		if (!r || !r->ckpt_epoch ||
+		    (r->ckpt_proposed &&
+		     sb->clk.slice - r->ckpt_slice < MMD_RETRY_SLICES) ||
+		    mm_job_get(st, sb->active[i], &j) ||
+		    j.state != MM_JOB_RUNNING || j.ckpt_want != r->ckpt_epoch ||
+		    r->ckpt_got < sp_nodeset_count(j.nodes))
+			continue;
+		if (mmd_caw(&sb->caw, sb->w, sb->clk.slice, j.nodes,
+			    st_ckpt_var(sb->lay, done_slot(st, &j)), SP_CMP_EQ,
+			    st_ckpt_done(j.id, j.ckpt_want), SP_NO_WRITE, 0,
+			    1000) != 1)
+			continue;
+		qb_log(LOG_INFO, "job %u: checkpoint epoch %u on every node "
+		       "(%llu bytes)", j.id, j.ckpt_want,
+		       (unsigned long long)r->ckpt_bytes);
+		op.epoch = j.ckpt_want;
+		op.ckpt_bytes = r->ckpt_bytes;
+		op.ckpt_stop_us = r->ckpt_stop_us;
+		op.ckpt_keep = sb->cfg->ckpt_keep ? sb->cfg->ckpt_keep : 2;
+		r->ckpt_proposed = 1;
+		r->ckpt_slice = sb->clk.slice;
+		propose(sb, &op);
+	}
+}
+
 void mmd_strobe_ends(struct mmd_strobe *sb, const mm_state_t *st)
 {
 	check_ends(sb, st);
+	check_ckpts(sb, st);
 }
 
 /* ---- 6. heartbeat ---------------------------------------------------------- */
@@ -625,8 +672,11 @@ static int idle_allowed(struct mmd_strobe *sb, const mm_state_t *st)
 	for (uint32_t i = 0; i < na; i++) {
 		struct mmd_job *r = mmd_jobs_find(sb->jobs, sb->active[i]);
 
+		/* a checkpoint pending: its nodes report, the commit
+		 * follows at a boundary */
 		if (mm_job_get(st, sb->active[i], &j) ||
-		    j.state != MM_JOB_RUNNING || (r && r->got))
+		    j.state != MM_JOB_RUNNING || (r && r->got) ||
+		    j.ckpt_want)
 			return 0;
 	}
 	return 1;
@@ -872,6 +922,7 @@ void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
 		/* a micro-slice: collect events, send no commands */
 		mmd_strobe_notify(sb, st, rp, -1);
 		check_ends(sb, st);
+		check_ckpts(sb, st);
 		return;
 	}
 	sb->clk.slice += adv;
@@ -898,6 +949,7 @@ void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
 		propose(sb, &op);
 	}
 	check_ends(sb, st);
+	check_ckpts(sb, st);
 	na = mmd_strobe_active(sb, st);
 	mmd_stage_step(&sb->stage, sb->w, st, sb->clk.slice, sb->active, na);
 	/* before the heartbeat: the block says whether the strobe idles */
