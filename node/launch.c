@@ -230,6 +230,12 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 		     dup2(bell, NM_BCS_BELL_FD)) < 0)
 			child_fail("cannot pass the BCS-MPI doorbell to ",
 				   prog);
+		/* nothing else of the daemon's: its log, its fabric
+		 * sockets and epolls would be the user's to write to (and
+		 * to checkpoint) otherwise */
+		close_range(j->bcs_fd < 0 ? 3 : bell >= 0 ? NM_BCS_BELL_FD + 1
+						       : NM_BCS_RANK_FD + 1,
+			    ~0u, 0);
 		for (size_t i = 0; i < sizeof(handled) / sizeof(*handled); i++)
 			signal(handled[i], SIG_DFL);
 		sigprocmask(SIG_SETMASK, &old, NULL);

@@ -161,7 +161,8 @@ def test_id_as_owner(lab):
 
 def test_job_env(lab):
     script = ('env; stat -c "dir %U %a" "$STORM_JOB_DIR"; '
-              'stat -c "prog %U" "$STORM_JOB_DIR/sh"')
+              'stat -c "prog %U" "$STORM_JOB_DIR/sh"; '
+              'ls /proc/$$/fd | sed "s/^/fd /"')
     r = as_user(lab, 65534, 65534, ["run", "-n", "1", "--export", "MINE=1",
                                     "/bin/sh", "-c", script])
     check(r.returncode == 0, "nobody's job: %s" % r.stderr)
@@ -181,8 +182,13 @@ def test_job_env(lab):
     check("STORMLAB_DAEMON_ONLY" not in r.stdout, "daemon marker leaked")
     check("dir nobody 700" in r.stdout, "job directory: %r" % r.stdout)
     check("prog nobody" in r.stdout, "program file: %r" % r.stdout)
+    # no descriptor of the daemon's (its log, its fabric sockets)
+    fds = sorted(int(l.split()[1]) for l in r.stdout.splitlines()
+                 if l.startswith("fd "))
+    check(fds == [0, 1, 2], "the rank holds descriptors %s, want 0-2 "
+          "only" % fds)
     print("job_env: exports, STORM_* and the allow-list only; the job "
-          "directory is the user's, 0700")
+          "directory is the user's, 0700; descriptors 0-2 only")
 
 
 def test_unknown_uid(lab):
