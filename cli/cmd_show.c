@@ -78,6 +78,35 @@ static void usage_rows(const json_t *job, const json_t *usage, char *cpu,
 		 (double)kib / 1024.0, json_array_size(usage));
 }
 
+/* Its checkpoints: each committed epoch (size, stop, storage levels),
+ * the one being taken, and why the last one failed. */
+static void ckpt_rows(sc_table_t *t, json_t *job)
+{
+	json_t *eps = json_object_get(job, "checkpoints"), *e;
+	char line[160], key[32];
+	size_t i;
+
+	json_array_foreach(eps, i, e) {
+		snprintf(key, sizeof(key), "checkpoint");
+		snprintf(line, sizeof(line), "epoch %lld: %.1f MB, stopped "
+			 "%.1f ms, on %s", (long long)sc_jint(e, "epoch", 0),
+			 (double)sc_jint(e, "bytes", 0) / 1e6,
+			 json_number_value(json_object_get(e, "stop_ms")),
+			 sc_jstr(e, "levels", "L1"));
+		sc_table_row(t, (const char *const[]){ key, line });
+	}
+	if (sc_jint(job, "checkpoint_pending", 0)) {
+		snprintf(line, sizeof(line), "epoch %lld",
+			 (long long)sc_jint(job, "checkpoint_pending", 0));
+		sc_table_row(t, (const char *const[]){ "checkpointing",
+						       line });
+	}
+	if (*sc_jstr(job, "checkpoint_error", ""))
+		sc_table_row(t, (const char *const[]){
+			"checkpoint_error", sc_jstr(job, "checkpoint_error",
+						    "") });
+}
+
 int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		const struct sc_args *args)
 {
@@ -197,6 +226,7 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	ROW("rank_status", status);
 	ROW("cpu_time", cpu);
 	ROW("max_rss", rss);
+	ckpt_rows(t, job);
 #undef ROW
 	sc_table_print(t);
 	free(argv);

@@ -37,6 +37,7 @@ enum {
 	SC_OPT_BCS_ORDER,
 	SC_OPT_BCS_TRACE,
 	SC_OPT_BCS_REPLAY,
+	SC_OPT_NO_WAIT,
 };
 
 /** One option.  The list ends with an all-zero record. */
@@ -97,6 +98,8 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		const struct sc_args *args);
 int sc_cmd_history(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		   const struct sc_args *args);
+int sc_cmd_checkpoint(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		      const struct sc_args *args);
 int sc_cmd_cancel(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		  const struct sc_args *args);
 int sc_cmd_nodes(sc_ctx_t *ctx, const struct sc_cmd *cmd,
@@ -220,6 +223,13 @@ static const struct sc_opt history_opts[] = {
 static const struct sc_opt help_opts[] = {
 	{ SC_OPT_MAN, "man", NULL,
 	  "Print the manual page (troff) built from the same table." },
+	{ 0, NULL, NULL, NULL },
+};
+
+static const struct sc_opt checkpoint_opts[] = {
+	{ SC_OPT_NO_WAIT, "no-wait", NULL,
+	  "Ask for the checkpoint and print its epoch; do not wait for it "
+	  "to be committed." },
 	{ 0, NULL, NULL, NULL },
 };
 
@@ -372,6 +382,28 @@ const struct sc_cmd sc_commands[] = {
 		.min_operands = 1,
 		.max_operands = -1,
 		.handler = sc_cmd_cancel,
+	},
+	{
+		.name = "checkpoint",
+		.summary = "checkpoint a running job",
+		.operands = "JOB",
+		.description =
+			"Takes a checkpoint of JOB now: every node stops the "
+			"job's ranks only while their memory is captured, "
+			"writes their images (each the job owner's, mode 0600) "
+			"and the epoch is committed in the replicated catalog "
+			"once every node has them; an epoch that fails anywhere "
+			"is discarded everywhere and the job runs on.  Waits "
+			"for the commit (at most --timeout) and prints the "
+			"epoch, its size and how long the job was stopped; "
+			"exits 1 with the reason if it failed.  The job's "
+			"owner, root or an administrator may ask; show JOB "
+			"lists its epochs.  Jobs of BCS-MPI ranks cannot be "
+			"checkpointed yet.",
+		.opts = checkpoint_opts,
+		.min_operands = 1,
+		.max_operands = 1,
+		.handler = sc_cmd_checkpoint,
 	},
 	{
 		.name = "nodes",

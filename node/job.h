@@ -41,6 +41,7 @@ struct nm_job {
 	uint8_t listed;    /* as last listed: ST_HB_STAGING or ST_HB_ACTIVE */
 	uint16_t row;      /* its gang row, as last listed */
 	uint32_t done_slot; /* its done gvar, as last listed */
+	uint32_t ckpt_want; /* the checkpoint epoch listed, 0: none */
 	int grace;         /* 1 until first listed: one unlisted heartbeat,
 			    * sent before its staging began, is forgiven */
 	int seen;          /* listed in the heartbeat being applied */

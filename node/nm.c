@@ -46,6 +46,7 @@
 
 #include "bcs.h"
 #include "cgroup.h"
+#include "ckpt_agent.h"
 #include "gang.h"
 #include "job.h"
 #include "launch.h"
@@ -73,6 +74,8 @@ struct nm {
 	struct nm_outbox out;    /* records to the managers */
 	struct nm_relay relay;   /* batch lines to another node's file */
 	struct nm_bcs bcs;       /* the BCS-MPI engine (bcs.h) */
+	struct nm_ckpt *ckpt;    /* the checkpoint agent (ckpt_agent.h) */
+	uint32_t self;           /* this node's world id */
 	struct nm_job *jobs;
 	struct nm_job *dying;    /* unlisted, processes left: killing */
 	uint64_t slice;
@@ -255,6 +258,7 @@ static void job_forget(struct nm *nm, struct nm_job *j)
 	/* its pipes stay open while it dies: a process that writes as it
 	 * handles SIGTERM must not die of SIGPIPE first */
 	nm_ring_forget(&nm->ring, j->id);
+	nm_ckpt_forget(nm->ckpt, j->id);
 	if (j->written)
 		nm_ring_remove(j->dir, j->m);
 	j->written = 0;
@@ -629,6 +633,59 @@ static void job_start(struct nm *nm, struct nm_job *j)
 					 on_output);
 }
 
+/* ---- checkpoints (ckpt_agent.h) ------------------------------------------- */
+
+/* What epoch e did here, to the managers: the figures, or the failure
+ * (the epoch's abort); once written, the job's gv_ckpt slot says so for
+ * the master's compare. */
+static void ckpt_report(struct nm *nm, const struct nm_ckpt_done *d)
+{
+	st_ckpt_rec_t c = { .epoch = d->epoch, .rc = d->rc,
+			    .bytes = d->bytes, .stop_us = d->stop_us,
+			    .why = d->why };
+	struct nm_job *j = job_by_id(nm, d->job);
+	uint8_t rec[ST_CKPT_REC_LEN + 1024];
+	int n;
+
+	if (!j)
+		return; /* gone meanwhile: its epoch went with it */
+	if (d->rc)
+		qb_log(LOG_WARNING, "job %u: checkpoint epoch %u failed: %s",
+		       d->job, d->epoch, d->why);
+	else
+		qb_log(LOG_INFO, "job %u: checkpoint epoch %u written (%llu "
+		       "bytes, stopped %u us)", d->job, d->epoch,
+		       (unsigned long long)d->bytes, d->stop_us);
+	if ((n = st_ckpt_rec_encode(rec, sizeof(rec), &c)) > 0)
+		nm_outbox_put(&nm->out, ST_REC_CKPT, d->job, nm->self, rec,
+			      (uint32_t)n);
+	if (!d->rc && j->done_slot < nm->lay.done_slots)
+		sp_gvar_write_local(nm->w, st_ckpt_var(&nm->lay, j->done_slot),
+				    st_ckpt_done(d->job, d->epoch));
+}
+
+static void ckpt_start(struct nm *nm, struct nm_job *j)
+{
+	struct nm_ckpt_done d = { .job = j->id, .epoch = j->ckpt_want };
+
+	if ((d.rc = nm_ckpt_start(nm->ckpt, j, j->ckpt_want, d.why,
+				  sizeof(d.why))))
+		ckpt_report(nm, &d);
+}
+
+static int on_ckpt(int32_t fd, int32_t revents, void *data)
+{
+	struct nm *nm = data;
+	struct nm_ckpt_done d;
+
+	(void)fd;
+	(void)revents;
+	while (nm_ckpt_poll(nm->ckpt, &d))
+		ckpt_report(nm, &d);
+	ticks_update(nm);
+	return 0;
+}
+
 static void reap(struct nm *nm)
 {
 	struct rusage ru;
@@ -637,7 +694,10 @@ static void reap(struct nm *nm)
 
 	/* wait4: each rank's usage goes to the manager with its status */
 	while ((pid = wait4(-1, &st, WNOHANG, &ru)) > 0)
-		for (int l = 0; l < 2; l++)
+		/* a stop is no end: a process the checkpoint agent traces
+		 * (its snapshot is this daemon's child) reports its stops */
+		for (int l = WIFSTOPPED(st) || WIFCONTINUED(st) ? 2 : 0; l < 2;
+		     l++)
 			for (struct nm_job *j = l ? nm->dying : nm->jobs; j;
 			     j = j->next) {
 				struct nm_rank *x = nm_job_rank_of(j, pid);
@@ -766,6 +826,7 @@ static void reconcile(struct nm *nm)
 		 * is overwritten) */
 		j->done_slot = e->done < nm->lay.done_slots ? e->done
 							    : UINT32_MAX;
+		j->ckpt_want = e->ckpt;
 	}
 	free(v);
 	for (j = nm->jobs; j; j = next) {
@@ -821,6 +882,11 @@ static void on_heartbeat(struct nm *nm)
 			job_start(nm, j);
 		job_check_end(nm, j);
 	}
+	/* 3b. checkpoints ordered: each epoch taken once */
+	for (j = nm->jobs; j; j = j->next)
+		if (j->ckpt_want && j->started && j->want != ST_HB_STAGING &&
+		    nm_ckpt_wanted(nm->ckpt, j, j->ckpt_want))
+			ckpt_start(nm, j);
 	/* 4. BCS-MPI: the slice's communication, for the jobs running */
 	for (j = nm->jobs; j; j = j->next)
 		nm_bcs_stopped(&nm->bcs, j->id, j->stopped);
@@ -840,10 +906,12 @@ static void on_heartbeat(struct nm *nm)
 static int slice_work(const struct nm *nm)
 {
 	if (nm_bcs_busy(&nm->bcs) || nm_outbox_waiting(&nm->out) ||
-	    nm_relay_waiting(&nm->relay))
+	    nm_relay_waiting(&nm->relay) || nm_ckpt_busy(nm->ckpt))
 		return 1;
 	for (const struct nm_job *j = nm->jobs; j; j = j->next)
-		if ((j->want == ST_HB_RUN && j->written && !j->started) ||
+		if ((j->ckpt_want && j->started &&
+		     nm_ckpt_wanted(nm->ckpt, j, j->ckpt_want)) ||
+		    (j->want == ST_HB_RUN && j->written && !j->started) ||
 		    (j->started && !j->reported && nm_job_ended(j)) ||
 		    (j->reported && !j->done))
 			return 1;
@@ -1180,6 +1248,29 @@ int main(int argc, char **argv)
 	nm.nfd = sp_notify_fd(nm.w);
 	signal(SIGPIPE, SIG_IGN);
 	qb_loop_poll_add(nm.loop, QB_LOOP_HIGH, nm.nfd, POLLIN, &nm, on_notify);
+	nm.self = nm.host->world_id;
+	{
+		char root[1200], why[1400];
+
+		/* L1: node-local, the ramdisk unless configured */
+		if (nm.cfg.ckpt_dir[0])
+			snprintf(root, sizeof(root), "%s/%s-%s", nm.cfg.ckpt_dir,
+				 nm.cfg.cluster, nm.host->name);
+		else
+			snprintf(root, sizeof(root), "%s/%s-%s/ckpt",
+				 nm.cfg.ramdisk, nm.cfg.cluster, nm.host->name);
+		if ((nm.cfg.ckpt_dir[0] &&
+		     st_dir_ensure(nm.cfg.ckpt_dir, 0711, why, sizeof(why))) ||
+		    nm_ckpt_create(&nm.ckpt, root, nm.cfg.cluster, why,
+				   sizeof(why))) {
+			qb_log(LOG_ERR, "%s", why);
+			fprintf(stderr, "storm-nm: %s\n", why);
+			rc = 2;
+			goto out;
+		}
+		qb_loop_poll_add(nm.loop, QB_LOOP_MED, nm_ckpt_fd(nm.ckpt),
+				 POLLIN, &nm, on_ckpt);
+	}
 	qb_loop_signal_add(nm.loop, QB_LOOP_HIGH, SIGCHLD, &nm, on_signal, &sh);
 	{
 		struct sigaction sa;
@@ -1211,6 +1302,7 @@ out:
 	nm_relay_fini(&nm.relay);
 	nm_quiet_fini(&nm.quiet);
 	nm_bcs_fini(&nm.bcs);
+	nm_ckpt_destroy(nm.ckpt);
 	sp_close(nm.w);
 	free(nm.hb.jobs);
 	free(nm.hb_copy);

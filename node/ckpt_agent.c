@@ -1,0 +1,560 @@
+/*
+ * ckpt_agent.c — storm-nm's checkpoint agent (ckpt_agent.h).  Two halves:
+ * the node manager's thread stops a job's local ranks, holds each for its
+ * state and snapshot (ckpt_capture_hold: ptrace is per thread, so the
+ * thread that holds is the one that ends) and lets them run on; the
+ * agent's own thread writes the images (ckpt_capture_write), so a large
+ * image never stalls the heartbeat.  An eventfd tells the loop an epoch
+ * is written.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <qb/qblog.h>
+
+#include <ckpt.h>
+
+#include "ckpt_agent.h"
+#include "job.h"
+
+/* Deltas after a full image before the next full one. */
+#define CKPT_CHAIN 8
+
+struct agent_job {
+	struct agent_job *next;
+	uint32_t id;
+	uint32_t last;           /* the last epoch started here */
+	uint32_t parent;         /* the last epoch written here: a delta's base */
+	uint32_t chain;          /* deltas since the full image */
+	uint32_t full, prev_full; /* epochs of the last two full images */
+	int busy;                /* an epoch being written */
+	int forgotten;           /* the job is gone: freed with its outcome */
+	uint32_t ntr;
+	ckpt_track_t **tr;       /* per local rank */
+};
+
+struct work {
+	struct work *next;
+	uint32_t job, epoch;
+	uint32_t n;
+	ckpt_capture_t **caps;
+	int *fds;
+	uint32_t *ranks;
+	int full;
+	uint32_t stop_us;
+};
+
+struct nm_ckpt {
+	char root[1024];
+	uint64_t cluster;
+	int efd;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct work *todo, *done;
+	int quit, nbusy;
+	pthread_t th;
+	struct agent_job *jobs;
+};
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ull + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* ---- the writer thread ---------------------------------------------------- */
+
+static void *writer(void *arg)
+{
+	struct nm_ckpt *a = arg;
+
+	pthread_mutex_lock(&a->mu);
+	for (;;) {
+		struct work *w;
+
+		while (!a->todo && !a->quit)
+			pthread_cond_wait(&a->cv, &a->mu);
+		if (!a->todo)
+			break;
+		w = a->todo;
+		a->todo = w->next;
+		pthread_mutex_unlock(&a->mu);
+		for (uint32_t i = 0; i < w->n; i++)
+			if (!ckpt_capture_write(w->caps[i]) &&
+			    fsync(w->fds[i]) < 0)
+				qb_log(LOG_WARNING, "job %u epoch %u: fsync: "
+				       "%s", w->job, w->epoch,
+				       strerror(errno));
+		pthread_mutex_lock(&a->mu);
+		w->next = a->done;
+		a->done = w;
+		{
+			uint64_t one = 1;
+
+			if (write(a->efd, &one, sizeof(one)) < 0)
+				qb_log(LOG_WARNING, "checkpoint agent: "
+				       "eventfd: %s", strerror(errno));
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+/* ---- images on disk ------------------------------------------------------- */
+
+static void rm_tree(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			O_CLOEXEC);
+	struct dirent *e;
+	DIR *d;
+
+	if (fd < 0) {
+		unlinkat(dirfd, name, 0);
+		return;
+	}
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			rm_tree(fd, e->d_name);
+	closedir(d);
+	unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+static void job_path(const struct nm_ckpt *a, uint32_t job, char *p,
+		     size_t n)
+{
+	snprintf(p, n, "%s/job-%u", a->root, job);
+}
+
+static void remove_epoch(const struct nm_ckpt *a, uint32_t job,
+			 uint32_t epoch)
+{
+	char p[1100], name[32];
+	int fd;
+
+	job_path(a, job, p, sizeof(p));
+	if ((fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	snprintf(name, sizeof(name), "epoch-%u", epoch);
+	rm_tree(fd, name);
+	close(fd);
+}
+
+/* Epochs of job before `before` go (the chains older than the last
+ * two full images). */
+static void remove_before(const struct nm_ckpt *a, uint32_t job,
+			  uint32_t before)
+{
+	char p[1100];
+	struct dirent *e;
+	DIR *d;
+
+	job_path(a, job, p, sizeof(p));
+	if (!(d = opendir(p)))
+		return;
+	while ((e = readdir(d))) {
+		unsigned long v;
+
+		if (sscanf(e->d_name, "epoch-%lu", &v) == 1 && v < before)
+			rm_tree(dirfd(d), e->d_name);
+	}
+	closedir(d);
+}
+
+/* The directory of epoch e of job, made afresh: its descriptor. */
+static int epoch_dir(const struct nm_ckpt *a, uint32_t job, uint32_t epoch)
+{
+	char p[1100], name[32];
+	int jfd, efd;
+
+	job_path(a, job, p, sizeof(p));
+	if (mkdir(p, 0711) < 0 && errno != EEXIST)
+		return -errno;
+	if ((jfd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			O_CLOEXEC)) < 0)
+		return -errno;
+	snprintf(name, sizeof(name), "epoch-%u", epoch);
+	rm_tree(jfd, name); /* a half-written one of before a restart */
+	if (mkdirat(jfd, name, 0711) < 0 ||
+	    (efd = openat(jfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			  O_CLOEXEC)) < 0) {
+		efd = -errno;
+	}
+	close(jfd);
+	return efd;
+}
+
+/* ---- the agent ------------------------------------------------------------ */
+
+int nm_ckpt_create(struct nm_ckpt **out, const char *root,
+		   const char *cluster, char *why, size_t whylen)
+{
+	struct nm_ckpt *a = calloc(1, sizeof(*a));
+
+	*out = NULL;
+	if (!a)
+		return -ENOMEM;
+	snprintf(a->root, sizeof(a->root), "%s", root);
+	a->cluster = fnv(0xcbf29ce484222325ull, cluster, strlen(cluster));
+	if (mkdir(a->root, 0711) < 0 && errno != EEXIST) {
+		snprintf(why, whylen, "checkpoint directory %s: %s", a->root,
+			 strerror(errno));
+		free(a);
+		return -errno;
+	}
+	chmod(a->root, 0711); /* others may reach their own images only */
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	if ((a->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+	    pthread_create(&a->th, NULL, writer, a)) {
+		snprintf(why, whylen, "checkpoint agent: cannot start its "
+			 "writer: %s", strerror(errno));
+		if (a->efd >= 0)
+			close(a->efd);
+		free(a);
+		return -EAGAIN;
+	}
+	*out = a;
+	return 0;
+}
+
+static void job_free(struct agent_job *j)
+{
+	for (uint32_t i = 0; i < j->ntr; i++)
+		ckpt_track_destroy(j->tr[i]);
+	free(j->tr);
+	free(j);
+}
+
+static void work_end(struct work *w, struct nm_ckpt_done *d)
+{
+	for (uint32_t i = 0; i < w->n; i++) {
+		struct ckpt_stats st;
+		char why[200];
+		int rc = ckpt_capture_end(w->caps[i], &st, why, sizeof(why));
+
+		if (rc && d && !d->rc) {
+			d->rc = rc;
+			snprintf(d->why, sizeof(d->why), "rank %u: %s",
+				 w->ranks[i], why);
+		} else if (!rc && d) {
+			d->bytes += st.bytes;
+		}
+		close(w->fds[i]);
+	}
+	free(w->caps);
+	free(w->fds);
+	free(w->ranks);
+	free(w);
+}
+
+void nm_ckpt_destroy(struct nm_ckpt *a)
+{
+	struct agent_job *j;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->mu);
+	a->quit = 1;
+	pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	pthread_join(a->th, NULL);
+	while (a->todo) { /* not written: their snapshots go */
+		struct work *w = a->todo;
+
+		a->todo = w->next;
+		work_end(w, NULL);
+	}
+	while (a->done) {
+		struct work *w = a->done;
+
+		a->done = w->next;
+		work_end(w, NULL);
+	}
+	while ((j = a->jobs)) {
+		a->jobs = j->next;
+		job_free(j);
+	}
+	close(a->efd);
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->cv);
+	free(a);
+}
+
+static struct agent_job *job_of(const struct nm_ckpt *a, uint32_t id)
+{
+	for (struct agent_job *j = a->jobs; j; j = j->next)
+		if (j->id == id)
+			return j;
+	return NULL;
+}
+
+int nm_ckpt_wanted(const struct nm_ckpt *a, const struct nm_job *j,
+		   uint32_t epoch)
+{
+	const struct agent_job *aj = job_of(a, j->id);
+
+	return epoch && (!aj || epoch > aj->last);
+}
+
+int nm_ckpt_fd(const struct nm_ckpt *a)
+{
+	return a->efd;
+}
+
+int nm_ckpt_busy(const struct nm_ckpt *a)
+{
+	return a->nbusy > 0;
+}
+
+/* SIGSTOP to (or SIGCONT for) each live rank's process group. */
+static void signal_ranks(struct nm_job *j, int sig)
+{
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		if (j->ranks[i].pid > 0)
+			kill(-j->ranks[i].pid, sig);
+}
+
+static int refuse(char *why, size_t whylen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int refuse(char *why, size_t whylen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* Hold every local rank of j for epoch e; the holds into w. */
+static int hold_ranks(struct nm_ckpt *a, struct nm_job *j,
+		      struct agent_job *aj, uint32_t epoch, int dfd,
+		      struct work *w, char *why, size_t whylen)
+{
+	const char *prog = j->m->nfiles ? j->m->file_names[0] : "";
+	uint64_t binary = fnv(0xcbf29ce484222325ull, prog, strlen(prog));
+	int full = !aj->parent || aj->chain >= CKPT_CHAIN;
+
+	if (j->m->nfiles)
+		binary = fnv(binary, &j->m->file_sizes[0], 8);
+	w->full = full;
+	for (uint32_t i = 0; i < j->nlocal; i++) {
+		const struct nm_rank *x = &j->ranks[i];
+		struct ckpt_header h = {
+			.kind = full ? CKPT_FULL : CKPT_DELTA,
+			.id = { a->cluster, j->id, x->rank, binary },
+			.epoch = epoch, .parent = full ? 0 : aj->parent,
+		};
+		char name[32], cwhy[200];
+		int fd, rc;
+
+		if (x->pid <= 0)
+			return refuse(why, whylen, -ESRCH, "rank %u has ended; "
+				      "a job is checkpointed while all its "
+				      "ranks run", x->rank);
+		if (!aj->tr[i] && ckpt_track_create(&aj->tr[i]))
+			return refuse(why, whylen, -ENOMEM, "out of memory");
+		snprintf(name, sizeof(name), "rank-%u.img", x->rank);
+		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL |
+			    O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return refuse(why, whylen, -errno, "rank %u: image "
+				      "%s/job-%u/epoch-%u/%s: %s", x->rank,
+				      a->root, j->id, epoch, name,
+				      strerror(errno));
+		/* the user's image, 0600: theirs to read, nobody else's */
+		if (j->ident && fchown(fd, j->ident->uid, j->ident->gid) < 0) {
+			rc = -errno;
+			close(fd);
+			return refuse(why, whylen, rc, "rank %u: image owner: "
+				      "%s", x->rank, strerror(-rc));
+		}
+		rc = ckpt_capture_hold(x->pid, fd, &h, aj->tr[i],
+				       &w->caps[w->n], cwhy, sizeof(cwhy));
+		if (rc) {
+			close(fd);
+			return refuse(why, whylen, rc, "rank %u: %s", x->rank,
+				      cwhy);
+		}
+		w->fds[w->n] = fd;
+		w->ranks[w->n++] = x->rank;
+	}
+	return 0;
+}
+
+int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
+		  char *why, size_t whylen)
+{
+	struct agent_job *aj = job_of(a, j->id);
+	struct work *w;
+	int dfd, rc, thawed = 0, stopped = 0;
+	uint64_t t0;
+
+	if (!aj) {
+		if (!(aj = calloc(1, sizeof(*aj))) ||
+		    !(aj->tr = calloc(j->nlocal ? j->nlocal : 1,
+				      sizeof(*aj->tr)))) {
+			free(aj);
+			return refuse(why, whylen, -ENOMEM, "out of memory");
+		}
+		aj->id = j->id;
+		aj->ntr = j->nlocal;
+		aj->next = a->jobs;
+		a->jobs = aj;
+	}
+	aj->last = epoch;
+	if (j->m->mpi)
+		return refuse(why, whylen, -ENOTSUP, "BCS-MPI ranks cannot be "
+			      "checkpointed yet");
+	if (aj->busy)
+		return refuse(why, whylen, -EBUSY, "the images of the epoch "
+			      "before are still being written");
+	if (!j->started || j->nlocal != aj->ntr)
+		return refuse(why, whylen, -EAGAIN, "its ranks are not "
+			      "running here");
+	if (!(w = calloc(1, sizeof(*w))) ||
+	    !(w->caps = calloc(j->nlocal + 1, sizeof(*w->caps))) ||
+	    !(w->fds = calloc(j->nlocal + 1, sizeof(*w->fds))) ||
+	    !(w->ranks = calloc(j->nlocal + 1, sizeof(*w->ranks)))) {
+		if (w) {
+			free(w->caps);
+			free(w->fds);
+		}
+		free(w);
+		return refuse(why, whylen, -ENOMEM, "out of memory");
+	}
+	w->job = j->id;
+	w->epoch = epoch;
+	if ((dfd = epoch_dir(a, j->id, epoch)) < 0) {
+		work_end(w, NULL);
+		return refuse(why, whylen, dfd, "%s/job-%u/epoch-%u: %s",
+			      a->root, j->id, epoch, strerror(-dfd));
+	}
+	/* the job's ranks stop together; a frozen cgroup (a gang stop) is
+	 * thawed meanwhile, its ranks staying stopped by SIGSTOP, so that
+	 * ptrace can make them act */
+	t0 = now_us();
+	if (!j->stopped) {
+		signal_ranks(j, SIGSTOP);
+		stopped = 1;
+	} else {
+		thawed = nm_cg_freeze(&j->cg, 0) == 0;
+	}
+	rc = hold_ranks(a, j, aj, epoch, dfd, w, why, whylen);
+	if (thawed)
+		nm_cg_freeze(&j->cg, 1);
+	if (stopped)
+		signal_ranks(j, SIGCONT);
+	w->stop_us = (uint32_t)(now_us() - t0);
+	close(dfd);
+	if (rc) {
+		work_end(w, NULL);
+		remove_epoch(a, j->id, epoch);
+		aj->parent = 0; /* the next one is full */
+		return rc;
+	}
+	aj->busy = 1;
+	pthread_mutex_lock(&a->mu);
+	w->next = a->todo;
+	a->todo = w;
+	a->nbusy++;
+	pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	qb_log(LOG_DEBUG, "job %u: epoch %u held (%u ranks, %s, stopped "
+	       "%u us)", j->id, epoch, w->n, w->full ? "full" : "delta",
+	       w->stop_us);
+	return 0;
+}
+
+int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d)
+{
+	struct agent_job *aj;
+	struct work *w;
+	uint64_t v;
+
+	if (read(a->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		qb_log(LOG_WARNING, "checkpoint agent: eventfd: %s",
+		       strerror(errno));
+	pthread_mutex_lock(&a->mu);
+	if ((w = a->done))
+		a->done = w->next;
+	pthread_mutex_unlock(&a->mu);
+	if (!w)
+		return 0;
+	memset(d, 0, sizeof(*d));
+	d->job = w->job;
+	d->epoch = w->epoch;
+	d->stop_us = w->stop_us;
+	a->nbusy--;
+	{
+		int full = w->full;
+
+		work_end(w, d); /* here: the thread that held ends */
+		aj = job_of(a, d->job);
+		if (aj)
+			aj->busy = 0;
+		if (d->rc) {
+			remove_epoch(a, d->job, d->epoch);
+			if (aj)
+				aj->parent = 0;
+		} else if (aj) {
+			aj->parent = d->epoch;
+			aj->chain = full ? 0 : aj->chain + 1;
+			/* a new full image: the chains before the last
+			 * one go (the catalog keeps the last few epochs,
+			 * fewer than a chain) */
+			if (full) {
+				if (aj->full)
+					remove_before(a, d->job, aj->full);
+				aj->prev_full = aj->full;
+				aj->full = d->epoch;
+			}
+		}
+		if (aj && aj->forgotten)
+			nm_ckpt_forget(a, d->job);
+	}
+	return 1;
+}
+
+void nm_ckpt_forget(struct nm_ckpt *a, uint32_t job)
+{
+	for (struct agent_job **p = &a->jobs; *p; p = &(*p)->next)
+		if ((*p)->id == job) {
+			struct agent_job *j = *p;
+
+			if (j->busy) { /* freed with its outcome */
+				j->forgotten = 1;
+				return;
+			}
+			*p = j->next;
+			job_free(j);
+			return;
+		}
+}

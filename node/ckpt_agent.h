@@ -1,0 +1,59 @@
+/*
+ * ckpt_agent.h — storm-nm's checkpoint agent (docs/checkpoint.md §3): takes
+ * the epochs the heartbeat orders of this node's part of a job with the
+ * engine of ckpt/ (libstorm-ckpt), writes the images where the job's user
+ * owns them, and hands the node manager each epoch's outcome to report.
+ *
+ * A capture stops the job's local ranks together (SIGSTOP, and a frozen
+ * cgroup thawed meanwhile so that ptrace can act), holds each rank for
+ * its state and copy-on-write snapshot, and lets the job run on; the
+ * images are written by the agent's thread while it runs.  The node
+ * manager's loop polls nm_ckpt_fd() and calls nm_ckpt_poll().
+ *
+ * Images: ROOT/job-J/epoch-E/rank-R.img, directories root's (0711), each
+ * image the job owner's, mode 0600.  A job's next capture is a delta of
+ * its last one here, up to CKPT_CHAIN deltas, then a full one again; the
+ * chain before the previous full image is deleted.
+ */
+#ifndef STORM_NM_CKPT_AGENT_H
+#define STORM_NM_CKPT_AGENT_H
+
+#include <stdint.h>
+
+struct nm_job;
+struct nm_ckpt;
+
+/* What one epoch did here. */
+struct nm_ckpt_done {
+	uint32_t job, epoch;
+	int rc;                  /* 0: every local image written */
+	uint64_t bytes;          /* of the images */
+	uint32_t stop_us;        /* how long the local ranks were stopped */
+	char why[256];           /* rc: what failed, the rank named */
+};
+
+/* An agent writing below root (made if missing), for cluster (its name),
+ * keeping images of job ids it is told; 0 or -errno with why. */
+int nm_ckpt_create(struct nm_ckpt **out, const char *root,
+		   const char *cluster, char *why, size_t whylen);
+void nm_ckpt_destroy(struct nm_ckpt *a);
+
+/* Whether epoch of j is new to the agent (not taken, not being taken). */
+int nm_ckpt_wanted(const struct nm_ckpt *a, const struct nm_job *j,
+		   uint32_t epoch);
+/* Take epoch of j: 0, its ranks held and running on, the outcome to come
+ * by nm_ckpt_poll(); or -errno with why, nothing left behind (the epoch
+ * failed here). */
+int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
+		  char *why, size_t whylen);
+/* A descriptor readable when an outcome is ready. */
+int nm_ckpt_fd(const struct nm_ckpt *a);
+/* An outcome: 1 and *d, or 0 when none is ready. */
+int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d);
+/* Captures being written. */
+int nm_ckpt_busy(const struct nm_ckpt *a);
+/* Job id is gone here: its tracking goes (its images stay for a
+ * restart). */
+void nm_ckpt_forget(struct nm_ckpt *a, uint32_t job);
+
+#endif

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Coordinated checkpoints of running jobs on a real cluster (issue 16).
+
+Usage: test_ckpt_jobs.py BUILD_DIR TEST
+
+Each test brings up real storm-mm / storm-nm processes in a network
+namespace of its own (stormlab) and runs tests/ckpt/ckpt_loop as the job:
+  commit     `stormctl checkpoint` of a 2-rank job over 2 node managers:
+             epoch 1 is committed (every node's images, then the
+             master's compare), show lists it; a second one is a delta
+             (smaller); the images are the job owner's (0600) and another
+             user can read none; the job still ends with the result an
+             uninterrupted run prints;
+  refused    a job with a thread: the epoch fails with the rank and the
+             reason, the job runs on and ends well; a finished job, an
+             unknown one and another user's are refused with the reason.
+Exit: 0 pass, 1 fail.
+"""
+
+import glob
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "harness"))
+import stormlab  # noqa: E402
+
+NOBODY = 65534
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def stormctl(lab, args, uid=None, timeout=60):
+    pre = []
+    if uid is not None:
+        pre = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid,
+               "--clear-groups"]
+    return subprocess.run(pre + [os.path.join(lab.build, "cli/stormctl"),
+                                 "--config", lab.conf] + args,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def loop_prog(lab):
+    return os.path.join(lab.build, "tests/ckpt_loop")
+
+
+def out_path(lab, args):
+    d = os.path.join(lab.dir, "out")
+    if not os.path.isdir(d):
+        os.mkdir(d)
+        os.chown(d, NOBODY, NOBODY)  # the job's user writes its output
+    return os.path.join(d, "out-%d.txt" % len(args))
+
+
+def submit(lab, args, uid=None):
+    r = stormctl(lab, ["--json", "submit", "-n", "2", "-o",
+                       out_path(lab, args), "-e", out_path(lab, args) +
+                       ".err",
+                       "--", loop_prog(lab)] + args, uid=uid)
+    check(r.returncode == 0, "submit: %s %s" % (r.stdout, r.stderr))
+    return json.loads(r.stdout)["job"]
+
+
+def show(lab, job):
+    rep = stormlab.call(lab.sock(0), {"op": "show", "job": job})
+    check(rep.get("ok"), "show %d: %s" % (job, rep))
+    return rep["job"]
+
+
+def wait_state(lab, job, states, timeout=60):
+    stormlab.wait_for(lambda: show(lab, job)["state"] in states, timeout,
+                      "job %d to be %s" % (job, "/".join(states)))
+    return show(lab, job)
+
+
+def wait_started(lab, job, n=2):
+    """Running, and every rank past its setup (it printed "started")."""
+    wait_state(lab, job, ["RUNNING"])
+    stormlab.wait_for(lambda: len(stormlab.pids_of(lab, job)) == n, 30,
+                      "job %d's %d ranks" % (job, n))
+
+
+def images(lab, job, epoch):
+    return sorted(glob.glob(os.path.join(
+        lab.dir, "ramdisk", "lab-nm*", "ckpt", "job-%d" % job,
+        "epoch-%d" % epoch, "rank-*.img")))
+
+
+def checkpoint(lab, job, uid=None):
+    r = stormctl(lab, ["--json", "checkpoint", str(job)], uid=uid)
+    return r
+
+
+def test_commit(lab):
+    prog_args = ["16", "2", "6"]
+    job = submit(lab, prog_args, uid=NOBODY)
+    wait_started(lab, job)
+    r = checkpoint(lab, job, uid=NOBODY)
+    check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
+    first = json.loads(r.stdout)
+    check(first["epoch"] == 1, "first epoch: %s" % first)
+    j = show(lab, job)
+    check([e["epoch"] for e in j["checkpoints"]] == [1],
+          "catalog: %s" % j.get("checkpoints"))
+    full = j["checkpoints"][0]["bytes"]
+    check(full > 2 * 16 << 20, "epoch 1: %d bytes for 2 x 16 MiB" % full)
+    imgs = images(lab, job, 1)
+    check(len(imgs) == 2, "images of epoch 1: %s" % imgs)
+    for p in imgs:
+        st = os.stat(p)
+        check(stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == NOBODY,
+              "%s: mode %o uid %d" % (p, st.st_mode, st.st_uid))
+    # another user can read none of them
+    rd = subprocess.run(["setpriv", "--reuid=1", "--regid=1",
+                         "--clear-groups", "cat", imgs[0]],
+                        capture_output=True)
+    check(rd.returncode != 0, "another user read %s" % imgs[0])
+    # the second: a delta, a fraction of the first
+    r = checkpoint(lab, job, uid=NOBODY)
+    check(r.returncode == 0, "checkpoint 2: %s %s" % (r.stdout, r.stderr))
+    j = show(lab, job)
+    check([e["epoch"] for e in j["checkpoints"]] == [1, 2],
+          "catalog: %s" % j.get("checkpoints"))
+    delta = j["checkpoints"][1]["bytes"]
+    check(delta < full / 2, "epoch 2 (a delta): %d bytes, epoch 1 %d" % (
+        delta, full))
+    print("commit: epoch 1 %d bytes, epoch 2 %d bytes, stopped %.1f/%.1f "
+          "ms" % (full, delta, j["checkpoints"][0]["stop_ms"],
+                  j["checkpoints"][1]["stop_ms"]))
+    j = wait_state(lab, job, ["COMPLETED", "FAILED"], timeout=90)
+    check(j["state"] == "COMPLETED", "job: %s" % j)
+    # what it printed is an uninterrupted run's
+    env = dict(os.environ)
+    want = set()
+    for rank in ("0", "1"):
+        env["STORM_RANK"] = rank
+        out = subprocess.run([loop_prog(lab)] + prog_args, env=env,
+                             capture_output=True, text=True).stdout
+        want.add(out.splitlines()[-1])
+    got = open(out_path(lab, prog_args)).read()
+    for line in want:
+        check(line in got, "output %r lacks %r" % (got, line))
+
+
+def test_refused(lab):
+    job = submit(lab, ["4", "1", "4", "thread"])
+    wait_started(lab, job)
+    r = checkpoint(lab, job)
+    check(r.returncode == 1 and "threads" in r.stderr and "rank" in
+          r.stderr, "a job with a thread: %d %s" % (r.returncode, r.stderr))
+    j = show(lab, job)
+    check(j["state"] == "RUNNING" and not j["checkpoints"] and
+          "threads" in j.get("checkpoint_error", ""),
+          "after the refusal: %s" % j)
+    # another user's job
+    r = checkpoint(lab, job, uid=NOBODY)
+    check(r.returncode == 1 and "belongs to" in r.stderr,
+          "another user's job: %d %s" % (r.returncode, r.stderr))
+    j = wait_state(lab, job, ["COMPLETED", "FAILED"], timeout=60)
+    check(j["state"] == "COMPLETED", "job after a failed epoch: %s" % j)
+    r = checkpoint(lab, job)
+    check(r.returncode == 1 and "already ended" in r.stderr,
+          "a finished job: %d %s" % (r.returncode, r.stderr))
+    r = checkpoint(lab, 999)
+    check(r.returncode == 1 and "no job 999" in r.stderr,
+          "an unknown job: %d %s" % (r.returncode, r.stderr))
+    print("refused: %s" % j.get("checkpoint_error"))
+
+
+TESTS = {
+    "commit": (test_commit, dict(managers=1, nodes=2)),
+    "refused": (test_refused, dict(managers=1, nodes=2)),
+}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[2] not in TESTS:
+        print(__doc__, file=sys.stderr)
+        return 2
+    build, name = sys.argv[1], sys.argv[2]
+    fn, kw = TESTS[name]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("SIGTERM"))
+    stormlab.run_in_private_netns()
+    d = tempfile.mkdtemp(prefix="storm-ckpt-")
+    os.chmod(d, 0o755)  # the job's user reaches its output file
+    return stormlab.run_test(name, d, lambda: stormlab.Lab(build, d, **kw),
+                             fn)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
