@@ -33,7 +33,9 @@ enum {
 
 static int held_signals(struct ckpt_tracee *t, int sig)
 {
-	if (sig > 0 && sig < 65 && sig != SIGSTOP && sig != SIGTRAP)
+	/* a stop signal too: sent again at the detach, it stops the
+	 * process then (a job stopped for its capture stays stopped) */
+	if (sig > 0 && sig < 65 && sig != SIGTRAP)
 		t->held |= 1ull << (sig - 1);
 	return 0;
 }
