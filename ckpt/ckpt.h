@@ -89,6 +89,16 @@ struct ckpt_blob {
 int ckpt_check(const struct ckpt_blob *chain, size_t n,
 	       const struct ckpt_ident *expect, char *why, size_t whylen);
 
+/* Paths that moved since the capture: a path holding `marker` (such as
+ * "/job-17/") is taken as `to` followed by what comes after the marker
+ * (a job's files staged again in another node's directory).  A file
+ * mapped from a moved path is checked by its size alone (its content is
+ * the staging's, checked by digest), others by size and time. */
+struct ckpt_remap {
+	const char *marker;
+	const char *to;
+};
+
 /* Restore into pid a process from chain[0..n): a full image and the
  * deltas after it, in epoch order, each checked against expect (NULL:
  * not checked).  pid must be a child of the caller that called
@@ -100,6 +110,7 @@ int ckpt_check(const struct ckpt_blob *chain, size_t n,
  * the process made failed, why naming it) pid is killed, never left half
  * restored. */
 int ckpt_restore(pid_t pid, const struct ckpt_blob *chain, size_t n,
-		 const struct ckpt_ident *expect, char *why, size_t whylen);
+		 const struct ckpt_ident *expect,
+		 const struct ckpt_remap *remap, char *why, size_t whylen);
 
 #endif

@@ -68,6 +68,7 @@ struct rst {
 	size_t ncur;
 	uint64_t scratch;
 	int mem;                 /* /proc/PID/mem, open for writing */
+	const struct ckpt_remap *remap;
 	char *why;
 	size_t whylen;
 };
@@ -375,6 +376,22 @@ static int unmap_stub(struct rst *r)
 	return 0;
 }
 
+/* A path as it is now (remap); 1 if it moved. */
+static int moved(const struct rst *r, const char *path, char *out,
+		 size_t len)
+{
+	const char *m;
+
+	if (r->remap && r->remap->marker && r->remap->to &&
+	    (m = strstr(path, r->remap->marker))) {
+		snprintf(out, len, "%s/%s", r->remap->to,
+			 m + strlen(r->remap->marker));
+		return 1;
+	}
+	snprintf(out, len, "%s", path);
+	return 0;
+}
+
 /* Put a string into scratch at off, for a call that takes a path. */
 static int put_str(struct rst *r, uint64_t off, const char *s)
 {
@@ -385,11 +402,13 @@ static int map_file(struct rst *r, const struct vma_ref *v)
 {
 	const struct ckpt_s_vma *m = v->v;
 	int wr = (m->flags & CKPT_VMA_SHARED) && (m->prot & PROT_WRITE);
+	char path[4096];
+	int mv = moved(r, v->path, path, sizeof(path));
 	struct stat sb;
 	long fd, a;
 	int rc;
 
-	if ((rc = put_str(r, 0, v->path)))
+	if ((rc = put_str(r, 0, path)))
 		return rc;
 	fd = rcall(r, SYS_openat, 3, (long)AT_FDCWD, (long)r->scratch,
 		   (long)((wr ? O_RDWR : O_RDONLY) | O_CLOEXEC));
@@ -403,8 +422,8 @@ static int map_file(struct rst *r, const struct vma_ref *v)
 		return fail(r, a < 0 ? (int)a : rc, "checking %s", v->path);
 	}
 	if ((uint64_t)sb.st_size != m->size ||
-	    (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
-	    (uint64_t)sb.st_mtim.tv_nsec != m->mtime_ns) {
+	    (!mv && (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
+		    (uint64_t)sb.st_mtim.tv_nsec != m->mtime_ns)) {
 		rcall(r, SYS_close, 1, fd);
 		return fail(r, -ESTALE, "%s changed since the checkpoint "
 			    "(size or time of modification)", v->path);
@@ -612,10 +631,12 @@ static int make_pipe(struct rst *r, size_t i, long base)
 static int open_file(struct rst *r, size_t i, long base)
 {
 	const struct file_ref *fr = &r->files[i];
+	char path[4096];
 	long fd, hi;
 	int rc;
 
-	if ((rc = put_str(r, 0, fr->path)))
+	moved(r, fr->path, path, sizeof(path));
+	if ((rc = put_str(r, 0, path)))
 		return rc;
 	fd = rcall(r, SYS_openat, 3, (long)AT_FDCWD, (long)r->scratch,
 		   (long)(fr->f->flags & ~(uint32_t)(O_CREAT | O_EXCL |
@@ -682,12 +703,13 @@ static int set_files(struct rst *r)
 
 static int set_env(struct rst *r)
 {
-	char cwd[4096];
+	char cwd[4096], was[4096];
 	long a;
 	int rc;
 
-	memcpy(cwd, r->cwd, r->cwdlen);
-	cwd[r->cwdlen] = '\0';
+	memcpy(was, r->cwd, r->cwdlen);
+	was[r->cwdlen] = '\0';
+	moved(r, was, cwd, sizeof(cwd));
 	if ((rc = put_str(r, 0, cwd)))
 		return rc;
 	if ((a = rcall(r, SYS_chdir, 1, (long)r->scratch)) < 0)
@@ -790,10 +812,11 @@ int ckpt_check(const struct ckpt_blob *chain, size_t n,
 }
 
 int ckpt_restore(pid_t pid, const struct ckpt_blob *chain, size_t n,
-		 const struct ckpt_ident *expect, char *why, size_t whylen)
+		 const struct ckpt_ident *expect,
+		 const struct ckpt_remap *remap, char *why, size_t whylen)
 {
 	struct rst r = { .chain = chain, .n = n, .why = why,
-			 .whylen = whylen, .mem = -1 };
+			 .whylen = whylen, .mem = -1, .remap = remap };
 	int rc, st;
 
 	if (why && whylen)

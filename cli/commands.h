@@ -38,6 +38,7 @@ enum {
 	SC_OPT_BCS_TRACE,
 	SC_OPT_BCS_REPLAY,
 	SC_OPT_NO_WAIT,
+	SC_OPT_EPOCH,
 };
 
 /** One option.  The list ends with an all-zero record. */
@@ -100,6 +101,8 @@ int sc_cmd_history(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		   const struct sc_args *args);
 int sc_cmd_checkpoint(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		      const struct sc_args *args);
+int sc_cmd_restart(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		   const struct sc_args *args);
 int sc_cmd_cancel(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		  const struct sc_args *args);
 int sc_cmd_nodes(sc_ctx_t *ctx, const struct sc_cmd *cmd,
@@ -230,6 +233,12 @@ static const struct sc_opt checkpoint_opts[] = {
 	{ SC_OPT_NO_WAIT, "no-wait", NULL,
 	  "Ask for the checkpoint and print its epoch; do not wait for it "
 	  "to be committed." },
+	{ 0, NULL, NULL, NULL },
+};
+
+static const struct sc_opt restart_opts[] = {
+	{ SC_OPT_EPOCH, "epoch", "E",
+	  "Run on from committed epoch E (default: the last one)." },
 	{ 0, NULL, NULL, NULL },
 };
 
@@ -404,6 +413,25 @@ const struct sc_cmd sc_commands[] = {
 		.min_operands = 1,
 		.max_operands = 1,
 		.handler = sc_cmd_checkpoint,
+	},
+	{
+		.name = "restart",
+		.summary = "run a job on from a checkpoint",
+		.operands = "JOB",
+		.description =
+			"Ends JOB's processes and queues it again, to run on "
+			"from its last committed checkpoint epoch (or --epoch "
+			"E) on the nodes the scheduler gives it: each rank is "
+			"restored from its images, as its owner.  A job whose "
+			"node fails restarts by itself when its last epoch has "
+			"a copy that outlives the node (ckpt_shared_dir).  "
+			"Refused for a job with no committed epoch, an epoch "
+			"not in its catalog (show JOB lists them), or a job "
+			"that ended.",
+		.opts = restart_opts,
+		.min_operands = 1,
+		.max_operands = 1,
+		.handler = sc_cmd_restart,
 	},
 	{
 		.name = "nodes",

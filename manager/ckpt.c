@@ -9,6 +9,11 @@
  *                 (idempotent)            want = 0, error ""   error = reason
  *   want = f != e (as above)              -ESTALE              -ESTALE
  *
+ * RESTART (by hand, or NODE_DOWN of a node of a job with an epoch that
+ * survives a node's loss) releases the job's block and queues it again,
+ * PENDING with restore_epoch: placed anew, its nodes restore its ranks
+ * from that epoch's images instead of starting them.
+ *
  * A REQUEST of a job not RUNNING is refused (-EAGAIN before it runs,
  * -EALREADY once it ended), as is one of a job of MPI ranks (-ENOTSUP:
  * not yet), or of another user's job (-EPERM).  When a job ends its
@@ -107,6 +112,7 @@ int mmi_op_ckpt_commit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	c->slice = s->slice;
 	c->ms = s->now_ms;
 	c->bytes = op->ckpt_bytes;
+	c->levels = op->ckpt_levels ? op->ckpt_levels : MM_CKPT_L1;
 	j->v.nckpts = n + 1;
 	j->v.ckpts = j->ckpts;
 	j->v.ckpt_want = 0;
@@ -129,4 +135,77 @@ int mmi_op_ckpt_abort(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	res->job = j->v.id;
 	res->epoch = op->epoch;
 	return 0;
+}
+
+/* The job back in the queue, to run on from epoch e (reason set). */
+void mmi_job_requeue(mm_state_t *s, struct mm_jobrec *j, uint32_t e)
+{
+	if (holds_cpus(j->v.state)) {
+		mmi_block_release(s, j);
+		s->active_gen++;
+		mmi_pending_add(s, j->v.uid, +1);
+	}
+	sp_nodeset_clear(j->nodes);
+	memset(j->rank_node, 0, j->v.ranks * sizeof(*j->rank_node));
+	j->v.state = MM_JOB_PENDING;
+	j->v.ckpt_want = 0;
+	j->v.restore_epoch = e;
+	j->v.restarts++;
+}
+
+/* The last committed epoch of j with a level in `levels`, or 0. */
+uint32_t mmi_ckpt_last(const struct mm_jobrec *j, uint32_t levels)
+{
+	for (uint32_t k = j->v.nckpts; k-- > 0;)
+		if (j->ckpts[k].levels & levels)
+			return j->ckpts[k].epoch;
+	return 0;
+}
+
+int mmi_op_ckpt_restart(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	struct mm_jobrec *j;
+	uint32_t e = op->epoch;
+	int rc = job(s, "restart", op, &j, res);
+
+	if (rc)
+		return rc;
+	if (op->uid != 0 && op->uid != j->v.uid)
+		return mmi_refuse(res, -EPERM, "restart: job %u belongs to uid "
+				  "%u, not to uid %u; only its owner or root "
+				  "may restart it", j->v.id, j->v.uid, op->uid);
+	if (is_terminal(j->v.state))
+		return mmi_refuse(res, -EALREADY, "restart: job %u already "
+				  "ended (%s); an ended job is not restarted",
+				  j->v.id, mm_job_state_name(j->v.state));
+	if (j->v.state == MM_JOB_PENDING)
+		return mmi_refuse(res, -EALREADY, "restart: job %u is PENDING "
+				  "(%s); it runs %s once placed", j->v.id,
+				  j->v.restore_epoch ? "restarting" : "queued",
+				  j->v.restore_epoch ? "from its epoch" :
+				  "from the start");
+	if (!j->v.nckpts)
+		return mmi_refuse(res, -ENOENT, "restart: job %u has no "
+				  "committed checkpoint (stormctl checkpoint "
+				  "%u takes one)", j->v.id, j->v.id);
+	if (j->v.restarts >= MM_RESTARTS_MAX)
+		return mmi_refuse(res, -EMLINK, "restart: job %u was "
+				  "restarted %u times, the most a job may be",
+				  j->v.id, j->v.restarts);
+	if (!e)
+		e = j->ckpts[j->v.nckpts - 1].epoch;
+	for (uint32_t k = 0; k < j->v.nckpts; k++)
+		if (j->ckpts[k].epoch == e) {
+			mmi_job_requeue(s, j, e);
+			mmi_fmt(j->v.reason, sizeof(j->v.reason), "restarting "
+				"from checkpoint epoch %u (asked by uid %u)", e,
+				op->uid);
+			res->job = j->v.id;
+			res->epoch = e;
+			return 0;
+		}
+	return mmi_refuse(res, -ENOENT, "restart: job %u has no committed "
+			  "epoch %u (committed: %u..%u, the last %u kept)",
+			  j->v.id, e, j->ckpts[0].epoch,
+			  j->ckpts[j->v.nckpts - 1].epoch, j->v.nckpts);
 }

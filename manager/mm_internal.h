@@ -181,6 +181,11 @@ int mmi_op_cred(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 int mmi_op_ckpt_request(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 int mmi_op_ckpt_commit(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 int mmi_op_ckpt_abort(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
+int mmi_op_ckpt_restart(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
+/* ckpt.c: j queued again to run on from epoch e; the last committed
+ * epoch of j stored at one of levels, or 0. */
+void mmi_job_requeue(mm_state_t *s, struct mm_jobrec *j, uint32_t e);
+uint32_t mmi_ckpt_last(const struct mm_jobrec *j, uint32_t levels);
 /* creds.c: drop the entries the state's time has passed (TICK; never
  * allocates). */
 void mmi_creds_prune(mm_state_t *s);

@@ -30,8 +30,10 @@
  *   SUBMIT_INPUTS  as SUBMIT_LIMITS, then u32 n, n x (u8[32] sha256,
  *               u64 size, u32 mode), u8 mpi
  *   CKPT_REQUEST   u32 job, u32 uid
- *   CKPT_COMMIT    u32 job, u32 epoch, u64 bytes, u32 stop_us, u32 keep
+ *   CKPT_COMMIT    u32 job, u32 epoch, u64 bytes, u32 stop_us, u32 keep,
+ *                  u32 levels
  *   CKPT_ABORT     u32 job, u32 epoch, str reason
+ *   CKPT_RESTART   u32 job, u32 uid, u32 epoch
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -447,6 +449,21 @@ static void enc_ckpt_commit(struct mmi_wr *w, const mm_op_t *op)
 	mmi_put_u64(w, op->ckpt_bytes);
 	mmi_put_u32(w, op->ckpt_stop_us);
 	mmi_put_u32(w, op->ckpt_keep);
+	mmi_put_u32(w, op->ckpt_levels);
+}
+
+static void enc_ckpt_restart(struct mmi_wr *w, const mm_op_t *op)
+{
+	mmi_put_u32(w, op->job);
+	mmi_put_u32(w, op->uid);
+	mmi_put_u32(w, op->epoch);
+}
+
+static void dec_ckpt_restart(struct mmi_rd *r, mm_op_t *op)
+{
+	op->job = mmi_get_u32(r);
+	op->uid = mmi_get_u32(r);
+	op->epoch = mmi_get_u32(r);
 }
 
 static void dec_ckpt_commit(struct mmi_rd *r, mm_op_t *op)
@@ -456,6 +473,7 @@ static void dec_ckpt_commit(struct mmi_rd *r, mm_op_t *op)
 	op->ckpt_bytes = mmi_get_u64(r);
 	op->ckpt_stop_us = mmi_get_u32(r);
 	op->ckpt_keep = mmi_get_u32(r);
+	op->ckpt_levels = mmi_get_u32(r);
 }
 
 static void enc_ckpt_abort(struct mmi_wr *w, const mm_op_t *op)
@@ -694,6 +712,7 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_CKPT_REQUEST] = { enc_cancel, dec_cancel }, /* job, uid */
 	[MM_OP_CKPT_COMMIT] = { enc_ckpt_commit, dec_ckpt_commit },
 	[MM_OP_CKPT_ABORT] = { enc_ckpt_abort, dec_ckpt_abort },
+	[MM_OP_CKPT_RESTART] = { enc_ckpt_restart, dec_ckpt_restart },
 };
 
 /* Every version a replica can read; encode writes OP_VERSION. */

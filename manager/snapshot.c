@@ -48,9 +48,9 @@
  *   body v8 (checkpoints), v7 with:
  *     each job, after mpi: u32 ckpt_last | u32 ckpt_want | u64
  *     ckpt_want_slice | str ckpt_error | u32 nckpts | nckpts x (u32 epoch |
- *     u32 stop_us | u64 slice | u64 ms | u64 bytes), epochs strictly
- *     ascending and <= ckpt_last, want 0 or ckpt_last, nckpts <=
- *     MM_CKPT_KEEP_MAX
+ *     u32 stop_us | u32 levels | u64 slice | u64 ms | u64 bytes) | u32
+ *     restore_epoch | u32 restarts, epochs strictly ascending and <=
+ *     ckpt_last, want 0 or ckpt_last, nckpts <= MM_CKPT_KEEP_MAX
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
  *   snapshot (before the matrix) loads only if no job holds PEs: there is
@@ -170,10 +170,13 @@ static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
 	for (uint32_t k = 0; k < v->nckpts; k++) {
 		mmi_put_u32(w, v->ckpts[k].epoch);
 		mmi_put_u32(w, v->ckpts[k].stop_us);
+		mmi_put_u32(w, v->ckpts[k].levels);
 		mmi_put_u64(w, v->ckpts[k].slice);
 		mmi_put_u64(w, v->ckpts[k].ms);
 		mmi_put_u64(w, v->ckpts[k].bytes);
 	}
+	mmi_put_u32(w, v->restore_epoch);
+	mmi_put_u32(w, v->restarts);
 }
 
 /* The spec's encoded bytes (counted, not written) plus 128 and 12 per
@@ -670,18 +673,17 @@ static int dec_ckpts(struct sd *d, struct mm_jobrec *j)
 		return sd_fail(d, at, "epoch %u pending, not the last one "
 			       "handed out (%u)", j->v.ckpt_want,
 			       j->v.ckpt_last);
-	if (n > MM_CKPT_KEEP_MAX || (size_t)n * 32 > d->r.len - d->r.pos)
+	if (n > MM_CKPT_KEEP_MAX || (size_t)n * 36 > d->r.len - d->r.pos)
 		return sd_fail(d, at, "%u checkpoints (at most %u, in the "
 			       "bytes left)", n, MM_CKPT_KEEP_MAX);
-	if (!n)
-		return 0;
-	if (!(j->ckpts = calloc(MM_CKPT_KEEP_MAX, sizeof(*j->ckpts))))
+	if (n && !(j->ckpts = calloc(MM_CKPT_KEEP_MAX, sizeof(*j->ckpts))))
 		return sd_nomem(d, "out of memory for %u checkpoints", n);
 	for (uint32_t k = 0; k < n; k++) {
 		mm_ckpt_t *c = &j->ckpts[k];
 
 		c->epoch = mmi_get_u32(&d->r);
 		c->stop_us = mmi_get_u32(&d->r);
+		c->levels = mmi_get_u32(&d->r);
 		c->slice = mmi_get_u64(&d->r);
 		c->ms = mmi_get_u64(&d->r);
 		c->bytes = mmi_get_u64(&d->r);
@@ -694,6 +696,15 @@ static int dec_ckpts(struct sd *d, struct mm_jobrec *j)
 	}
 	j->v.nckpts = n;
 	j->v.ckpts = j->ckpts;
+	at = d->r.pos;
+	j->v.restore_epoch = mmi_get_u32(&d->r);
+	j->v.restarts = mmi_get_u32(&d->r);
+	if (sd_check(d))
+		return d->failed;
+	if (j->v.restore_epoch > j->v.ckpt_last)
+		return sd_fail(d, at, "restoring epoch %u, after the last "
+			       "handed out (%u)", j->v.restore_epoch,
+			       j->v.ckpt_last);
 	return 0;
 }
 

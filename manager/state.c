@@ -578,8 +578,21 @@ static int op_node_down(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	for (uint32_t i = s->live_lo; i < s->njobs; i++) {
 		struct mm_jobrec *j = s->jobs[i];
 
+		uint32_t e;
+
 		if (!holds_cpus(j->v.state) || !sp_nodeset_has(j->nodes, n->id))
 			continue;
+		/* a job with an epoch whose images outlive a node runs on
+		 * from it, on the nodes left */
+		if (j->v.state == MM_JOB_RUNNING &&
+		    j->v.restarts < MM_RESTARTS_MAX &&
+		    (e = mmi_ckpt_last(j, MM_CKPT_SURVIVES))) {
+			mmi_job_requeue(s, j, e);
+			mmi_fmt(j->v.reason, sizeof(j->v.reason), "node %s "
+				"failed: %s; restarting from checkpoint epoch "
+				"%u", n->name, why, e);
+			continue;
+		}
 		mmi_fmt(j->v.reason, sizeof(j->v.reason), "node %s failed: %s",
 			n->name, why);
 		mmi_job_end(s, j, MM_JOB_FAILED);
@@ -627,6 +640,7 @@ static const op_fn op_table[] = {
 	[MM_OP_CKPT_REQUEST] = mmi_op_ckpt_request,
 	[MM_OP_CKPT_COMMIT] = mmi_op_ckpt_commit,
 	[MM_OP_CKPT_ABORT] = mmi_op_ckpt_abort,
+	[MM_OP_CKPT_RESTART] = mmi_op_ckpt_restart,
 };
 
 int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)

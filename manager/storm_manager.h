@@ -168,15 +168,30 @@ typedef enum mm_opcode {
 			       * last ckpt_keep (docs/checkpoint.md) */
 	MM_OP_CKPT_ABORT = 18, /* job, epoch, reason: it failed somewhere;
 			       * discarded everywhere, the job runs on */
+	MM_OP_CKPT_RESTART = 19, /* job, uid, epoch (0: the last committed):
+			       * the job's processes go and it is queued
+			       * again (PENDING, restore_epoch set), to run
+			       * on from that epoch's images */
 } mm_opcode_t;
+
+/* Storage levels of a committed epoch (mm_ckpt_t.levels). */
+enum { MM_CKPT_L1 = 1,  /* node-local */
+       MM_CKPT_L2 = 2,  /* a copy on a buddy node */
+       MM_CKPT_L3 = 4,  /* a shared directory */
+       MM_CKPT_SURVIVES = MM_CKPT_L2 | MM_CKPT_L3 /* a node's loss */ };
 
 /** A committed checkpoint epoch of a job: restartable. */
 typedef struct mm_ckpt {
 	uint32_t epoch;
 	uint32_t stop_us;            /* longest stop of a node's ranks */
+	uint32_t levels;             /* MM_CKPT_L*: where every image is */
 	uint64_t slice, ms;          /* when it was committed (state time) */
 	uint64_t bytes;              /* every image of every node */
 } mm_ckpt_t;
+
+/* A job is restarted at most this many times (its staging's incarnation
+ * is a byte of the chunk count: storm_proto.h). */
+#define MM_RESTARTS_MAX 255u
 
 /* The catalog keeps at most this many epochs of a job. */
 #define MM_CKPT_KEEP_MAX 64u
@@ -219,7 +234,7 @@ typedef struct mm_op {
 				    * the credential's (for the refusal) */
 	uint64_t cred_expire_ms;   /* CRED: epoch ms it expires */
 	uint32_t epoch;            /* CKPT_COMMIT, CKPT_ABORT */
-	uint32_t ckpt_stop_us, ckpt_keep; /* CKPT_COMMIT */
+	uint32_t ckpt_stop_us, ckpt_keep, ckpt_levels; /* CKPT_COMMIT */
 	uint64_t ckpt_bytes;
 } mm_op_t;
 
@@ -274,6 +289,9 @@ typedef struct mm_job {
 	char ckpt_error[MM_REASON_MAX];
 	uint32_t nckpts;
 	const mm_ckpt_t *ckpts;
+	uint32_t restore_epoch;     /* queued again to run on from this
+				     * epoch (0: from the start) */
+	uint32_t restarts;          /* times it was restarted */
 } mm_job_t;
 
 typedef struct mm_node {

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +48,10 @@ struct agent_job {
 struct work {
 	struct work *next;
 	uint32_t job, epoch;
+	uid_t uid;
+	gid_t gid;
+	int rc;                  /* the L3 copy's */
+	char why[1400];
 	uint32_t n;
 	ckpt_capture_t **caps;
 	int *fds;
@@ -56,6 +62,7 @@ struct work {
 
 struct nm_ckpt {
 	char root[1024];
+	char shared[1024];       /* L3, or "" */
 	uint64_t cluster;
 	int efd;
 	pthread_mutex_t mu;
@@ -85,6 +92,49 @@ static uint64_t now_us(void)
 
 /* ---- the writer thread ---------------------------------------------------- */
 
+static int epoch_dir_in(const char *root, uint32_t job, uint32_t epoch,
+			int fresh);
+
+/* Image i of w copied to the shared directory (L3): the same path below
+ * it, the same owner and mode; 0 or -errno with w->why. */
+static int copy_shared(struct nm_ckpt *a, struct work *w, uint32_t i)
+{
+	char name[32];
+	off_t len = lseek(w->fds[i], 0, SEEK_END), off = 0;
+	/* never made afresh: other nodes write their ranks' copies there */
+	int dfd = epoch_dir_in(a->shared, w->job, w->epoch, 0), fd, rc = 0;
+
+	if (dfd < 0) {
+		snprintf(w->why, sizeof(w->why), "rank %u: shared directory "
+			 "%.200s: %s", w->ranks[i], a->shared, strerror(-dfd));
+		return dfd;
+	}
+	snprintf(name, sizeof(name), "rank-%u.img", w->ranks[i]);
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
+	close(dfd);
+	if (fd < 0 || fchown(fd, w->uid, w->gid) < 0)
+		rc = -errno;
+	while (!rc && off < len) {
+		loff_t in = off;
+		ssize_t n = copy_file_range(w->fds[i], &in, fd, NULL,
+					    (size_t)(len - off), 0);
+
+		if (n <= 0)
+			rc = n < 0 ? -errno : -EIO;
+		else
+			off += n;
+	}
+	if (!rc && fsync(fd) < 0)
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		snprintf(w->why, sizeof(w->why), "rank %u: its copy in %.200s: "
+			 "%s", w->ranks[i], a->shared, strerror(-rc));
+	return rc;
+}
+
 static void *writer(void *arg)
 {
 	struct nm_ckpt *a = arg;
@@ -100,12 +150,16 @@ static void *writer(void *arg)
 		w = a->todo;
 		a->todo = w->next;
 		pthread_mutex_unlock(&a->mu);
-		for (uint32_t i = 0; i < w->n; i++)
-			if (!ckpt_capture_write(w->caps[i]) &&
-			    fsync(w->fds[i]) < 0)
+		for (uint32_t i = 0; i < w->n; i++) {
+			if (ckpt_capture_write(w->caps[i]))
+				continue;
+			if (fsync(w->fds[i]) < 0)
 				qb_log(LOG_WARNING, "job %u epoch %u: fsync: "
 				       "%s", w->job, w->epoch,
 				       strerror(errno));
+			if (a->shared[0] && !w->rc)
+				w->rc = copy_shared(a, w, i);
+		}
 		pthread_mutex_lock(&a->mu);
 		w->next = a->done;
 		a->done = w;
@@ -186,21 +240,24 @@ static void remove_before(const struct nm_ckpt *a, uint32_t job,
 	closedir(d);
 }
 
-/* The directory of epoch e of job, made afresh: its descriptor. */
-static int epoch_dir(const struct nm_ckpt *a, uint32_t job, uint32_t epoch)
+/* The directory of epoch e of job below root, made (afresh if fresh):
+ * its descriptor, or -errno. */
+static int epoch_dir_in(const char *root, uint32_t job, uint32_t epoch,
+			int fresh)
 {
 	char p[1100], name[32];
 	int jfd, efd;
 
-	job_path(a, job, p, sizeof(p));
+	snprintf(p, sizeof(p), "%s/job-%u", root, job);
 	if (mkdir(p, 0711) < 0 && errno != EEXIST)
 		return -errno;
 	if ((jfd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 			O_CLOEXEC)) < 0)
 		return -errno;
 	snprintf(name, sizeof(name), "epoch-%u", epoch);
-	rm_tree(jfd, name); /* a half-written one of before a restart */
-	if (mkdirat(jfd, name, 0711) < 0 ||
+	if (fresh)
+		rm_tree(jfd, name); /* a half-written one of before */
+	if ((mkdirat(jfd, name, 0711) < 0 && errno != EEXIST) ||
 	    (efd = openat(jfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 			  O_CLOEXEC)) < 0) {
 		efd = -errno;
@@ -209,10 +266,16 @@ static int epoch_dir(const struct nm_ckpt *a, uint32_t job, uint32_t epoch)
 	return efd;
 }
 
+static int epoch_dir(const struct nm_ckpt *a, uint32_t job, uint32_t epoch)
+{
+	return epoch_dir_in(a->root, job, epoch, 1);
+}
+
 /* ---- the agent ------------------------------------------------------------ */
 
 int nm_ckpt_create(struct nm_ckpt **out, const char *root,
-		   const char *cluster, char *why, size_t whylen)
+		   const char *shared, const char *cluster, char *why,
+		   size_t whylen)
 {
 	struct nm_ckpt *a = calloc(1, sizeof(*a));
 
@@ -220,6 +283,7 @@ int nm_ckpt_create(struct nm_ckpt **out, const char *root,
 	if (!a)
 		return -ENOMEM;
 	snprintf(a->root, sizeof(a->root), "%s", root);
+	snprintf(a->shared, sizeof(a->shared), "%s", shared ? shared : "");
 	a->cluster = fnv(0xcbf29ce484222325ull, cluster, strlen(cluster));
 	if (mkdir(a->root, 0711) < 0 && errno != EEXIST) {
 		snprintf(why, whylen, "checkpoint directory %s: %s", a->root,
@@ -253,6 +317,10 @@ static void job_free(struct agent_job *j)
 
 static void work_end(struct work *w, struct nm_ckpt_done *d)
 {
+	if (d && w->rc) {
+		d->rc = w->rc;
+		snprintf(d->why, sizeof(d->why), "%.250s", w->why);
+	}
 	for (uint32_t i = 0; i < w->n; i++) {
 		struct ckpt_stats st;
 		char why[200];
@@ -353,23 +421,32 @@ static int refuse(char *why, size_t whylen, int rc, const char *fmt, ...)
 	return rc;
 }
 
+/* Whose an image of j's rank is: this cluster, the job, the rank, and
+ * its program (name and size: the staging checks its bytes). */
+static struct ckpt_ident ident_of(const struct nm_ckpt *a,
+				  const struct nm_job *j, uint32_t rank)
+{
+	const char *prog = j->m->nfiles ? j->m->file_names[0] : "";
+	uint64_t binary = fnv(0xcbf29ce484222325ull, prog, strlen(prog));
+
+	if (j->m->nfiles)
+		binary = fnv(binary, &j->m->file_sizes[0], 8);
+	return (struct ckpt_ident){ a->cluster, j->id, rank, binary };
+}
+
 /* Hold every local rank of j for epoch e; the holds into w. */
 static int hold_ranks(struct nm_ckpt *a, struct nm_job *j,
 		      struct agent_job *aj, uint32_t epoch, int dfd,
 		      struct work *w, char *why, size_t whylen)
 {
-	const char *prog = j->m->nfiles ? j->m->file_names[0] : "";
-	uint64_t binary = fnv(0xcbf29ce484222325ull, prog, strlen(prog));
 	int full = !aj->parent || aj->chain >= CKPT_CHAIN;
 
-	if (j->m->nfiles)
-		binary = fnv(binary, &j->m->file_sizes[0], 8);
 	w->full = full;
 	for (uint32_t i = 0; i < j->nlocal; i++) {
 		const struct nm_rank *x = &j->ranks[i];
 		struct ckpt_header h = {
 			.kind = full ? CKPT_FULL : CKPT_DELTA,
-			.id = { a->cluster, j->id, x->rank, binary },
+			.id = ident_of(a, j, x->rank),
 			.epoch = epoch, .parent = full ? 0 : aj->parent,
 		};
 		char name[32], cwhy[200];
@@ -382,7 +459,7 @@ static int hold_ranks(struct nm_ckpt *a, struct nm_job *j,
 		if (!aj->tr[i] && ckpt_track_create(&aj->tr[i]))
 			return refuse(why, whylen, -ENOMEM, "out of memory");
 		snprintf(name, sizeof(name), "rank-%u.img", x->rank);
-		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL |
+		fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL |
 			    O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return refuse(why, whylen, -errno, "rank %u: image "
@@ -452,6 +529,8 @@ int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 	}
 	w->job = j->id;
 	w->epoch = epoch;
+	w->uid = j->ident ? j->ident->uid : 0;
+	w->gid = j->ident ? j->ident->gid : 0;
 	if ((dfd = epoch_dir(a, j->id, epoch)) < 0) {
 		work_end(w, NULL);
 		return refuse(why, whylen, dfd, "%s/job-%u/epoch-%u: %s",
@@ -512,6 +591,7 @@ int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d)
 	d->job = w->job;
 	d->epoch = w->epoch;
 	d->stop_us = w->stop_us;
+	d->levels = 1 | (a->shared[0] ? 4 : 0); /* L1, L3 */
 	a->nbusy--;
 	{
 		int full = w->full;
@@ -557,4 +637,112 @@ void nm_ckpt_forget(struct nm_ckpt *a, uint32_t job)
 			job_free(j);
 			return;
 		}
+}
+
+/* ---- restore -------------------------------------------------------------- */
+
+/* The image of rank at epoch of job, mapped: here (L1), else in the
+ * shared directory (L3).  0, or -errno. */
+static int map_image(const struct nm_ckpt *a, uint32_t job, uint32_t epoch,
+		     uint32_t rank, struct ckpt_blob *b)
+{
+	const char *roots[2] = { a->root, a->shared };
+	char p[1200];
+	struct stat sb;
+	int rc = -ENOENT;
+
+	for (int k = 0; k < 2 && rc == -ENOENT; k++) {
+		int fd;
+
+		if (!roots[k][0])
+			continue;
+		snprintf(p, sizeof(p), "%s/job-%u/epoch-%u/rank-%u.img",
+			 roots[k], job, epoch, rank);
+		if ((fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			rc = -errno;
+			continue;
+		}
+		if (fstat(fd, &sb) < 0 || sb.st_size < CKPT_HEADER_BYTES) {
+			close(fd);
+			return -EINVAL;
+		}
+		b->len = (size_t)sb.st_size;
+		b->buf = mmap(NULL, b->len, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		if (b->buf == MAP_FAILED) {
+			b->buf = NULL;
+			return -errno;
+		}
+		rc = 0;
+	}
+	return rc;
+}
+
+static uint64_t le(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int nm_ckpt_restore(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
+		    char *why, size_t whylen)
+{
+	char marker[32];
+	struct ckpt_remap remap = { marker, j->dir };
+
+	snprintf(marker, sizeof(marker), "/job-%u/", j->id);
+	for (uint32_t i = 0; i < j->nlocal; i++) {
+		struct nm_rank *x = &j->ranks[i];
+		struct ckpt_blob chain[CKPT_CHAIN + 2];
+		struct ckpt_ident id = ident_of(a, j, x->rank);
+		uint32_t n = 0, e = epoch;
+		char cwhy[200];
+		int rc = 0;
+
+		/* back from epoch to its full image, then oldest first */
+		while (!rc && n < CKPT_CHAIN + 2) {
+			const unsigned char *h;
+
+			if ((rc = map_image(a, j->id, e, x->rank, &chain[n]))) {
+				snprintf(cwhy, sizeof(cwhy), "its image of "
+					 "epoch %u: %s", e, strerror(-rc));
+				break;
+			}
+			h = chain[n++].buf;
+			if (le(h + 12, 4) == CKPT_FULL)
+				break;
+			e = (uint32_t)le(h + 56, 8);
+		}
+		if (!rc && le((const unsigned char *)chain[n - 1].buf + 12, 4) !=
+			       CKPT_FULL) {
+			rc = -EINVAL;
+			snprintf(cwhy, sizeof(cwhy), "a chain of more than %u "
+				 "images", CKPT_CHAIN + 2);
+		}
+		for (uint32_t k = 0; !rc && k < n / 2; k++) {
+			struct ckpt_blob t = chain[k];
+
+			chain[k] = chain[n - 1 - k];
+			chain[n - 1 - k] = t;
+		}
+		if (!rc)
+			rc = ckpt_restore(x->pid, chain, n, &id, &remap, cwhy,
+					  sizeof(cwhy));
+		else {
+			kill(x->pid, SIGKILL);
+			waitpid(x->pid, NULL, __WALL);
+		}
+		for (uint32_t k = 0; k < n; k++)
+			munmap((void *)chain[k].buf, chain[k].len);
+		if (rc) {
+			x->pid = 0;
+			snprintf(why, whylen, "rank %u: restore from epoch %u: "
+				 "%s", x->rank, epoch, cwhy);
+			return rc;
+		}
+	}
+	return 0;
 }

@@ -11,7 +11,8 @@
  * manager's loop polls nm_ckpt_fd() and calls nm_ckpt_poll().
  *
  * Images: ROOT/job-J/epoch-E/rank-R.img, directories root's (0711), each
- * image the job owner's, mode 0600.  A job's next capture is a delta of
+ * image the job owner's, mode 0600; with a shared directory (L3), a copy
+ * there too, made by the writer before the epoch is reported written.  A job's next capture is a delta of
  * its last one here, up to CKPT_CHAIN deltas, then a full one again; the
  * chain before the previous full image is deleted.
  */
@@ -29,13 +30,15 @@ struct nm_ckpt_done {
 	int rc;                  /* 0: every local image written */
 	uint64_t bytes;          /* of the images */
 	uint32_t stop_us;        /* how long the local ranks were stopped */
+	uint32_t levels;         /* where its images are: 1 L1, 4 L3 */
 	char why[256];           /* rc: what failed, the rank named */
 };
 
-/* An agent writing below root (made if missing), for cluster (its name),
- * keeping images of job ids it is told; 0 or -errno with why. */
+/* An agent writing below root (made if missing), and a copy below shared
+ * (L3; NULL or "": none), for cluster (its name); 0 or -errno with why. */
 int nm_ckpt_create(struct nm_ckpt **out, const char *root,
-		   const char *cluster, char *why, size_t whylen);
+		   const char *shared, const char *cluster, char *why,
+		   size_t whylen);
 void nm_ckpt_destroy(struct nm_ckpt *a);
 
 /* Whether epoch of j is new to the agent (not taken, not being taken). */
@@ -46,6 +49,14 @@ int nm_ckpt_wanted(const struct nm_ckpt *a, const struct nm_job *j,
  * failed here). */
 int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 		  char *why, size_t whylen);
+/* The local ranks of j, started stopped at their exec and traced by the
+ * calling thread (nm_launch_start, traced), made the processes of epoch
+ * of j: their images found here (L1) or in the shared directory (L3),
+ * each rank's chain back to its full image checked whole first.  0, or
+ * -errno with why (the rank that failed is killed and reaped, pid 0; the
+ * caller ends the rest). */
+int nm_ckpt_restore(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
+		    char *why, size_t whylen);
 /* A descriptor readable when an outcome is ready. */
 int nm_ckpt_fd(const struct nm_ckpt *a);
 /* An outcome: 1 and *d, or 0 when none is ready. */

@@ -42,6 +42,7 @@ struct nm_job {
 	uint16_t row;      /* its gang row, as last listed */
 	uint32_t done_slot; /* its done gvar, as last listed */
 	uint32_t ckpt_want; /* the checkpoint epoch listed, 0: none */
+	uint32_t restore;  /* its ranks start from this epoch (listed) */
 	int grace;         /* 1 until first listed: one unlisted heartbeat,
 			    * sent before its staging began, is forgiven */
 	int seen;          /* listed in the heartbeat being applied */

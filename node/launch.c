@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -147,7 +149,8 @@ static void child_fail(const char *what, const char *path)
  * copied (a fork of it cost more than the rank's whole run), and the
  * child only makes system calls on data prepared here until it execs. */
 static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
-			uint32_t rank, uint32_t local, int out, int err)
+			uint32_t rank, uint32_t local, int out, int err,
+			int traced)
 {
 	static const int handled[] = { SIGCHLD, SIGTERM, SIGINT, SIGUSR2,
 				       SIGPIPE };
@@ -241,6 +244,13 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (m->cwd && m->cwd[0] && chdir(m->cwd) < 0)
 			child_fail("cannot enter ", m->cwd);
+		/* a checkpointable rank's addresses are the same run after
+		 * run (docs/checkpoint.md) */
+		if (!m->mpi)
+			personality(ADDR_NO_RANDOMIZE);
+		/* a restart's stub: stopped at its exec for the restore */
+		if (traced && ptrace(PTRACE_TRACEME, 0, 0, 0) < 0)
+			child_fail("cannot be traced for its restore: ", prog);
 		execve(prog, argv, envp);
 		child_fail("cannot run ", m->argv[0]);
 	}
@@ -279,8 +289,8 @@ int nm_launch_identity(const struct nm_launch *l, struct nm_job *j,
 	return 0;
 }
 
-int nm_launch_start(const struct nm_launch *l, struct nm_job *j, char *err,
-		    size_t errlen)
+int nm_launch_start(const struct nm_launch *l, struct nm_job *j, int traced,
+		    char *err, size_t errlen)
 {
 	int e;
 
@@ -297,13 +307,26 @@ int nm_launch_start(const struct nm_launch *l, struct nm_job *j, char *err,
 			close(out[1]);
 			goto fail;
 		}
-		pid = spawn_rank(l, j, x->rank, i, out[1], er[1]);
+		pid = spawn_rank(l, j, x->rank, i, out[1], er[1], traced);
 		close(out[1]);
 		close(er[1]);
 		if (pid < 0) {
 			close(out[0]);
 			close(er[0]);
 			goto fail;
+		}
+		if (traced) { /* stopped at its exec, or it failed */
+			int st;
+
+			while (waitpid(pid, &st, __WALL) < 0 && errno == EINTR)
+				;
+			if (!WIFSTOPPED(st)) {
+				x->pid = 0;
+				close(out[0]);
+				close(er[0]);
+				errno = ECHILD;
+				goto fail;
+			}
 		}
 		x->pid = pid;
 		x->fd[0] = out[0];

@@ -36,10 +36,12 @@ int nm_launch_identity(const struct nm_launch *l, struct nm_job *j,
 		       char *err, size_t errlen);
 /* Start the job's local ranks (j->ranks, placed by nm_job_place), as
  * j->ident (resolved before): each gets its pid and its two pipe read
- * ends (non-blocking).  0, or -errno with err saying which node, job and why
+ * ends (non-blocking).  traced: each is stopped at its exec, traced by the
+ * calling thread, for a restore (ckpt_restore) to make it the process of
+ * a checkpoint.  0, or -errno with err saying which node, job and why
  * (the ranks started so far are killed). */
-int nm_launch_start(const struct nm_launch *l, struct nm_job *j, char *err,
-		    size_t errlen);
+int nm_launch_start(const struct nm_launch *l, struct nm_job *j, int traced,
+		    char *err, size_t errlen);
 /* sig to every live rank's process group. */
 void nm_launch_signal(struct nm_job *j, int sig);
 /* SIGKILL to every live rank's process group. */

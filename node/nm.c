@@ -617,10 +617,18 @@ static void job_start(struct nm *nm, struct nm_job *j)
 	    nm_cg_create(&nm->cg, j->id, j->m->mem_limit, nm->host->name,
 			 &j->cg, err, sizeof(err)) ||
 	    bcs_open(nm, j, err, sizeof(err)) ||
-	    nm_launch_start(&nm->launch, j, err, sizeof(err))) {
+	    nm_launch_start(&nm->launch, j, j->restore != 0, err,
+			    sizeof(err)) ||
+	    (j->restore && nm_ckpt_restore(nm->ckpt, j, j->restore, err,
+					   sizeof(err)))) {
+		if (j->restore)
+			nm_launch_kill(j); /* stubs not restored: they go */
 		job_fail(nm, j, err);
 		return;
 	}
+	if (j->restore)
+		qb_log(LOG_INFO, "job %u: %u rank(s) restored from checkpoint "
+		       "epoch %u", j->id, j->nlocal, j->restore);
 	for (uint32_t i = 0; j->bcs_fd >= 0 && i < j->nlocal; i++)
 		nm_bcs_started(&nm->bcs, j->id, i, j->ranks[i].pid);
 	if (j->bcs_bell >= 0)
@@ -642,7 +650,7 @@ static void ckpt_report(struct nm *nm, const struct nm_ckpt_done *d)
 {
 	st_ckpt_rec_t c = { .epoch = d->epoch, .rc = d->rc,
 			    .bytes = d->bytes, .stop_us = d->stop_us,
-			    .why = d->why };
+			    .levels = d->levels, .why = d->why };
 	struct nm_job *j = job_by_id(nm, d->job);
 	uint8_t rec[ST_CKPT_REC_LEN + 1024];
 	int n;
@@ -728,6 +736,12 @@ static const char *staged_manifest(void *ctx, uint32_t id, st_manifest_t *m)
 
 	snprintf(dir, sizeof(dir), "%s/%s-%s/job-%u", nm->cfg.ramdisk,
 		 nm->cfg.cluster, nm->host->name, id);
+	/* staged again (a restart): the incarnation before goes first */
+	if ((j = job_by_id(nm, id))) {
+		qb_log(LOG_DEBUG, "job %u: staged again: the run before goes",
+		       id);
+		job_forget(nm, j);
+	}
 	if (!(j = nm_job_new(id, m, dir))) {
 		st_manifest_free(m);
 		return NULL;
@@ -827,6 +841,7 @@ static void reconcile(struct nm *nm)
 		j->done_slot = e->done < nm->lay.done_slots ? e->done
 							    : UINT32_MAX;
 		j->ckpt_want = e->ckpt;
+		j->restore = e->restore;
 	}
 	free(v);
 	for (j = nm->jobs; j; j = next) {
@@ -1261,8 +1276,11 @@ int main(int argc, char **argv)
 				 nm.cfg.ramdisk, nm.cfg.cluster, nm.host->name);
 		if ((nm.cfg.ckpt_dir[0] &&
 		     st_dir_ensure(nm.cfg.ckpt_dir, 0711, why, sizeof(why))) ||
-		    nm_ckpt_create(&nm.ckpt, root, nm.cfg.cluster, why,
-				   sizeof(why))) {
+		    (nm.cfg.ckpt_shared_dir[0] &&
+		     st_dir_ensure(nm.cfg.ckpt_shared_dir, 0711, why,
+				   sizeof(why))) ||
+		    nm_ckpt_create(&nm.ckpt, root, nm.cfg.ckpt_shared_dir,
+				   nm.cfg.cluster, why, sizeof(why))) {
 			qb_log(LOG_ERR, "%s", why);
 			fprintf(stderr, "storm-nm: %s\n", why);
 			rc = 2;

@@ -197,6 +197,7 @@ static void stream_end(struct nm_ring *r)
 		close(r->fd);
 	r->fd = -1;
 	r->last_job = r->job;
+	r->last_inc = r->inc;
 	if (!r->failed) {
 		r->m = NULL;
 		r->dir = NULL;
@@ -260,11 +261,17 @@ void nm_ring_take(struct nm_ring *r)
 		if (r->next >= r->total) {
 			/* between streams: a new one starts at chunk 0, slot 0 */
 			p = r->gmem + r->lay->ring;
+			/* slot 0 holds the newest stream sent here: one
+			 * other than the last taken is new (a job staged
+			 * again after a restart is a new incarnation) */
 			if (st_chunk_get_hdr(p, r->lay->chunk, &job, &idx,
 					     &total, &len) ||
-			    idx != 0 || job <= r->last_job)
+			    idx != 0 || (job == r->last_job &&
+					 st_chunk_inc(p) == r->last_inc) ||
+			    (job < r->last_job && !st_chunk_inc(p)))
 				return;
 			r->job = job;
+			r->inc = st_chunk_inc(p);
 			r->next = 0;
 			r->total = total;
 			r->mf_len = 0;
@@ -276,7 +283,8 @@ void nm_ring_take(struct nm_ring *r)
 		    (uint64_t)(r->next % r->lay->slots) * r->lay->chunk;
 		if (st_chunk_get_hdr(p, r->lay->chunk, &job, &idx, &total,
 				     &len) ||
-		    job != r->job || idx != r->next)
+		    job != r->job || st_chunk_inc(p) != r->inc ||
+		    idx != r->next)
 			return; /* not arrived yet */
 		feed(r, p + ST_CHUNK_HDR, len);
 		r->next++;
@@ -284,6 +292,6 @@ void nm_ring_take(struct nm_ring *r)
 			stream_end(r);
 		/* after the bytes are in their files: the slot may be reused */
 		sp_gvar_write_local(r->w, r->lay->gv_consumed,
-				    st_consumed(r->job, r->next));
+				    st_consumed_inc(r->job, r->inc, r->next));
 	}
 }

@@ -40,6 +40,7 @@ struct nm_ring {
 	void *ctx;
 	/* the stream arriving */
 	uint32_t job, next, total, last_job;
+	uint32_t inc, last_inc;  /* the stream's incarnation (a restart's) */
 	uint8_t *mf;           /* the manifest, until it decodes */
 	size_t mf_len, mf_cap;
 	const st_manifest_t *m; /* decoded, the owner's: the files to write */

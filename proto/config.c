@@ -310,6 +310,16 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		}
 		return copy_str(p, k, v, c->ckpt_dir, sizeof(c->ckpt_dir));
 	}
+	if (!strcmp(k, "ckpt_shared_dir")) {
+		if (v[0] != '/') {
+			perr(p, "ckpt_shared_dir = \"%s\": want an absolute "
+			     "path (a directory every node mounts, where a copy "
+			     "of each checkpoint image goes: L3)", v);
+			return 0;
+		}
+		return copy_str(p, k, v, c->ckpt_shared_dir,
+				sizeof(c->ckpt_shared_dir));
+	}
 	if (!strcmp(k, "mpich_abi_dir")) {
 		if (v[0] != '/') {
 			perr(p, "mpich_abi_dir = \"%s\": want an absolute path "

@@ -49,7 +49,8 @@ static void wr_n(uint8_t *p, uint64_t v, unsigned n)
 /* ---- heartbeat ----------------------------------------------------------- */
 
 /* magic u32 | slice u64 | row u16 | lo u32 | hi u32 | njobs u32 | flags u32
- * then njobs x (job u32 | state u8 | row u16 | done u32 | ckpt u32) */
+ * then njobs x (job u32 | state u8 | row u16 | done u32 | ckpt u32 |
+ * restore u32) */
 int st_hb_encode(uint8_t *buf, size_t cap, const st_hb_t *hb)
 {
 	size_t need = ST_HB_HDR + (size_t)hb->njobs * ST_HB_ENTRY;
@@ -71,6 +72,7 @@ int st_hb_encode(uint8_t *buf, size_t cap, const st_hb_t *hb)
 		wr_n(e + 5, hb->jobs[i].row, 2);
 		wr_n(e + 7, hb->jobs[i].done, 4);
 		wr_n(e + 11, hb->jobs[i].ckpt, 4);
+		wr_n(e + 15, hb->jobs[i].restore, 4);
 	}
 	return (int)need;
 }
@@ -98,6 +100,7 @@ int st_hb_decode(const uint8_t *buf, size_t len, st_hb_t *hb)
 		j->row = (uint16_t)rd_n(&r, 2);
 		j->done = (uint32_t)rd_n(&r, 4);
 		j->ckpt = (uint32_t)rd_n(&r, 4);
+		j->restore = (uint32_t)rd_n(&r, 4);
 		if (j->state != ST_HB_STAGING && j->state != ST_HB_ACTIVE)
 			r.bad = 1;
 	}
@@ -244,6 +247,7 @@ int st_ckpt_rec_encode(uint8_t *out, size_t cap, const st_ckpt_rec_t *c)
 	wr_n(out + 4, (uint32_t)c->rc, 4);
 	wr_n(out + 8, c->bytes, 8);
 	wr_n(out + 16, c->stop_us, 4);
+	wr_n(out + 20, c->levels, 4);
 	if (wl)
 		memcpy(out + ST_CKPT_REC_LEN, c->why, wl);
 	return (int)(ST_CKPT_REC_LEN + wl);
@@ -257,6 +261,7 @@ int st_ckpt_rec_decode(const uint8_t *p, size_t len, st_ckpt_rec_t *c)
 	c->rc = (int32_t)(uint32_t)rd_n(&r, 4);
 	c->bytes = rd_n(&r, 8);
 	c->stop_us = (uint32_t)rd_n(&r, 4);
+	c->levels = (uint32_t)rd_n(&r, 4);
 	if (r.bad || !c->epoch || len - ST_CKPT_REC_LEN > 1024 ||
 	    (!c->rc && len != ST_CKPT_REC_LEN) ||
 	    (c->rc && len == ST_CKPT_REC_LEN))

@@ -105,6 +105,7 @@ typedef struct st_config {
 	char ckpt_dir[1024];      /* checkpoint images on nodes ("": below
 				   * the ramdisk, L1 in docs/checkpoint.md) */
 	uint32_t ckpt_keep;       /* committed epochs kept per job (1..64) */
+	char ckpt_shared_dir[1024]; /* a copy of every image (L3), "": none */
 	uint32_t kill_grace_ms;   /* SIGTERM to a job's processes, then this
 				   * long before every one is killed */
 	char run_dir[1024];       /* sockets, pid files, logs */
@@ -391,6 +392,8 @@ typedef struct st_hb_job {
 	uint16_t row;   /* its gang matrix row */
 	uint32_t done;  /* its done slot */
 	uint32_t ckpt;  /* the checkpoint epoch to take, 0: none */
+	uint32_t restore; /* its ranks start from this epoch's images
+			   * (a restart), 0: from the start */
 } st_hb_job_t;
 
 /* st_hb_t.flags: the strobe idles — it strobes only every few slices
@@ -407,7 +410,7 @@ typedef struct st_hb {
 } st_hb_t;
 
 #define ST_HB_HDR 30
-#define ST_HB_ENTRY 15
+#define ST_HB_ENTRY 19
 /** Jobs a block of len bytes holds. */
 static inline uint32_t st_hb_capacity(size_t len)
 {
@@ -450,6 +453,26 @@ static inline int64_t st_consumed(uint32_t job, uint32_t k)
 {
 	return (int64_t)((uint64_t)job << 32 | k);
 }
+/* A job staged again (a restart) is a new incarnation of its stream: the
+ * header's last 4 bytes (0 the first time), and its chunks counted above
+ * every earlier incarnation's in gv_consumed.  A stream has fewer than
+ * ST_CHUNKS_MAX chunks. */
+#define ST_CHUNKS_MAX (1u << 24)
+static inline uint32_t st_chunk_inc(const uint8_t *slot)
+{
+	return (uint32_t)slot[20] | (uint32_t)slot[21] << 8 |
+	       (uint32_t)slot[22] << 16 | (uint32_t)slot[23] << 24;
+}
+static inline void st_chunk_put_inc(uint8_t *slot, uint32_t inc)
+{
+	for (int i = 0; i < 4; i++)
+		slot[20 + i] = (uint8_t)(inc >> (8 * i));
+}
+/** The gv_consumed value meaning "k chunks of incarnation inc taken". */
+static inline int64_t st_consumed_inc(uint32_t job, uint32_t inc, uint32_t k)
+{
+	return st_consumed(job, (inc & 0xffu) << 24 | k);
+}
 
 /* ---- output mailbox (node -> manager) ----------------------------------- */
 
@@ -462,13 +485,14 @@ enum st_rec_type { ST_REC_STDOUT = 1, ST_REC_STDERR = 2, ST_REC_EXIT = 3,
 		   ST_REC_FAIL = 4, ST_REC_CKPT = 5 };
 
 /* A CKPT record's bytes: epoch u32 | rc i32 (0: every image written) |
- * bytes u64 | stop_us u32 | then, if rc, the reason (text). */
-#define ST_CKPT_REC_LEN 20
+ * bytes u64 | stop_us u32 | levels u32 | then, if rc, the reason (text). */
+#define ST_CKPT_REC_LEN 24
 typedef struct st_ckpt_rec {
 	uint32_t epoch;
 	int32_t rc;
 	uint64_t bytes;          /* the node's images */
 	uint32_t stop_us;        /* its longest stop of a rank */
+	uint32_t levels;         /* where they are: MM_CKPT_L* bits */
 	const char *why;         /* decode: into the record, why_len bytes */
 	uint32_t why_len;
 } st_ckpt_rec_t;

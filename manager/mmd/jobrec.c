@@ -135,6 +135,24 @@ void mmd_jobs_ended(struct mmd_jobs *t, uint32_t id)
 	t->ended_n++;
 }
 
+void mmd_jobs_requeued(struct mmd_jobs *t, const mm_state_t *st)
+{
+	mm_job_t v;
+
+	for (uint32_t i = 0; i < t->nbuckets; i++)
+		for (struct mmd_job *j = t->bucket[i]; j; j = j->next) {
+			if (mm_job_get(st, j->id, &v) ||
+			    v.state != MM_JOB_PENDING || !v.restarts)
+				continue;
+			for (uint32_t k = 0; j->status && k < j->ranks; k++)
+				j->status[k] = -1;
+			j->got = 0;
+			j->exit_proposed = j->staged_proposed = 0;
+			j->ckpt_epoch = 0;
+			j->t_stage = j->t_staged = j->t_end = 0;
+		}
+}
+
 void mmd_jobs_master_reset(struct mmd_jobs *t)
 {
 	for (uint32_t i = 0; i < t->nbuckets; i++)

@@ -45,6 +45,7 @@ struct mmd_job {
 	uint32_t ckpt_got;      /* nodes with every image written */
 	uint64_t ckpt_bytes;
 	uint32_t ckpt_stop_us;  /* the longest stop of a node */
+	uint32_t ckpt_levels;   /* where every node's images are (AND) */
 	int ckpt_proposed;
 	uint64_t ckpt_slice;
 };
@@ -66,6 +67,9 @@ int32_t *mmd_job_status(struct mmd_job *j, uint32_t ranks);
 /* Job id reached a terminal state: its statuses go, its timing and usage
  * stay until MMD_JOBS_ENDED_KEEP later ends. */
 void mmd_jobs_ended(struct mmd_jobs *t, uint32_t id);
+/* Jobs queued again (a restart, by hand or after a node's loss): what
+ * their run before reported is void, and they are staged anew. */
+void mmd_jobs_requeued(struct mmd_jobs *t, const mm_state_t *st);
 /* A new strobe master proposes everything again (level-triggered). */
 void mmd_jobs_master_reset(struct mmd_jobs *t);
 /* Every record, for shutdown. */

@@ -74,9 +74,11 @@ static void take_ckpt(struct mmd_mailbox *b, int master, const mm_state_t *st,
 		r->ckpt_bytes = 0;
 		r->ckpt_stop_us = 0;
 		r->ckpt_proposed = 0;
+		r->ckpt_levels = ~0u;
 	}
 	if (!c.rc) {
 		r->ckpt_got++;
+		r->ckpt_levels &= c.levels;
 		r->ckpt_bytes += c.bytes;
 		if (c.stop_us > r->ckpt_stop_us)
 			r->ckpt_stop_us = c.stop_us;

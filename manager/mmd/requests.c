@@ -63,6 +63,14 @@ static void job_ended(struct mmd_requests *rq, const mm_job_t *j)
 
 /* ---- requests ------------------------------------------------------------------- */
 
+static const char *levels_name(uint32_t l)
+{
+	static const char *const names[8] = { "-", "L1", "L2", "L1+L2", "L3",
+		"L1+L3", "L2+L3", "L1+L2+L3" };
+
+	return names[l & 7];
+}
+
 static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 {
 	json_t *argv = json_array(), *names = json_array(),
@@ -118,7 +126,8 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 				j->ckpts[k].epoch, "bytes",
 				(json_int_t)j->ckpts[k].bytes, "committed_ms",
 				(json_int_t)j->ckpts[k].ms, "stop_ms",
-				j->ckpts[k].stop_us / 1e3, "levels", "L1"));
+				j->ckpts[k].stop_us / 1e3, "levels",
+				levels_name(j->ckpts[k].levels)));
 		json_object_set_new(o, "checkpoints", eps);
 		if (j->ckpt_want)
 			json_object_set_new(o, "checkpoint_pending",
@@ -126,6 +135,11 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 		if (j->ckpt_error[0])
 			json_object_set_new(o, "checkpoint_error",
 					    json_string(j->ckpt_error));
+	}
+	if (o && (j->restore_epoch || j->restarts)) {
+		json_object_set_new(o, "restore_epoch",
+				    json_integer(j->restore_epoch));
+		json_object_set_new(o, "restarts", json_integer(j->restarts));
 	}
 	/* its place in the matrix while it holds PEs (stormctl matrix) */
 	if (o && j->width) {
@@ -723,6 +737,33 @@ static void op_checkpoint(struct mmd_requests *rq, struct mmd_client *c,
 		mmd_client_reply_err(c, res.rc, "%s", res.err);
 }
 
+/* A running job back in the queue, to run on from a committed epoch
+ * ("epoch" absent or 0: the last). */
+static void op_restart(struct mmd_requests *rq, struct mmd_client *c,
+		       json_t *req)
+{
+	mm_op_t op = { .code = MM_OP_CKPT_RESTART, .uid = c->uid };
+	json_t *e = json_object_get(req, "epoch");
+	mm_result_t res;
+
+	if (job_arg(c, req, &op.job))
+		return;
+	if (e && (!json_is_integer(e) || json_integer_value(e) < 0 ||
+		  json_integer_value(e) > UINT32_MAX)) {
+		mmd_client_reply_err(c, EINVAL, "restart: \"epoch\" must be an "
+				     "epoch number (0: the last committed)");
+		return;
+	}
+	op.epoch = e ? (uint32_t)json_integer_value(e) : 0;
+	for (uint32_t i = 0; i < rq->cfg->nadmins; i++)
+		if (rq->cfg->admins[i] == c->uid)
+			op.uid = 0;
+	if (mmd_repl_propose_client(rq->repl, c, c->client_key, c->seq,
+				    c->uid, c->gid, MMD_REQ_RESTART, &op,
+				    &res))
+		mmd_client_reply_err(c, res.rc, "%s", res.err);
+}
+
 static void credential_agreed(struct mmd_requests *rq, struct mmd_client *c,
 			      const mm_result_t *res);
 
@@ -746,6 +787,15 @@ void mmd_requests_answer(struct mmd_requests *rq, struct mmd_client *c, int kind
 		mmd_client_send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:i, s:s}", "ok",
 						       1, "job", job, "state",
 						       "CANCELLED"));
+		return;
+	}
+	if (kind == MMD_REQ_RESTART) {
+		mm_job_t j;
+
+		mmd_client_send_json(c, ST_FRAME_REPLY, json_pack(
+			"{s:b, s:i, s:i, s:s}", "ok", 1, "job", job, "epoch",
+			mm_job_get(ST(rq), job, &j) ? 0 : j.restore_epoch,
+			"state", "PENDING"));
 		return;
 	}
 	if (kind == MMD_REQ_CKPT) {
@@ -1275,6 +1325,7 @@ static const struct mmd_request_type {
 	{ "submit",   h_submit,    1, ST_FRAME_MAX },
 	{ "cancel",   op_cancel,   1, READ_MAX },
 	{ "checkpoint", op_checkpoint, 1, READ_MAX },
+	{ "restart",  op_restart,  1, READ_MAX },
 	{ "queue",    op_queue,    1, READ_MAX },
 	{ "show",     op_show,     1, READ_MAX },
 	{ "nodes",    h_nodes,     1, READ_MAX },

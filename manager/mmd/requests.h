@@ -25,7 +25,8 @@
 /* Kinds of client writes (the repl's cookie says which it was). */
 enum { MMD_REQ_SUBMIT = 1, MMD_REQ_RUN, MMD_REQ_CANCEL,
        MMD_REQ_CRED, /* a TCP client's credential (MM_OP_CRED) */
-       MMD_REQ_CKPT /* a checkpoint asked for (MM_OP_CKPT_REQUEST) */ };
+       MMD_REQ_CKPT, /* a checkpoint asked for (MM_OP_CKPT_REQUEST) */
+       MMD_REQ_RESTART /* a restart from an epoch (MM_OP_CKPT_RESTART) */ };
 
 /* Expected starts of the first pending jobs (for queue and show):
  * replaying the scheduler costs O(live jobs) per round, so one result

@@ -199,6 +199,13 @@ static int build_stream(struct mmd_stage *s, const mm_state_t *st,
 	total = mflen;
 	for (uint32_t i = 0; i < nf; i++)
 		total += m.file_sizes[i];
+	if ((total + c.data - 1) / c.data >= ST_CHUNKS_MAX) {
+		rc = -EFBIG;
+		snprintf(why, whylen, "%zu bytes of inputs: more than %u "
+			 "chunks of %u bytes (chunk_kib)", total,
+			 ST_CHUNKS_MAX - 1, c.data);
+		goto out;
+	}
 	chunks = (uint32_t)((total + c.data - 1) / c.data);
 	c.img = malloc((size_t)chunks * c.chunk);
 	if (!c.img) {
@@ -217,10 +224,14 @@ static int build_stream(struct mmd_stage *s, const mm_state_t *st,
 			goto out;
 		}
 	}
-	for (uint32_t k = 0; k < chunks; k++)
+	for (uint32_t k = 0; k < chunks; k++) {
 		st_chunk_put_hdr(c.img + (size_t)k * c.chunk, j->id, k, chunks,
 				 (uint32_t)(k + 1 < chunks ? c.data :
 					    total - (size_t)k * c.data));
+		/* a restart's staging: a new incarnation of the stream */
+		st_chunk_put_inc(c.img + (size_t)k * c.chunk, j->restarts);
+	}
+	s->inc = j->restarts;
 	s->stream = c.img;
 	s->len = total;
 	s->total = chunks;
@@ -345,7 +356,8 @@ void mmd_stage_step(struct mmd_stage *s, sp_world_t *w, const mm_state_t *st,
 			/* the slot's previous chunk is on every node's disk */
 			rc = mmd_caw(s->caw, w, slice, j.nodes,
 				     s->lay->gv_consumed, SP_CMP_GE,
-				     st_consumed(j.id, c - s->lay->slots + 1),
+				     st_consumed_inc(j.id, s->inc,
+						     c - s->lay->slots + 1),
 				     SP_NO_WRITE, 0, 1000);
 			if (rc != 1) {
 				qb_log(LOG_DEBUG, "job %u: chunk %u waits for "
@@ -369,7 +381,8 @@ void mmd_stage_step(struct mmd_stage *s, sp_world_t *w, const mm_state_t *st,
 	if (s->next < s->total)
 		return;
 	if (mmd_caw(s->caw, w, slice, j.nodes, s->lay->gv_consumed,
-		    SP_CMP_GE, st_consumed(j.id, s->total), SP_NO_WRITE, 0,
+		    SP_CMP_GE, st_consumed_inc(j.id, s->inc, s->total),
+		    SP_NO_WRITE, 0,
 		    1000) == 1) {
 		mm_op_t op = { .code = MM_OP_JOB_STAGED, .job = j.id };
 

@@ -38,6 +38,7 @@ struct mmd_stage {
 	uint8_t *stream;      /* manifest + every file, as chunk images */
 	size_t len;           /* stream bytes (without the headers) */
 	uint32_t total, next; /* chunks */
+	uint32_t inc;         /* its incarnation: the job's restarts */
 	int busy[MMD_MAX_INFLIGHT];
 	uint64_t started_ns;
 };

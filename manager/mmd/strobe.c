@@ -152,6 +152,11 @@ void mmd_strobe_applied(struct mmd_strobe *sb, const mm_state_t *st,
 	if (op->code == MM_OP_JOB_STAGED && rc == 0 && sb->clk.master &&
 	    sb->w)
 		heartbeat(sb, st, 1);
+	/* a job queued again runs anew: what its ranks reported of the
+	 * run before is void */
+	if ((op->code == MM_OP_CKPT_RESTART || op->code == MM_OP_NODE_DOWN) &&
+	    rc == 0)
+		mmd_jobs_requeued(sb->jobs, st);
 	switch (op->code) {
 	case MM_OP_SUBMIT: case MM_OP_SUBMIT_CAPPED: case MM_OP_SUBMIT_LIMITS:
 	case MM_OP_SUBMIT_INPUTS:
@@ -163,7 +168,7 @@ void mmd_strobe_applied(struct mmd_strobe *sb, const mm_state_t *st,
 		break;
 	case MM_OP_JOB_STAGED: case MM_OP_JOB_FAILED: case MM_OP_CANCEL:
 	case MM_OP_NODE_UP: case MM_OP_NODE_DOWN: case MM_OP_JOB_EXITED:
-	case MM_OP_JOB_EXITED_USAGE:
+	case MM_OP_JOB_EXITED_USAGE: case MM_OP_CKPT_RESTART:
 		sb->tick_wanted = 1; /* cpus may have come free */
 		break;
 	default:
@@ -391,6 +396,7 @@ static void check_ckpts(struct mmd_strobe *sb, const mm_state_t *st)
 		op.epoch = j.ckpt_want;
 		op.ckpt_bytes = r->ckpt_bytes;
 		op.ckpt_stop_us = r->ckpt_stop_us;
+		op.ckpt_levels = r->ckpt_levels;
 		op.ckpt_keep = sb->cfg->ckpt_keep ? sb->cfg->ckpt_keep : 2;
 		r->ckpt_proposed = 1;
 		r->ckpt_slice = sb->clk.slice;
@@ -411,7 +417,8 @@ static st_hb_job_t hb_entry(const mm_state_t *st, const mm_job_t *j)
 	return (st_hb_job_t){ j->id, j->state == MM_JOB_STAGING ?
 			      ST_HB_STAGING : ST_HB_ACTIVE,
 			      (uint16_t)j->row, done_slot(st, j),
-			      j->state == MM_JOB_RUNNING ? j->ckpt_want : 0 };
+			      j->state == MM_JOB_RUNNING ? j->ckpt_want : 0,
+			      j->restore_epoch };
 }
 
 /* More jobs hold PEs than one block lists: jobs whose state changed in

@@ -14,6 +14,14 @@ namespace of its own (stormlab) and runs tests/ckpt/ckpt_loop as the job:
   refused    a job with a thread: the epoch fails with the rank and the
              reason, the job runs on and ends well; a finished job, an
              unknown one and another user's are refused with the reason.
+  restart    `stormctl restart` of a checkpointed job: its ranks end and
+             are restored from epoch 1's images; it ends with an
+             uninterrupted run's result; an unknown epoch, a job without
+             an epoch and an ended job are refused;
+  node_kill  kill -9 of a node manager (and so its ranks) of a job with
+             a committed epoch copied to ckpt_shared_dir: the job goes
+             back to the queue by itself, runs on from the epoch on the
+             nodes left and ends with an uninterrupted run's result.
 Exit: 0 pass, 1 fail.
 """
 
@@ -25,6 +33,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "harness"))
@@ -175,9 +184,94 @@ def test_refused(lab):
     print("refused: %s" % j.get("checkpoint_error"))
 
 
+def uninterrupted(lab, prog_args):
+    """The "done" lines of each rank run alone, without Storm."""
+    env = dict(os.environ)
+    want = set()
+    for rank in ("0", "1"):
+        env["STORM_RANK"] = rank
+        out = subprocess.run([loop_prog(lab)] + prog_args, env=env,
+                             capture_output=True, text=True).stdout
+        want.add(out.splitlines()[-1])
+    return want
+
+
+def check_result(lab, job, prog_args, timeout=120):
+    j = wait_state(lab, job, ["COMPLETED", "FAILED", "CANCELLED"],
+                   timeout=timeout)
+    check(j["state"] == "COMPLETED", "job: %s" % j)
+    got = open(out_path(lab, prog_args)).read()
+    for line in uninterrupted(lab, prog_args):
+        check(got.count(line) == 1, "output %r: %r not once" % (got, line))
+    return j
+
+
+def test_restart(lab):
+    prog_args = ["8", "2", "8"]
+    job = submit(lab, prog_args, uid=NOBODY)
+    wait_started(lab, job)
+    r = stormctl(lab, ["restart", str(job)], uid=NOBODY)
+    check(r.returncode == 1 and "no committed checkpoint" in r.stderr,
+          "restart without an epoch: %d %s" % (r.returncode, r.stderr))
+    r = checkpoint(lab, job, uid=NOBODY)
+    check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
+    r = stormctl(lab, ["restart", "--epoch", "5", str(job)], uid=NOBODY)
+    check(r.returncode == 1 and "no committed epoch 5" in r.stderr,
+          "restart from an unknown epoch: %d %s" % (r.returncode, r.stderr))
+    before = sorted(stormlab.pids_of(lab, job))
+    r = stormctl(lab, ["--json", "restart", str(job)], uid=NOBODY)
+    check(r.returncode == 0 and json.loads(r.stdout)["epoch"] == 1,
+          "restart: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+    stormlab.wait_for(lambda: show(lab, job)["state"] == "RUNNING" and
+                      sorted(stormlab.pids_of(lab, job)) not in
+                      ([], before) and
+                      len(stormlab.pids_of(lab, job)) == 2, 60,
+                      "job %d restored" % job)
+    j = show(lab, job)
+    check(j.get("restore_epoch") == 1 and j.get("restarts") == 1,
+          "after the restart: %s" % j)
+    j = check_result(lab, job, prog_args)
+    r = stormctl(lab, ["restart", str(job)])
+    check(r.returncode == 1 and "already ended" in r.stderr,
+          "restart of an ended job: %d %s" % (r.returncode, r.stderr))
+    print("restart: job %d ran on from epoch 1 and ended well" % job)
+
+
+def test_node_kill(lab):
+    prog_args = ["8", "2", "10"]
+    job = submit(lab, prog_args, uid=NOBODY)
+    wait_started(lab, job)
+    j = show(lab, job)
+    r = checkpoint(lab, job, uid=NOBODY)
+    check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
+    j = show(lab, job)
+    check(j["checkpoints"][0]["levels"] == "L1+L3", "levels: %s" % j)
+    victim = j["node_names"][-1]
+    t0 = time.monotonic()
+    check(lab.p.kill(victim) is not None, "no process %s" % victim)
+    stormlab.wait_for(lambda: show(lab, job).get("restarts") == 1, 30,
+                      "job %d requeued" % job)
+    try:
+        stormlab.wait_for(lambda: show(lab, job)["state"] == "RUNNING" and
+                          len(stormlab.pids_of(lab, job)) == 2, 60,
+                          "job %d running again" % job)
+    except TimeoutError:
+        raise AssertionError("not running again: %s" % show(lab, job))
+    took = time.monotonic() - t0
+    j = show(lab, job)
+    check(victim not in j["node_names"], "still on %s: %s" % (victim, j))
+    check("restarting from checkpoint epoch 1" in j["reason"] or
+          j.get("restore_epoch") == 1, "restarted: %s" % j)
+    check_result(lab, job, prog_args)
+    print("node_kill: %s killed; job %d RUNNING again from epoch 1 on %s "
+          "after %.2f s" % (victim, job, ",".join(j["node_names"]), took))
+
+
 TESTS = {
     "commit": (test_commit, dict(managers=1, nodes=2)),
     "refused": (test_refused, dict(managers=1, nodes=2)),
+    "restart": (test_restart, dict(managers=1, nodes=2)),
+    "node_kill": (test_node_kill, dict(managers=1, nodes=4)),
 }
 
 
@@ -191,6 +285,8 @@ def main():
     stormlab.run_in_private_netns()
     d = tempfile.mkdtemp(prefix="storm-ckpt-")
     os.chmod(d, 0o755)  # the job's user reaches its output file
+    kw = dict(kw)
+    kw["extra"] = ["ckpt_shared_dir = %s/shared" % d]
     return stormlab.run_test(name, d, lambda: stormlab.Lab(build, d, **kw),
                              fn)
 

@@ -37,9 +37,9 @@ static void put(const char *target, int k, const void *p, size_t n)
 
 static void hb(void)
 {
-	st_hb_job_t jobs[3] = { { 1, ST_HB_STAGING, 0, 0, 0 },
-				{ 7, ST_HB_ACTIVE, 1, 9, 2 },
-				{ 4000000, ST_HB_ACTIVE, 0, 3, 0 } };
+	st_hb_job_t jobs[3] = { { 1, ST_HB_STAGING, 0, 0, 0, 3 },
+				{ 7, ST_HB_ACTIVE, 1, 9, 2, 0 },
+				{ 4000000, ST_HB_ACTIVE, 0, 3, 0, 0 } };
 	st_hb_t h = { .slice = 42, .row = ST_HB_ALL_ROWS, .lo = 0,
 		      .hi = UINT32_MAX, .njobs = 3, .jobs = jobs };
 	uint8_t b[256];
@@ -59,7 +59,7 @@ static void hb(void)
 
 static void mailbox(void)
 {
-	uint8_t box[512];
+	uint8_t box[512] = { 0 };
 	size_t off = ST_BOX_HDR;
 	st_exit_t e = { 0, 1500, 20, 2048 };
 	uint8_t ex[ST_EXIT_LEN];
@@ -146,6 +146,7 @@ static void ops(void)
 		  .ckpt_keep = 2 },
 		{ .code = MM_OP_CKPT_ABORT, .job = 1, .epoch = 2,
 		  .reason = "disk full" },
+		{ .code = MM_OP_CKPT_RESTART, .job = 1, .uid = 0, .epoch = 1 },
 	};
 	static uint8_t b[65536];
 

@@ -182,7 +182,7 @@ static int restore(struct proc *p, const void *img, size_t len, uid_t uid,
 	struct ckpt_blob b = { img, len };
 
 	spawn(p, "plain", uid, aslr, 1);
-	return ckpt_restore(p->pid, &b, 1, &ID, why, whylen);
+	return ckpt_restore(p->pid, &b, 1, &ID, NULL, why, whylen);
 }
 
 /* Captured, run on, killed, restored (twice, one with the vDSO moved). */
@@ -297,7 +297,7 @@ static void test_bad_restore(void **state)
 
 		other.job++;
 		spawn(&q, "plain", 0, 0, 1);
-		assert_int_equal(ckpt_restore(q.pid, &b, 1, &other, why,
+		assert_int_equal(ckpt_restore(q.pid, &b, 1, &other, NULL, why,
 					      sizeof(why)), -EINVAL);
 		assert_non_null(strstr(why, "another"));
 		close(q.in);
@@ -332,7 +332,7 @@ static void restore_chain(const struct ckpt_blob *b, size_t n,
 	int rc;
 
 	spawn(&q, "plain", 0, 0, 1);
-	if ((rc = ckpt_restore(q.pid, b, n, &ID, why, sizeof(why))))
+	if ((rc = ckpt_restore(q.pid, b, n, &ID, NULL, why, sizeof(why))))
 		fail_msg("restore of %zu images: %d %s", n, rc, why);
 	expect_ok_sum(&q, got, sizeof(got));
 	if (strcmp(got, sum))
@@ -401,7 +401,7 @@ static void test_incremental(void **state)
 	/* a chain with a hole */
 	b[1] = b[2];
 	spawn(&q, "plain", 0, 0, 1);
-	assert_int_equal(ckpt_restore(q.pid, b, 3, &ID, why, sizeof(why)),
+	assert_int_equal(ckpt_restore(q.pid, b, 3, &ID, NULL, why, sizeof(why)),
 			 -EINVAL);
 	assert_non_null(strstr(why, "not the delta"));
 	close(q.in);

@@ -98,9 +98,10 @@ static const mm_op_t sample_ops[] = {
 	{ .code = MM_OP_CKPT_REQUEST, .job = 12, .uid = 1000 },
 	{ .code = MM_OP_CKPT_COMMIT, .job = 12, .epoch = 3,
 	  .ckpt_bytes = UINT64_C(1) << 40, .ckpt_stop_us = 4096,
-	  .ckpt_keep = 2 },
+	  .ckpt_keep = 2, .ckpt_levels = MM_CKPT_L1 | MM_CKPT_L3 },
 	{ .code = MM_OP_CKPT_ABORT, .job = 12, .epoch = UINT32_MAX,
 	  .reason = "node nm1: rank 0: 2 threads (one is supported)" },
+	{ .code = MM_OP_CKPT_RESTART, .job = 12, .uid = 0, .epoch = 7 },
 };
 #define NSAMPLES (sizeof(sample_ops) / sizeof(sample_ops[0]))
 
@@ -508,7 +509,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 	uint8_t a[BUFSZ], b[BUFSZ];
 
 	(void)state;
-	assert_int_equal(encode(&sample_ops[NSAMPLES - 7], a),
+	assert_int_equal(encode(&sample_ops[NSAMPLES - 8], a),
 			 (int)sizeof(want));
 	assert_memory_equal(a, want, sizeof(want));
 	for (size_t i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
@@ -528,7 +529,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 		mm_op_t op;
 		void *arena = NULL;
 
-		encode(&sample_ops[NSAMPLES - 7], a);
+		encode(&sample_ops[NSAMPLES - 8], a);
 		a[4] = (uint8_t)v;
 		a[13] = (uint8_t)(255 - v);
 		assert_int_equal(mm_op_decode(a, 14, &op, &arena), 0);

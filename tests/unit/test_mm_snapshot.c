@@ -56,8 +56,9 @@ static const uint32_t node_cpus[NNODES] = { 8, 2, 4, 1, 4 };
 #define BLOCK_BYTES 12
 /* a job's last bytes, without usage: has_usage (0), mem_bytes (v6),
  * ninputs (v7, 0), mpi (v7), and with no checkpoint (v8) ckpt_last,
- * ckpt_want, ckpt_want_slice, ckpt_error (""), nckpts */
-#define JOB_TAIL 38
+ * ckpt_want, ckpt_want_slice, ckpt_error (""), nckpts, restore_epoch,
+ * restarts */
+#define JOB_TAIL 46
 #define CREDS_EMPTY 4 /* v5: the credential cache's count, last; 0 */
 
 static mm_state_t *mkmachine(int up)
@@ -804,6 +805,77 @@ static void test_checkpoint_catalog_round_trips(void **state)
 	mm_state_destroy(s);
 }
 
+/* Job 7 of every_state() with epoch 1 committed at levels. */
+static mm_state_t *with_epoch(uint32_t levels)
+{
+	mm_state_t *s = every_state();
+	mm_op_t req = { .code = MM_OP_CKPT_REQUEST, .job = 7 };
+	mm_op_t commit = { .code = MM_OP_CKPT_COMMIT, .job = 7, .epoch = 1,
+			   .ckpt_bytes = 1, .ckpt_keep = 2,
+			   .ckpt_levels = levels };
+
+	assert_int_equal(mm_apply(s, &req, NULL), 0);
+	assert_int_equal(mm_apply(s, &commit, NULL), 0);
+	return s;
+}
+
+/* RESTART queues a running job again to run on from an epoch; NODE_DOWN
+ * does it for a job whose epoch outlives a node (L2/L3), and fails one
+ * whose images were on the node only; what they refuse changes nothing. */
+static void test_restart_requeues_from_an_epoch(void **state)
+{
+	mm_state_t *s = with_epoch(MM_CKPT_L1 | MM_CKPT_L3), *c;
+	mm_op_t rs = { .code = MM_OP_CKPT_RESTART, .job = 7, .uid = 4242 };
+	mm_result_t res;
+	mm_job_t j;
+	uint32_t node;
+
+	(void)state;
+	assert_int_equal(mm_apply(s, &rs, &res), -EPERM);
+	rs.uid = 0;
+	rs.epoch = 9;
+	assert_int_equal(mm_apply(s, &rs, &res), -ENOENT);
+	assert_non_null(strstr(res.err, "no committed epoch 9"));
+	rs.epoch = 0;
+	rs.job = 8; /* PENDING */
+	assert_int_equal(mm_apply(s, &rs, &res), -EALREADY);
+	rs.job = 2; /* ended */
+	assert_int_equal(mm_apply(s, &rs, &res), -EALREADY);
+	rs.job = 7;
+	assert_int_equal(mm_apply(s, &rs, &res), 0);
+	assert_int_equal(res.epoch, 1);
+	assert_int_equal(mm_job_get(s, 7, &j), 0);
+	assert_int_equal(j.state, MM_JOB_PENDING);
+	assert_int_equal(j.restore_epoch, 1);
+	assert_int_equal(j.restarts, 1);
+	assert_int_equal(j.width, 0);
+	assert_int_equal(sp_nodeset_count(j.nodes), 0);
+	assert_non_null(strstr(j.reason, "restarting from checkpoint epoch 1"));
+	c = round_trip(s);
+	same_state(s, c);
+	mm_state_destroy(c);
+	mm_state_destroy(s);
+
+	for (int survives = 0; survives < 2; survives++) {
+		s = with_epoch(survives ? MM_CKPT_L3 : MM_CKPT_L1);
+		assert_int_equal(mm_job_get(s, 7, &j), 0);
+		node = j.rank_node[0];
+		assert_int_equal(mm_apply(s, &(mm_op_t){ .code =
+			MM_OP_NODE_DOWN, .node = node, .reason = "killed" },
+					  &res), 0);
+		assert_int_equal(mm_job_get(s, 7, &j), 0);
+		assert_int_equal(j.state, survives ? MM_JOB_PENDING :
+				 MM_JOB_FAILED);
+		if (survives)
+			assert_non_null(strstr(j.reason, "restarting from "
+					       "checkpoint epoch 1"));
+		c = round_trip(s);
+		same_state(s, c);
+		mm_state_destroy(c);
+		mm_state_destroy(s);
+	}
+}
+
 /* A job's inputs (digests, sizes, modes) are state: they round trip, and
  * only SUBMIT_INPUTS carries them. */
 static void test_job_inputs_round_trip(void **state)
@@ -1394,6 +1466,7 @@ int main(void)
 		cmocka_unit_test(test_every_job_state_round_trips),
 		cmocka_unit_test(test_job_inputs_round_trip),
 		cmocka_unit_test(test_checkpoint_catalog_round_trips),
+		cmocka_unit_test(test_restart_requeues_from_an_epoch),
 		cmocka_unit_test(test_job_placed_on_node_0_keeps_its_nodes),
 		cmocka_unit_test(test_gang_state_with_two_rows_round_trips),
 		cmocka_unit_test(

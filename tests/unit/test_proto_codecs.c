@@ -57,6 +57,7 @@ static void fill_jobs(st_hb_job_t *jobs, uint32_t n)
 		jobs[i].row = (uint16_t)(i % 16);
 		jobs[i].done = i * 7u;
 		jobs[i].ckpt = i % 3 ? 0 : i * 3u + 1;
+		jobs[i].restore = i % 5 ? 0 : i + 2;
 	}
 }
 
@@ -85,12 +86,12 @@ static int decode_hb(const uint8_t *p, size_t len, st_hb_t *hb)
 
 static void test_hb_round_trips_0_1_1000_jobs_every_state(void **state)
 {
-	static const uint32_t counts[] = { 0, 1, 2, 1000, 4367 };
+	static const uint32_t counts[] = { 0, 1, 2, 1000, 3447 };
 	static const uint64_t slices[] = { 0, 1, UINT64_MAX, 0x0123456789abcdefULL };
 	static uint8_t buf[64u << 10];
 
 	(void)state;
-	assert_int_equal(st_hb_capacity(sizeof(buf)), 4367);
+	assert_int_equal(st_hb_capacity(sizeof(buf)), 3447);
 	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
 		for (size_t s = 0; s < sizeof(slices) / sizeof(slices[0]); s++) {
 			uint32_t n = counts[c];
@@ -120,6 +121,8 @@ static void test_hb_round_trips_0_1_1000_jobs_every_state(void **state)
 						 hb_in[i].done);
 				assert_int_equal(hb_out[i].ckpt,
 						 hb_in[i].ckpt);
+				assert_int_equal(hb_out[i].restore,
+						 hb_in[i].restore);
 			}
 			free(p);
 			/* in a larger region (layout.hb_len) too */
@@ -536,7 +539,7 @@ static void test_box_next_rejects_record_past_end(void **state)
 static void test_ckpt_record_round_trips(void **state)
 {
 	st_ckpt_rec_t in = { .epoch = 7, .bytes = UINT64_C(1) << 33,
-			     .stop_us = 1234 }, out;
+			     .stop_us = 1234, .levels = 5 }, out;
 	uint8_t buf[ST_CKPT_REC_LEN + 1100];
 	int n;
 
@@ -548,6 +551,7 @@ static void test_ckpt_record_round_trips(void **state)
 	assert_int_equal(out.rc, 0);
 	assert_int_equal(out.bytes, in.bytes);
 	assert_int_equal(out.stop_us, 1234);
+	assert_int_equal(out.levels, 5);
 	assert_int_equal(out.why_len, 0);
 	in.rc = -95;
 	in.why = "rank 0: 2 threads (one is supported)";
