@@ -575,15 +575,10 @@ static int put_env(struct cap *c, struct ckpt_writer *w)
 		return -errno;
 	if ((rc = put(w, CKPT_S_CWD, cwd, (size_t)n, NULL, 0)))
 		return rc;
-	/* its own view of its limits: asked by the process itself */
-	for (int r = 0; r < 16; r++) {
-		rl[r][0] = rl[r][1] = RLIM_INFINITY;
-		if (ckpt_trace_syscall(&c->t, SYS_prlimit64, 4, 0L, (long)r, 0L,
-				       (long)c->scratch) == 0 &&
-		    (rc = ckpt_mem_read(c->t.pid, c->scratch, rl[r],
-					sizeof(rl[r]))))
-			return rc;
-	}
+	/* its limits, as /proc shows anyone (one read, not 16 remote
+	 * calls: they are most of a small process's stop) */
+	if ((rc = ckpt_proc_limits(c->t.pid, rl)))
+		return rc;
 	return put(w, CKPT_S_RLIMIT, rl, sizeof(rl), NULL, 0);
 }
 

@@ -62,6 +62,8 @@ int ckpt_proc_maps(pid_t pid, struct ckpt_map **out, size_t *n);
 int ckpt_proc_threads(pid_t pid);
 /* Fields of /proc/PID/stat (1-based numbering of proc(5)) into v[]. */
 int ckpt_proc_stat(pid_t pid, uint64_t v[53]);
+/* Its 16 resource limits (soft, hard) from /proc/PID/limits. */
+int ckpt_proc_limits(pid_t pid, uint64_t rl[16][2]);
 /* A hexadecimal or decimal field "Name:" of /proc/PID/status. */
 int ckpt_proc_status(pid_t pid, const char *name, int base, uint64_t *v);
 

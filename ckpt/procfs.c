@@ -131,3 +131,32 @@ int ckpt_proc_status(pid_t pid, const char *name, int base, uint64_t *v)
 	fclose(f);
 	return rc;
 }
+
+int ckpt_proc_limits(pid_t pid, uint64_t rl[16][2])
+{
+	char path[64], line[256];
+	int r = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	/* a header, then RLIMIT_CPU .. RLIMIT_RTTIME in order: the name in
+	 * the first 26 columns, then soft and hard ("unlimited" or a
+	 * number) */
+	while (fgets(line, sizeof(line), f) && r < 16) {
+		char soft[32], hard[32];
+
+		if (r++ < 0)
+			continue;
+		if (strlen(line) < 27 ||
+		    sscanf(line + 26, "%31s %31s", soft, hard) != 2)
+			break;
+		rl[r - 1][0] = strcmp(soft, "unlimited") ?
+			       strtoull(soft, NULL, 10) : UINT64_MAX;
+		rl[r - 1][1] = strcmp(hard, "unlimited") ?
+			       strtoull(hard, NULL, 10) : UINT64_MAX;
+	}
+	fclose(f);
+	return r == 16 ? 0 : -EPROTO;
+}

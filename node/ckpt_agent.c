@@ -29,8 +29,8 @@
 #include "ckpt_agent.h"
 #include "job.h"
 
-/* Deltas after a full image before the next full one. */
-#define CKPT_CHAIN 8
+/* The most deltas after a full image (ckpt_chain's bound). */
+#define CKPT_CHAIN 64
 
 struct agent_job {
 	struct agent_job *next;
@@ -63,6 +63,7 @@ struct work {
 struct nm_ckpt {
 	char root[1024];
 	char shared[1024];       /* L3, or "" */
+	uint32_t chain;          /* deltas between full images */
 	uint64_t cluster;
 	int efd;
 	pthread_mutex_t mu;
@@ -274,8 +275,8 @@ static int epoch_dir(const struct nm_ckpt *a, uint32_t job, uint32_t epoch)
 /* ---- the agent ------------------------------------------------------------ */
 
 int nm_ckpt_create(struct nm_ckpt **out, const char *root,
-		   const char *shared, const char *cluster, char *why,
-		   size_t whylen)
+		   const char *shared, const char *cluster, uint32_t chain,
+		   char *why, size_t whylen)
 {
 	struct nm_ckpt *a = calloc(1, sizeof(*a));
 
@@ -284,6 +285,7 @@ int nm_ckpt_create(struct nm_ckpt **out, const char *root,
 		return -ENOMEM;
 	snprintf(a->root, sizeof(a->root), "%s", root);
 	snprintf(a->shared, sizeof(a->shared), "%s", shared ? shared : "");
+	a->chain = chain < CKPT_CHAIN ? chain : CKPT_CHAIN;
 	a->cluster = fnv(0xcbf29ce484222325ull, cluster, strlen(cluster));
 	if (mkdir(a->root, 0711) < 0 && errno != EEXIST) {
 		snprintf(why, whylen, "checkpoint directory %s: %s", a->root,
@@ -332,6 +334,8 @@ static void work_end(struct work *w, struct nm_ckpt_done *d)
 				 w->ranks[i], why);
 		} else if (!rc && d) {
 			d->bytes += st.bytes;
+			d->pages += st.pages;
+			d->dirty += st.dirty_pages;
 		}
 		close(w->fds[i]);
 	}
@@ -439,7 +443,7 @@ static int hold_ranks(struct nm_ckpt *a, struct nm_job *j,
 		      struct agent_job *aj, uint32_t epoch, int dfd,
 		      struct work *w, char *why, size_t whylen)
 {
-	int full = !aj->parent || aj->chain >= CKPT_CHAIN;
+	int full = !aj->parent || aj->chain >= a->chain;
 
 	w->full = full;
 	for (uint32_t i = 0; i < j->nlocal; i++) {

@@ -31,14 +31,17 @@ struct nm_ckpt_done {
 	uint64_t bytes;          /* of the images */
 	uint32_t stop_us;        /* how long the local ranks were stopped */
 	uint32_t levels;         /* where its images are: 1 L1, 4 L3 */
+	uint64_t pages, dirty;   /* memory pages in them, and of those the
+				  * ones written since the epoch before */
 	char why[256];           /* rc: what failed, the rank named */
 };
 
 /* An agent writing below root (made if missing), and a copy below shared
- * (L3; NULL or "": none), for cluster (its name); 0 or -errno with why. */
+ * (L3; NULL or "": none), for cluster (its name), chain deltas between
+ * full images (0: every image full); 0 or -errno with why. */
 int nm_ckpt_create(struct nm_ckpt **out, const char *root,
-		   const char *shared, const char *cluster, char *why,
-		   size_t whylen);
+		   const char *shared, const char *cluster, uint32_t chain,
+		   char *why, size_t whylen);
 void nm_ckpt_destroy(struct nm_ckpt *a);
 
 /* Whether epoch of j is new to the agent (not taken, not being taken). */

@@ -662,8 +662,10 @@ static void ckpt_report(struct nm *nm, const struct nm_ckpt_done *d)
 		       d->job, d->epoch, d->why);
 	else
 		qb_log(LOG_INFO, "job %u: checkpoint epoch %u written (%llu "
-		       "bytes, stopped %u us)", d->job, d->epoch,
-		       (unsigned long long)d->bytes, d->stop_us);
+		       "bytes, stopped %u us, %llu pages, %llu written since)",
+		       d->job, d->epoch, (unsigned long long)d->bytes,
+		       d->stop_us, (unsigned long long)d->pages,
+		       (unsigned long long)d->dirty);
 	if ((n = st_ckpt_rec_encode(rec, sizeof(rec), &c)) > 0)
 		nm_outbox_put(&nm->out, ST_REC_CKPT, d->job, nm->self, rec,
 			      (uint32_t)n);
@@ -1280,7 +1282,8 @@ int main(int argc, char **argv)
 		     st_dir_ensure(nm.cfg.ckpt_shared_dir, 0711, why,
 				   sizeof(why))) ||
 		    nm_ckpt_create(&nm.ckpt, root, nm.cfg.ckpt_shared_dir,
-				   nm.cfg.cluster, why, sizeof(why))) {
+				   nm.cfg.cluster, nm.cfg.ckpt_chain, why,
+				   sizeof(why))) {
 			qb_log(LOG_ERR, "%s", why);
 			fprintf(stderr, "storm-nm: %s\n", why);
 			rc = 2;
