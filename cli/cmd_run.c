@@ -194,6 +194,30 @@ static uint64_t parse_size_or_die(const char *cmd, const char *v)
 /* Build {"op": op, "job": {...}} from the command line.  Shared by run and
  * submit; only submit accepts -o/-e, and the table ensures run never sees
  * them. */
+/* --checkpoint INTERVAL: auto, or a number of seconds with an optional
+ * unit s, m or h, from 1 s to a year. */
+static json_t *parse_interval_or_die(const char *cmd, const char *v)
+{
+	unsigned long long n, mult = 1;
+	char *end;
+
+	if (!strcmp(v, "auto"))
+		return json_string("auto");
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (end != v && (!strcmp(end, "m") || !strcmp(end, "h") ||
+			 !strcmp(end, "s"))) {
+		mult = *end == 'h' ? 3600 : *end == 'm' ? 60 : 1;
+		end++;
+	}
+	if (end == v || *end || errno || v[0] == '-' || n == 0 ||
+	    n > 31536000ull / mult)
+		sc_die(SC_EXIT_USAGE, "%s: option --checkpoint: '%s' is not an "
+		       "interval (1 s to a year: a number of seconds, or with "
+		       "s, m or h, or auto)", cmd, v);
+	return json_integer((json_int_t)(n * mult));
+}
+
 static json_t *build_request(const struct sc_cmd *cmd,
 			     const struct sc_args *a, struct job_opts *jo)
 {
@@ -288,6 +312,10 @@ static json_t *build_request(const struct sc_cmd *cmd,
 			break;
 		case SC_OPT_MEM:
 			mem = parse_size_or_die(cmd->name, v);
+			break;
+		case SC_OPT_CHECKPOINT:
+			json_object_set_new(job, "checkpoint_s",
+					    parse_interval_or_die(cmd->name, v));
 			break;
 		case SC_OPT_MPI:
 			if (strcmp(v, "none") && strcmp(v, "bcs"))

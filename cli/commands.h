@@ -39,6 +39,7 @@ enum {
 	SC_OPT_BCS_REPLAY,
 	SC_OPT_NO_WAIT,
 	SC_OPT_EPOCH,
+	SC_OPT_CHECKPOINT,
 };
 
 /** One option.  The list ends with an all-zero record. */
@@ -153,6 +154,12 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	  "Limit the memory of the job's processes on each node to SIZE "    \
 	  "(a number of MiB, or with a suffix K, M, G or T); a job over it " \
 	  "is ended by the kernel and FAILED with that reason." },           \
+	{ SC_OPT_CHECKPOINT, "checkpoint", "INTERVAL",                       \
+	  "Checkpoint the job every INTERVAL (seconds, or with a suffix s, " \
+	  "m or h; at most a year), or auto: an interval from what its "    \
+	  "checkpoints cost and the nodes' MTBF (ckpt_mtbf_h).  With "       \
+	  "ckpt_shared_dir, a job whose node dies runs on from its last "    \
+	  "one (docs/checkpoint.md)." },                                     \
 	{ SC_OPT_MPI, "mpi", "KIND",                                         \
 	  "What the ranks communicate with: none (the default) or bcs "      \
 	  "(Storm's BCS-MPI: each node's engine sets up the job's "          \

@@ -34,6 +34,7 @@
  *                  u32 levels
  *   CKPT_ABORT     u32 job, u32 epoch, str reason
  *   CKPT_RESTART   u32 job, u32 uid, u32 epoch
+ *   SUBMIT_CKPT    as SUBMIT_INPUTS, then u32 ckpt_every_s
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -430,6 +431,20 @@ static void dec_submit_inputs(struct mmi_rd *r, mm_op_t *op)
 	}
 }
 
+static void enc_submit_ckpt(struct mmi_wr *w, const mm_op_t *op)
+{
+	enc_submit_inputs(w, op);
+	if (op->spec)
+		mmi_put_u32(w, op->spec->ckpt_every_s);
+}
+
+static void dec_submit_ckpt(struct mmi_rd *r, mm_op_t *op)
+{
+	dec_submit_inputs(r, op);
+	if (op->spec)
+		((mm_job_spec_t *)op->spec)->ckpt_every_s = mmi_get_u32(r);
+}
+
 static void enc_cancel(struct mmi_wr *w, const mm_op_t *op)
 {
 	mmi_put_u32(w, op->job);
@@ -713,6 +728,7 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_CKPT_COMMIT] = { enc_ckpt_commit, dec_ckpt_commit },
 	[MM_OP_CKPT_ABORT] = { enc_ckpt_abort, dec_ckpt_abort },
 	[MM_OP_CKPT_RESTART] = { enc_ckpt_restart, dec_ckpt_restart },
+	[MM_OP_SUBMIT_CKPT] = { enc_submit_ckpt, dec_submit_ckpt },
 };
 
 /* Every version a replica can read; encode writes OP_VERSION. */

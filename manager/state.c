@@ -641,6 +641,7 @@ static const op_fn op_table[] = {
 	[MM_OP_CKPT_COMMIT] = mmi_op_ckpt_commit,
 	[MM_OP_CKPT_ABORT] = mmi_op_ckpt_abort,
 	[MM_OP_CKPT_RESTART] = mmi_op_ckpt_restart,
+	[MM_OP_SUBMIT_CKPT] = mmi_op_submit,
 };
 
 int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)

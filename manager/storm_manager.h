@@ -121,7 +121,16 @@ typedef struct mm_job_spec {
 	const mm_input_t *inputs;
 	uint8_t mpi;           /* MM_MPI_*: what its ranks communicate with
 				* (SUBMIT_INPUTS only) */
+	uint32_t ckpt_every_s; /* a checkpoint this often (seconds), or
+				* MM_CKPT_AUTO, or 0: none (SUBMIT_CKPT
+				* only) */
 } mm_job_spec_t;
+
+/* ckpt_every_s: the interval chosen from the measured checkpoint cost
+ * and the nodes' MTBF (Young/Daly: docs/checkpoint.md §3). */
+#define MM_CKPT_AUTO 0xffffffffu
+/* The longest interval taken (a year), in seconds. */
+#define MM_CKPT_EVERY_MAX 31536000u
 
 /** Operation codes: append-only, never renumbered (replicated). */
 typedef enum mm_opcode {
@@ -172,6 +181,10 @@ typedef enum mm_opcode {
 			       * the job's processes go and it is queued
 			       * again (PENDING, restore_epoch set), to run
 			       * on from that epoch's images */
+	MM_OP_SUBMIT_CKPT = 20, /* SUBMIT_INPUTS with the spec's
+			       * ckpt_every_s: the strobe asks for its
+			       * checkpoints (a job without goes as
+			       * SUBMIT_INPUTS) */
 } mm_opcode_t;
 
 /* Storage levels of a committed epoch (mm_ckpt_t.levels). */
@@ -291,6 +304,8 @@ typedef struct mm_job {
 	const mm_ckpt_t *ckpts;
 	uint32_t restore_epoch;     /* queued again to run on from this
 				     * epoch (0: from the start) */
+	uint32_t ckpt_every_s;      /* its checkpoint interval (seconds,
+				     * MM_CKPT_AUTO, 0: none) */
 	uint32_t restarts;          /* times it was restarted */
 } mm_job_t;
 

@@ -144,6 +144,16 @@ static int check_spec(mm_state_t *s, const mm_job_spec_t *sp,
 	if (sp->mpi > MM_MPI_MAX)
 		return mmi_refuse(res, -EINVAL, "submit: MPI %u is not one "
 				  "this manager knows (none or bcs)", sp->mpi);
+	if (sp->ckpt_every_s && sp->ckpt_every_s != MM_CKPT_AUTO &&
+	    sp->ckpt_every_s > MM_CKPT_EVERY_MAX)
+		return mmi_refuse(res, -EINVAL, "submit: a checkpoint every "
+				  "%u s; at most every %u s (a year), or auto",
+				  sp->ckpt_every_s, MM_CKPT_EVERY_MAX);
+	if (sp->ckpt_every_s && sp->mpi != MM_MPI_NONE)
+		return mmi_refuse(res, -ENOTSUP, "submit: checkpoints of a job "
+				  "of BCS-MPI ranks are not supported yet "
+				  "(docs/checkpoint.md); submit it without "
+				  "--checkpoint");
 	if (sp->ranks > MM_RANKS_MAX)
 		return mmi_refuse(res, -EINVAL, "submit: %u ranks, more than "
 				  "the %u a job may have; ask for fewer",
@@ -224,6 +234,7 @@ static int job_build(mm_state_t *s, const mm_job_spec_t *sp,
 	j->v.ninputs = sp->ninputs;
 	j->v.inputs = j->inputs;
 	j->v.mpi = sp->mpi;
+	j->v.ckpt_every_s = sp->ckpt_every_s;
 	rc = sp_nodeset_create(s->nworld, &j->nodes);
 	if (rc)
 		goto fail;
@@ -294,7 +305,10 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	struct mm_jobrec *j = NULL;
 	int capped = op->code == MM_OP_SUBMIT_CAPPED ||
 		     op->code == MM_OP_SUBMIT_LIMITS ||
-		     op->code == MM_OP_SUBMIT_INPUTS;
+		     op->code == MM_OP_SUBMIT_INPUTS ||
+		     op->code == MM_OP_SUBMIT_CKPT;
+	int inputs = op->code == MM_OP_SUBMIT_INPUTS ||
+		     op->code == MM_OP_SUBMIT_CKPT;
 	uint64_t bytes;
 	int rc;
 
@@ -320,9 +334,11 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 		return rc;
 	/* limits travel only in SUBMIT_LIMITS and SUBMIT_INPUTS, inputs
 	 * only in the latter (what the log holds) */
-	if (op->code != MM_OP_SUBMIT_LIMITS && op->code != MM_OP_SUBMIT_INPUTS)
+	if (op->code != MM_OP_SUBMIT_LIMITS && !inputs)
 		j->v.mem_bytes = 0;
-	if (op->code != MM_OP_SUBMIT_INPUTS) {
+	if (op->code != MM_OP_SUBMIT_CKPT)
+		j->v.ckpt_every_s = 0;
+	if (!inputs) {
 		free(j->inputs);
 		j->inputs = NULL;
 		j->v.ninputs = 0;

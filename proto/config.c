@@ -197,6 +197,7 @@ static const struct u32_key {
 	{ "bcs_kib", 16, 16384, offsetof(st_config_t, bcs_kib) },
 	{ "ckpt_keep", 1, 64, offsetof(st_config_t, ckpt_keep) },
 	{ "ckpt_chain", 0, 64, offsetof(st_config_t, ckpt_chain) },
+	{ "ckpt_mtbf_h", 1, 1000000, offsetof(st_config_t, ckpt_mtbf_h) },
 	{ "clients_max", 1, 1000000, offsetof(st_config_t, clients_max) },
 	{ "clients_root_reserved", 0, 10000,
 	  offsetof(st_config_t, clients_root_reserved) },
@@ -451,6 +452,7 @@ static void defaults(st_config_t *c)
 	c->bcs_kib = 512;
 	c->ckpt_keep = 2;
 	c->ckpt_chain = 8;
+	c->ckpt_mtbf_h = 720;
 	c->clients_max = 1024;
 	c->clients_root_reserved = 32;
 	c->clients_per_user = 64;

@@ -48,6 +48,8 @@ struct mmd_job {
 	uint32_t ckpt_levels;   /* where every node's images are (AND) */
 	int ckpt_proposed;
 	uint64_t ckpt_slice;
+	uint64_t ckpt_asked_ms; /* the strobe last asked for one (its
+				 * interval), monotonic ms */
 };
 
 struct mmd_jobs {

@@ -136,6 +136,11 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 			json_object_set_new(o, "checkpoint_error",
 					    json_string(j->ckpt_error));
 	}
+	if (o && j->ckpt_every_s)
+		json_object_set_new(o, "checkpoint_s",
+				    j->ckpt_every_s == MM_CKPT_AUTO ?
+				    json_string("auto") :
+				    json_integer(j->ckpt_every_s));
 	if (o && (j->restore_epoch || j->restarts)) {
 		json_object_set_new(o, "restore_epoch",
 				    json_integer(j->restore_epoch));

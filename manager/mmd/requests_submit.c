@@ -452,6 +452,23 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 		if (!strcmp(o, "arrival"))
 			spec.mpi = MM_MPI_BCS_ARRIVAL;
 	}
+	if (json_object_get(job, "checkpoint_s")) {
+		json_t *cs = json_object_get(job, "checkpoint_s");
+
+		if (json_is_string(cs) && !strcmp(json_string_value(cs),
+						  "auto"))
+			spec.ckpt_every_s = MM_CKPT_AUTO;
+		else if (json_is_integer(cs) && json_integer_value(cs) >= 1 &&
+			 json_integer_value(cs) <= MM_CKPT_EVERY_MAX)
+			spec.ckpt_every_s = (uint32_t)json_integer_value(cs);
+		else {
+			mmd_client_reply_err(c, EINVAL, "request: "
+					     "\"checkpoint_s\" must be 1 to %u "
+					     "(seconds between checkpoints) or "
+					     "\"auto\"", MM_CKPT_EVERY_MAX);
+			goto out;
+		}
+	}
 	argv = strs(json_object_get(job, "argv"), &spec.argc);
 	env = strs(json_object_get(job, "env"), &spec.envc);
 	files = strs(json_object_get(job, "files"), &spec.nfiles);
@@ -494,7 +511,10 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 		}
 		spec.ninputs = set->n;
 		spec.inputs = inputs;
-		op.code = MM_OP_SUBMIT_INPUTS;
+		/* a job without checkpoints goes as before: a replica that
+		 * predates SUBMIT_CKPT reads it */
+		op.code = spec.ckpt_every_s ? MM_OP_SUBMIT_CKPT :
+					      MM_OP_SUBMIT_INPUTS;
 	}
 	if (mmd_repl_propose_client(rq->repl, c, c->client_key, c->seq, c->uid,
 				    c->gid, run ? MMD_REQ_RUN : MMD_REQ_SUBMIT,

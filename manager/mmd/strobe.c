@@ -404,6 +404,74 @@ static void check_ckpts(struct mmd_strobe *sb, const mm_state_t *st)
 	}
 }
 
+/* A job's interval between checkpoints, in ms: its own, or with auto
+ * Young's first-order optimum sqrt(2 C M), C its last epoch's stop (what
+ * a checkpoint costs the job), M the job's MTBF (a node's, ckpt_mtbf_h,
+ * over its nodes); 60 s before it has an epoch, within 60 s .. a day. */
+static uint64_t isqrt(uint64_t v)
+{
+	uint64_t x = v, y = (x + 1) / 2;
+
+	while (y < x) {
+		x = y;
+		y = (x + v / x) / 2;
+	}
+	return x;
+}
+
+static uint64_t ckpt_interval_ms(const struct mmd_strobe *sb,
+				 const mm_job_t *j)
+{
+	uint64_t c_us, m_us, t;
+	uint32_t nodes = j->nodes ? sp_nodeset_count(j->nodes) : 1;
+
+	if (j->ckpt_every_s != MM_CKPT_AUTO)
+		return (uint64_t)j->ckpt_every_s * 1000u;
+	if (!j->nckpts)
+		return 60000;
+	c_us = j->ckpts[j->nckpts - 1].stop_us;
+	m_us = (uint64_t)(sb->cfg->ckpt_mtbf_h ? sb->cfg->ckpt_mtbf_h : 720) *
+	       3600000000ull / (nodes ? nodes : 1);
+	/* sqrt(2 C M) in us, as ms (a product past 2^64: the longest) */
+	if (c_us && m_us > UINT64_MAX / 2 / c_us)
+		return 86400000;
+	t = isqrt(2 * c_us * m_us) / 1000u;
+	return t < 60000 ? 60000 : t > 86400000 ? 86400000 : t;
+}
+
+/* Jobs submitted with an interval: the strobe asks for their epochs
+ * (CKPT_REQUEST, as root) when one is due by the state's time, at most
+ * once an interval even if the last one failed. */
+static void check_ckpt_due(struct mmd_strobe *sb, const mm_state_t *st)
+{
+	uint64_t now = mm_now_ms(st), mono = mmd_mono_ns() / 1000000u;
+	uint32_t n;
+	mm_job_t j;
+
+	if (!sb->clk.master || !sb->w)
+		return;
+	n = mmd_strobe_active(sb, st);
+	for (uint32_t i = 0; i < n; i++) {
+		struct mmd_job *r;
+		uint64_t every, last;
+
+		if (mm_job_get(st, sb->active[i], &j) ||
+		    j.state != MM_JOB_RUNNING || !j.ckpt_every_s ||
+		    j.ckpt_want || !(r = mmd_jobs_get(sb->jobs, j.id)))
+			continue;
+		every = ckpt_interval_ms(sb, &j);
+		last = j.nckpts ? j.ckpts[j.nckpts - 1].ms : j.start_ms;
+		if (now < last + every ||
+		    (r->ckpt_asked_ms && mono < r->ckpt_asked_ms + every))
+			continue;
+		r->ckpt_asked_ms = mono;
+		qb_log(LOG_DEBUG, "job %u: a checkpoint is due (every %llu ms)",
+		       j.id, (unsigned long long)every);
+		propose(sb, &(mm_op_t){ .code = MM_OP_CKPT_REQUEST,
+					.job = j.id, .uid = 0 });
+	}
+}
+
 void mmd_strobe_ends(struct mmd_strobe *sb, const mm_state_t *st)
 {
 	check_ends(sb, st);
@@ -957,6 +1025,7 @@ void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
 	}
 	check_ends(sb, st);
 	check_ckpts(sb, st);
+	check_ckpt_due(sb, st);
 	na = mmd_strobe_active(sb, st);
 	mmd_stage_step(&sb->stage, sb->w, st, sb->clk.slice, sb->active, na);
 	/* before the heartbeat: the block says whether the strobe idles */

@@ -30,6 +30,10 @@ namespace of its own (stormlab) and runs tests/ckpt/ckpt_loop as the job:
              the epoch aborts with "No space left on device" naming the
              node and rank, nothing of it is left, the job runs on and
              ends well.
+  periodic   `--checkpoint 2`: the strobe takes an epoch every 2 s by
+             itself (the last ckpt_keep kept); `--checkpoint auto` is
+             accepted; an interval of 0, a negative one or one of more
+             than a year is refused (exit 2) with what is wrong.
 Exit: 0 pass, 1 fail.
 """
 
@@ -77,8 +81,8 @@ def out_path(lab, args):
     return os.path.join(d, "out-%d.txt" % len(args))
 
 
-def submit(lab, args, uid=None):
-    r = stormctl(lab, ["--json", "submit", "-n", "2", "-o",
+def submit(lab, args, uid=None, opts=()):
+    r = stormctl(lab, ["--json", "submit", "-n", "2"] + list(opts) + ["-o",
                        out_path(lab, args), "-e", out_path(lab, args) +
                        ".err",
                        "--", loop_prog(lab)] + args, uid=uid)
@@ -358,6 +362,32 @@ def disk_full(lab):
     print("disk_full: %s" % j.get("checkpoint_error"))
 
 
+def test_periodic(lab):
+    prog = [os.path.join(lab.build, "tests/ckpt_loop"), "4", "1", "3"]
+    for bad in ("0", "-5", "400d", "366d", "2y", "3000000000", "x"):
+        r = stormctl(lab, ["submit", "--checkpoint", bad, "--"] + prog)
+        check(r.returncode == 2 and "--checkpoint" in r.stderr and
+              "interval" in r.stderr, "--checkpoint %s: %d %s" % (
+                  bad, r.returncode, r.stderr))
+    prog_args = ["8", "2", "9"]
+    job = submit(lab, prog_args, uid=NOBODY, opts=["--checkpoint", "2"])
+    check(show(lab, job).get("checkpoint_s") == 2, "show: %s" %
+          show(lab, job))
+    wait_started(lab, job)
+    stormlab.wait_for(lambda: show(lab, job).get("checkpoints") and
+                      show(lab, job)["checkpoints"][-1]["epoch"] >= 3, 30,
+                      "three epochs by themselves")
+    j = check_result(lab, job, prog_args)
+    eps = [c["epoch"] for c in j["checkpoints"]]
+    check(len(eps) == 2 and eps[-1] >= 3, "catalog (keep 2): %s" % eps)
+    job2 = submit(lab, ["4", "1", "2"], uid=NOBODY,
+                  opts=["--checkpoint", "auto"])
+    check(show(lab, job2).get("checkpoint_s") == "auto", "auto: %s" %
+          show(lab, job2))
+    print("periodic: epochs up to %d every 2 s, kept %s; auto accepted" % (
+        eps[-1], eps))
+
+
 TESTS = {
     "commit": (test_commit, dict(managers=1, nodes=2)),
     "refused": (test_refused, dict(managers=1, nodes=2)),
@@ -366,6 +396,7 @@ TESTS = {
     "failover": (test_failover, dict(managers=3, nodes=2)),
     "disk_full": (test_disk_full, dict(managers=1, nodes=2,
                                        setup=small_dir)),
+    "periodic": (test_periodic, dict(managers=1, nodes=2)),
 }
 
 

@@ -69,6 +69,12 @@ static const mm_job_spec_t inputs_spec = {
 	.mpi = MM_MPI_BCS,
 };
 
+static const mm_job_spec_t ckpt_spec = {
+	.name = "ck", .uid = 1000, .gid = 100, .ranks = 1, .argc = 3,
+	.argv = argv_, .cwd = "/", .nfiles = 1, .files = files_,
+	.ninputs = 2, .inputs = inputs_, .ckpt_every_s = MM_CKPT_AUTO,
+};
+
 static const mm_usage_t usages[5] = {
 	{ 1, 2, 3 }, { UINT64_MAX, 0, 1u << 20 }, { 0, 0, 0 },
 	{ 123456789, 987654321, 4096 }, { 5, 6, 7 },
@@ -102,6 +108,7 @@ static const mm_op_t sample_ops[] = {
 	{ .code = MM_OP_CKPT_ABORT, .job = 12, .epoch = UINT32_MAX,
 	  .reason = "node nm1: rank 0: 2 threads (one is supported)" },
 	{ .code = MM_OP_CKPT_RESTART, .job = 12, .uid = 0, .epoch = 7 },
+	{ .code = MM_OP_SUBMIT_CKPT, .spec = &ckpt_spec, .max_pending = 3 },
 };
 #define NSAMPLES (sizeof(sample_ops) / sizeof(sample_ops[0]))
 
@@ -158,6 +165,7 @@ static void assert_op_same(const mm_op_t *a, const mm_op_t *b)
 	assert_true(a->spec->mem_bytes == b->spec->mem_bytes);
 	assert_int_equal(a->spec->ninputs, b->spec->ninputs);
 	assert_int_equal(a->spec->mpi, b->spec->mpi);
+	assert_int_equal(a->spec->ckpt_every_s, b->spec->ckpt_every_s);
 	for (uint32_t k = 0; k < a->spec->ninputs; k++) {
 		assert_memory_equal(a->spec->inputs[k].sha256,
 				    b->spec->inputs[k].sha256,
@@ -509,7 +517,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 	uint8_t a[BUFSZ], b[BUFSZ];
 
 	(void)state;
-	assert_int_equal(encode(&sample_ops[NSAMPLES - 8], a),
+	assert_int_equal(encode(&sample_ops[NSAMPLES - 9], a),
 			 (int)sizeof(want));
 	assert_memory_equal(a, want, sizeof(want));
 	for (size_t i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
@@ -529,7 +537,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 		mm_op_t op;
 		void *arena = NULL;
 
-		encode(&sample_ops[NSAMPLES - 8], a);
+		encode(&sample_ops[NSAMPLES - 9], a);
 		a[4] = (uint8_t)v;
 		a[13] = (uint8_t)(255 - v);
 		assert_int_equal(mm_op_decode(a, 14, &op, &arena), 0);

@@ -57,8 +57,8 @@ static const uint32_t node_cpus[NNODES] = { 8, 2, 4, 1, 4 };
 /* a job's last bytes, without usage: has_usage (0), mem_bytes (v6),
  * ninputs (v7, 0), mpi (v7), and with no checkpoint (v8) ckpt_last,
  * ckpt_want, ckpt_want_slice, ckpt_error (""), nckpts, restore_epoch,
- * restarts */
-#define JOB_TAIL 46
+ * restarts, ckpt_every_s */
+#define JOB_TAIL 50
 #define CREDS_EMPTY 4 /* v5: the credential cache's count, last; 0 */
 
 static mm_state_t *mkmachine(int up)
@@ -903,7 +903,23 @@ static void test_job_inputs_round_trip(void **state)
 	sp.ninputs = 1; /* not one per input: refused */
 	assert_int_equal(mm_apply(s, &op, &res), -EINVAL);
 	assert_non_null(strstr(res.err, "inputs"));
+	/* an interval travels in SUBMIT_CKPT only; not for MPI jobs */
+	sp.ninputs = 2;
+	sp.ckpt_every_s = 90;
+	op.code = MM_OP_SUBMIT_CKPT;
+	assert_int_equal(mm_apply(s, &op, &res), -ENOTSUP);
+	sp.mpi = MM_MPI_NONE;
+	sp.ckpt_every_s = MM_CKPT_EVERY_MAX + 1;
+	assert_int_equal(mm_apply(s, &op, &res), -EINVAL);
+	sp.ckpt_every_s = 90;
+	assert_int_equal(mm_apply(s, &op, &res), 0); /* job 3 */
+	op.code = MM_OP_SUBMIT_INPUTS;
+	assert_int_equal(mm_apply(s, &op, &res), 0); /* job 4: dropped */
 	c = round_trip(s);
+	assert_int_equal(mm_job_get(c, 3, &j), 0);
+	assert_int_equal(j.ckpt_every_s, 90);
+	assert_int_equal(mm_job_get(c, 4, &j), 0);
+	assert_int_equal(j.ckpt_every_s, 0);
 	assert_int_equal(mm_job_get(c, 1, &j), 0);
 	assert_int_equal(j.ninputs, 2);
 	assert_int_equal(j.mpi, MM_MPI_BCS);
