@@ -48,14 +48,19 @@ int sc_cmd_checkpoint(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	json_t *req = json_object(), *reply;
 	struct timespec nap = { 0, 50 * 1000000 };
 	int64_t epoch, waited = 0;
-	int wait = 1;
+	int wait = 1, requeue = 0;
 
-	for (int k = 0; k < args->nopts; k++)
+	for (int k = 0; k < args->nopts; k++) {
 		if (args->opts[k].id == SC_OPT_NO_WAIT)
 			wait = 0;
+		if (args->opts[k].id == SC_OPT_REQUEUE)
+			requeue = 1;
+	}
 	if (req) {
 		json_object_set_new(req, "op", json_string("checkpoint"));
 		json_object_set_new(req, "job", json_integer((json_int_t)id));
+		if (requeue)
+			json_object_set_new(req, "requeue", json_true());
 	}
 	reply = sc_call_or_die(ctx, cmd->name, req);
 	epoch = sc_jint(reply, "epoch", 0);
@@ -104,10 +109,11 @@ int sc_cmd_checkpoint(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 			} else {
 				printf("Checkpointed job %" PRIu64 ": epoch %"
 				       PRId64 " committed (%" PRId64 " bytes, "
-				       "stopped %.1f ms)\n", id, epoch,
+				       "stopped %.1f ms)%s\n", id, epoch,
 				       done ? sc_jint(done, "bytes", 0) : 0,
 				       done ? json_number_value(json_object_get(
-						      done, "stop_ms")) : 0.0);
+						      done, "stop_ms")) : 0.0,
+				       requeue ? "; requeued" : "");
 			}
 			json_decref(reply);
 			return SC_EXIT_OK;

@@ -40,6 +40,7 @@ enum {
 	SC_OPT_NO_WAIT,
 	SC_OPT_EPOCH,
 	SC_OPT_CHECKPOINT,
+	SC_OPT_REQUEUE,
 };
 
 /** One option.  The list ends with an all-zero record. */
@@ -240,6 +241,11 @@ static const struct sc_opt checkpoint_opts[] = {
 	{ SC_OPT_NO_WAIT, "no-wait", NULL,
 	  "Ask for the checkpoint and print its epoch; do not wait for it "
 	  "to be committed." },
+	{ SC_OPT_REQUEUE, "requeue", NULL,
+	  "Once the epoch is committed, end the job's processes and queue "
+	  "it again, to run on from that epoch where the scheduler places "
+	  "it (to free its nodes: a drain, a preemption).  If the epoch "
+	  "fails the job runs on where it is." },
 	{ 0, NULL, NULL, NULL },
 };
 

@@ -9,6 +9,9 @@
  *                 (idempotent)            want = 0, error ""   error = reason
  *   want = f != e (as above)              -ESTALE              -ESTALE
  *
+ * REQUEUE is REQUEST with a mark: the COMMIT of that epoch then also
+ * queues the job again (as RESTART does); an ABORT clears the mark.
+ *
  * RESTART (by hand, or NODE_DOWN of a node of a job with an epoch that
  * survives a node's loss) releases the job's block and queues it again,
  * PENDING with restore_epoch: placed anew, its nodes restore its ranks
@@ -60,10 +63,16 @@ int mmi_op_ckpt_request(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 				  "BCS-MPI ranks, whose checkpoints are not "
 				  "supported yet (docs/checkpoint.md)",
 				  j->v.id);
+	if (op->code == MM_OP_CKPT_REQUEUE && j->v.restarts >= MM_RESTARTS_MAX)
+		return mmi_refuse(res, -EMLINK, "checkpoint --requeue: job %u "
+				  "was restarted %u times, the most a job may "
+				  "be", j->v.id, j->v.restarts);
 	if (!j->v.ckpt_want) {
 		j->v.ckpt_want = ++j->v.ckpt_last;
 		j->v.ckpt_want_slice = s->slice;
 	}
+	if (op->code == MM_OP_CKPT_REQUEUE)
+		j->v.ckpt_requeue = 1;
 	res->job = j->v.id;
 	res->epoch = j->v.ckpt_want;
 	return 0;
@@ -117,6 +126,11 @@ int mmi_op_ckpt_commit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	j->v.ckpts = j->ckpts;
 	j->v.ckpt_want = 0;
 	j->v.ckpt_error[0] = '\0';
+	if (j->v.ckpt_requeue) { /* checkpoint --requeue: off its nodes */
+		mmi_job_requeue(s, j, op->epoch);
+		mmi_fmt(j->v.reason, sizeof(j->v.reason), "requeued after "
+			"checkpoint epoch %u", op->epoch);
+	}
 	res->job = j->v.id;
 	res->epoch = op->epoch;
 	return 0;
@@ -130,6 +144,7 @@ int mmi_op_ckpt_abort(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	if (rc)
 		return rc;
 	j->v.ckpt_want = 0;
+	j->v.ckpt_requeue = 0; /* it runs on where it is */
 	mmi_fmt(j->v.ckpt_error, sizeof(j->v.ckpt_error), "epoch %u: %s",
 		op->epoch, op->reason && *op->reason ? op->reason : "failed");
 	res->job = j->v.id;
@@ -149,6 +164,7 @@ void mmi_job_requeue(mm_state_t *s, struct mm_jobrec *j, uint32_t e)
 	memset(j->rank_node, 0, j->v.ranks * sizeof(*j->rank_node));
 	j->v.state = MM_JOB_PENDING;
 	j->v.ckpt_want = 0;
+	j->v.ckpt_requeue = 0;
 	j->v.restore_epoch = e;
 	j->v.restarts++;
 }

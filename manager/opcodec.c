@@ -35,6 +35,7 @@
  *   CKPT_ABORT     u32 job, u32 epoch, str reason
  *   CKPT_RESTART   u32 job, u32 uid, u32 epoch
  *   SUBMIT_CKPT    as SUBMIT_INPUTS, then u32 ckpt_every_s
+ *   CKPT_REQUEUE   u32 job, u32 uid
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -729,6 +730,7 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_CKPT_ABORT] = { enc_ckpt_abort, dec_ckpt_abort },
 	[MM_OP_CKPT_RESTART] = { enc_ckpt_restart, dec_ckpt_restart },
 	[MM_OP_SUBMIT_CKPT] = { enc_submit_ckpt, dec_submit_ckpt },
+	[MM_OP_CKPT_REQUEUE] = { enc_cancel, dec_cancel }, /* job, uid */
 };
 
 /* Every version a replica can read; encode writes OP_VERSION. */

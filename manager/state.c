@@ -375,6 +375,7 @@ void mmi_job_end(mm_state_t *s, struct mm_jobrec *j, mm_job_state_t st)
 		mmi_pending_add(s, j->v.uid, -1);
 	j->v.state = st;
 	j->v.ckpt_want = 0; /* an epoch in flight is dropped */
+	j->v.ckpt_requeue = 0;
 	j->v.end_slice = s->slice;
 	j->v.end_ms = s->now_ms;
 	s->nterminal++;
@@ -642,6 +643,7 @@ static const op_fn op_table[] = {
 	[MM_OP_CKPT_ABORT] = mmi_op_ckpt_abort,
 	[MM_OP_CKPT_RESTART] = mmi_op_ckpt_restart,
 	[MM_OP_SUBMIT_CKPT] = mmi_op_submit,
+	[MM_OP_CKPT_REQUEUE] = mmi_op_ckpt_request,
 };
 
 int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)

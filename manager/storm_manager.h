@@ -185,6 +185,11 @@ typedef enum mm_opcode {
 			       * ckpt_every_s: the strobe asks for its
 			       * checkpoints (a job without goes as
 			       * SUBMIT_INPUTS) */
+	MM_OP_CKPT_REQUEUE = 21, /* job, uid: CKPT_REQUEST, and once that
+			       * epoch is committed the job's processes go
+			       * and it is queued again to run on from it
+			       * (drain, preemption); an abort leaves it
+			       * running */
 } mm_opcode_t;
 
 /* Storage levels of a committed epoch (mm_ckpt_t.levels). */
@@ -306,6 +311,7 @@ typedef struct mm_job {
 				     * epoch (0: from the start) */
 	uint32_t ckpt_every_s;      /* its checkpoint interval (seconds,
 				     * MM_CKPT_AUTO, 0: none) */
+	uint8_t ckpt_requeue;       /* requeued once ckpt_want commits */
 	uint32_t restarts;          /* times it was restarted */
 } mm_job_t;
 

@@ -725,15 +725,25 @@ static void op_cancel(struct mmd_requests *rq, struct mmd_client *c, json_t *req
 }
 
 /* A checkpoint of a job, now (docs/checkpoint.md): answered with its
- * epoch once the request is agreed; stormctl follows it to the commit. */
+ * epoch once the request is agreed; stormctl follows it to the commit.
+ * With "requeue": true the job then leaves its nodes and is queued
+ * again, to run on from that epoch. */
 static void op_checkpoint(struct mmd_requests *rq, struct mmd_client *c,
 			  json_t *req)
 {
 	mm_op_t op = { .code = MM_OP_CKPT_REQUEST, .uid = c->uid };
+	json_t *rq_ = json_object_get(req, "requeue");
 	mm_result_t res;
 
 	if (job_arg(c, req, &op.job))
 		return;
+	if (rq_ && !json_is_boolean(rq_)) {
+		mmd_client_reply_err(c, EINVAL, "checkpoint: \"requeue\" must "
+				     "be true or false");
+		return;
+	}
+	if (json_is_true(rq_))
+		op.code = MM_OP_CKPT_REQUEUE;
 	for (uint32_t i = 0; i < rq->cfg->nadmins; i++)
 		if (rq->cfg->admins[i] == c->uid)
 			op.uid = 0;

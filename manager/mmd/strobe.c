@@ -154,8 +154,8 @@ void mmd_strobe_applied(struct mmd_strobe *sb, const mm_state_t *st,
 		heartbeat(sb, st, 1);
 	/* a job queued again runs anew: what its ranks reported of the
 	 * run before is void */
-	if ((op->code == MM_OP_CKPT_RESTART || op->code == MM_OP_NODE_DOWN) &&
-	    rc == 0)
+	if ((op->code == MM_OP_CKPT_RESTART || op->code == MM_OP_NODE_DOWN ||
+	     op->code == MM_OP_CKPT_COMMIT) && rc == 0)
 		mmd_jobs_requeued(sb->jobs, st);
 	switch (op->code) {
 	case MM_OP_SUBMIT: case MM_OP_SUBMIT_CAPPED: case MM_OP_SUBMIT_LIMITS:
@@ -169,6 +169,7 @@ void mmd_strobe_applied(struct mmd_strobe *sb, const mm_state_t *st,
 	case MM_OP_JOB_STAGED: case MM_OP_JOB_FAILED: case MM_OP_CANCEL:
 	case MM_OP_NODE_UP: case MM_OP_NODE_DOWN: case MM_OP_JOB_EXITED:
 	case MM_OP_JOB_EXITED_USAGE: case MM_OP_CKPT_RESTART:
+	case MM_OP_CKPT_COMMIT:
 		sb->tick_wanted = 1; /* cpus may have come free */
 		break;
 	default:

@@ -15,7 +15,9 @@ namespace of its own (stormlab) and runs tests/ckpt/ckpt_loop as the job:
              reason, the job runs on and ends well; a finished job, an
              unknown one and another user's are refused with the reason.
   restart    `stormctl restart` of a checkpointed job: its ranks end and
-             are restored from epoch 1's images; it ends with an
+             are restored from epoch 1's images; then `stormctl
+             checkpoint --requeue`: epoch 2 committed, the job queued
+             again and restored from it; it ends with an
              uninterrupted run's result; an unknown epoch, a job without
              an epoch and an ended job are refused;
   node_kill  kill -9 of a node manager (and so its ranks) of a job with
@@ -222,7 +224,7 @@ def check_result(lab, job, prog_args, timeout=120):
 
 
 def test_restart(lab):
-    prog_args = ["8", "2", "8"]
+    prog_args = ["8", "2", "10"]
     job = submit(lab, prog_args, uid=NOBODY)
     wait_started(lab, job)
     r = stormctl(lab, ["restart", str(job)], uid=NOBODY)
@@ -245,6 +247,18 @@ def test_restart(lab):
     j = show(lab, job)
     check(j.get("restore_epoch") == 1 and j.get("restarts") == 1,
           "after the restart: %s" % j)
+    # checkpoint --requeue: epoch 2 committed, the job off its nodes and
+    # back, running on from it
+    r = stormctl(lab, ["checkpoint", "--requeue", str(job)], uid=NOBODY)
+    check(r.returncode == 0 and "epoch 2 committed" in r.stdout and
+          "requeued" in r.stdout, "checkpoint --requeue: %d %s %s" % (
+              r.returncode, r.stdout, r.stderr))
+    stormlab.wait_for(lambda: show(lab, job).get("restarts") == 2 and
+                      show(lab, job)["state"] == "RUNNING" and
+                      len(stormlab.pids_of(lab, job)) == 2, 60,
+                      "job %d requeued and restored" % job)
+    check(show(lab, job).get("restore_epoch") == 2, "after --requeue: %s" %
+          show(lab, job))
     j = check_result(lab, job, prog_args)
     r = stormctl(lab, ["restart", str(job)])
     check(r.returncode == 1 and "already ended" in r.stderr,

@@ -147,6 +147,7 @@ static void ops(void)
 		{ .code = MM_OP_CKPT_ABORT, .job = 1, .epoch = 2,
 		  .reason = "disk full" },
 		{ .code = MM_OP_CKPT_RESTART, .job = 1, .uid = 0, .epoch = 1 },
+		{ .code = MM_OP_CKPT_REQUEUE, .job = 1, .uid = 1000 },
 	};
 	static uint8_t b[65536];
 

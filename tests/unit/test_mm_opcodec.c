@@ -109,6 +109,7 @@ static const mm_op_t sample_ops[] = {
 	  .reason = "node nm1: rank 0: 2 threads (one is supported)" },
 	{ .code = MM_OP_CKPT_RESTART, .job = 12, .uid = 0, .epoch = 7 },
 	{ .code = MM_OP_SUBMIT_CKPT, .spec = &ckpt_spec, .max_pending = 3 },
+	{ .code = MM_OP_CKPT_REQUEUE, .job = 5, .uid = 1000 },
 };
 #define NSAMPLES (sizeof(sample_ops) / sizeof(sample_ops[0]))
 
@@ -517,7 +518,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 	uint8_t a[BUFSZ], b[BUFSZ];
 
 	(void)state;
-	assert_int_equal(encode(&sample_ops[NSAMPLES - 9], a),
+	assert_int_equal(encode(&sample_ops[NSAMPLES - 10], a),
 			 (int)sizeof(want));
 	assert_memory_equal(a, want, sizeof(want));
 	for (size_t i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
@@ -537,7 +538,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 		mm_op_t op;
 		void *arena = NULL;
 
-		encode(&sample_ops[NSAMPLES - 9], a);
+		encode(&sample_ops[NSAMPLES - 10], a);
 		a[4] = (uint8_t)v;
 		a[13] = (uint8_t)(255 - v);
 		assert_int_equal(mm_op_decode(a, 14, &op, &arena), 0);

@@ -57,8 +57,8 @@ static const uint32_t node_cpus[NNODES] = { 8, 2, 4, 1, 4 };
 /* a job's last bytes, without usage: has_usage (0), mem_bytes (v6),
  * ninputs (v7, 0), mpi (v7), and with no checkpoint (v8) ckpt_last,
  * ckpt_want, ckpt_want_slice, ckpt_error (""), nckpts, restore_epoch,
- * restarts, ckpt_every_s */
-#define JOB_TAIL 50
+ * restarts, ckpt_every_s, ckpt_requeue */
+#define JOB_TAIL 51
 #define CREDS_EMPTY 4 /* v5: the credential cache's count, last; 0 */
 
 static mm_state_t *mkmachine(int up)
@@ -851,6 +851,36 @@ static void test_restart_requeues_from_an_epoch(void **state)
 	assert_int_equal(j.width, 0);
 	assert_int_equal(sp_nodeset_count(j.nodes), 0);
 	assert_non_null(strstr(j.reason, "restarting from checkpoint epoch 1"));
+	c = round_trip(s);
+	same_state(s, c);
+	mm_state_destroy(c);
+	mm_state_destroy(s);
+
+	/* checkpoint --requeue: an abort leaves the job where it is; a
+	 * commit queues it again from that epoch */
+	s = with_epoch(MM_CKPT_L1);
+	rs = (mm_op_t){ .code = MM_OP_CKPT_REQUEUE, .job = 7 };
+	assert_int_equal(mm_apply(s, &rs, &res), 0);
+	assert_int_equal(res.epoch, 2);
+	assert_int_equal(mm_job_get(s, 7, &j), 0);
+	assert_int_equal(j.ckpt_requeue, 1);
+	c = round_trip(s); /* the mark is state */
+	same_state(s, c);
+	mm_state_destroy(c);
+	assert_int_equal(mm_apply(s, &(mm_op_t){ .code = MM_OP_CKPT_ABORT,
+		.job = 7, .epoch = 2, .reason = "x" }, &res), 0);
+	assert_int_equal(mm_job_get(s, 7, &j), 0);
+	assert_int_equal(j.state, MM_JOB_RUNNING);
+	assert_int_equal(j.ckpt_requeue, 0);
+	assert_int_equal(mm_apply(s, &rs, &res), 0);
+	assert_int_equal(res.epoch, 3);
+	assert_int_equal(mm_apply(s, &(mm_op_t){ .code = MM_OP_CKPT_COMMIT,
+		.job = 7, .epoch = 3, .ckpt_keep = 2 }, &res), 0);
+	assert_int_equal(mm_job_get(s, 7, &j), 0);
+	assert_int_equal(j.state, MM_JOB_PENDING);
+	assert_int_equal(j.restore_epoch, 3);
+	assert_int_equal(j.ckpt_requeue, 0);
+	assert_non_null(strstr(j.reason, "requeued after checkpoint epoch 3"));
 	c = round_trip(s);
 	same_state(s, c);
 	mm_state_destroy(c);
