@@ -60,8 +60,19 @@ struct work {
 	uint32_t stop_us;
 };
 
+/* A job gone from this node: its images go linger_s after. */
+struct gone {
+	struct gone *next;
+	uint32_t job;
+	uint64_t at_ms;
+};
+
 struct nm_ckpt {
 	char root[1024];
+	uint64_t quota;          /* bytes of one user's images here, 0: any */
+	uint32_t linger_s;
+	struct gone *gone;
+	uint64_t swept_ms;
 	char shared[1024];       /* L3, or "" */
 	uint32_t chain;          /* deltas between full images */
 	uint64_t cluster;
@@ -372,6 +383,12 @@ void nm_ckpt_destroy(struct nm_ckpt *a)
 		a->jobs = j->next;
 		job_free(j);
 	}
+	while (a->gone) {
+		struct gone *g = a->gone;
+
+		a->gone = g->next;
+		free(g);
+	}
 	close(a->efd);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->cv);
@@ -576,6 +593,101 @@ int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 	return 0;
 }
 
+static uint64_t now_ms(void)
+{
+	return now_us() / 1000u;
+}
+
+/* Bytes of uid's images below root (every job's, every epoch's). */
+static uint64_t usage_of(const struct nm_ckpt *a, uid_t uid)
+{
+	uint64_t sum = 0;
+	struct dirent *j, *e, *f;
+	DIR *dj, *de, *df;
+
+	if (!(dj = opendir(a->root)))
+		return 0;
+	while ((j = readdir(dj))) {
+		int jfd;
+
+		if (strncmp(j->d_name, "job-", 4) ||
+		    (jfd = openat(dirfd(dj), j->d_name, O_RDONLY |
+				  O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			continue;
+		if (!(de = fdopendir(jfd))) {
+			close(jfd);
+			continue;
+		}
+		while ((e = readdir(de))) {
+			int efd;
+
+			if (strncmp(e->d_name, "epoch-", 6) ||
+			    (efd = openat(dirfd(de), e->d_name, O_RDONLY |
+					  O_DIRECTORY | O_NOFOLLOW |
+					  O_CLOEXEC)) < 0)
+				continue;
+			if (!(df = fdopendir(efd))) {
+				close(efd);
+				continue;
+			}
+			while ((f = readdir(df))) {
+				struct stat sb;
+
+				if (!fstatat(dirfd(df), f->d_name, &sb,
+					     AT_SYMLINK_NOFOLLOW) &&
+				    S_ISREG(sb.st_mode) && sb.st_uid == uid)
+					sum += (uint64_t)sb.st_size;
+			}
+			closedir(df);
+		}
+		closedir(de);
+	}
+	closedir(dj);
+	return sum;
+}
+
+void nm_ckpt_limits(struct nm_ckpt *a, uint64_t quota_bytes,
+		    uint32_t linger_s)
+{
+	a->quota = quota_bytes;
+	a->linger_s = linger_s;
+}
+
+void nm_ckpt_sweep(struct nm_ckpt *a, int (*held)(void *, uint32_t),
+		   void *ctx)
+{
+	uint64_t now = now_ms();
+
+	if (now - a->swept_ms < 1000)
+		return;
+	a->swept_ms = now;
+	for (struct gone **p = &a->gone; *p;) {
+		struct gone *g = *p;
+		char name[32];
+		int fd;
+
+		if (held(ctx, g->job)) { /* back here (a restart) */
+			*p = g->next;
+			free(g);
+			continue;
+		}
+		if (now < g->at_ms + (uint64_t)a->linger_s * 1000u) {
+			p = &g->next;
+			continue;
+		}
+		snprintf(name, sizeof(name), "job-%u", g->job);
+		if ((fd = open(a->root, O_RDONLY | O_DIRECTORY |
+			       O_CLOEXEC)) >= 0) {
+			rm_tree(fd, name);
+			close(fd);
+		}
+		qb_log(LOG_DEBUG, "job %u: its images here deleted (%u s "
+		       "after it left)", g->job, a->linger_s);
+		*p = g->next;
+		free(g);
+	}
+}
+
 int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d)
 {
 	struct agent_job *aj;
@@ -599,8 +711,23 @@ int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d)
 	a->nbusy--;
 	{
 		int full = w->full;
+		uid_t uid = w->uid;
 
 		work_end(w, d); /* here: the thread that held ends */
+		if (!d->rc && a->quota) {
+			uint64_t used = usage_of(a, uid);
+
+			if (used > a->quota) {
+				d->rc = -EDQUOT;
+				snprintf(d->why, sizeof(d->why), "uid %u's "
+					 "images here take %llu MiB, over "
+					 "ckpt_quota_mib (%llu): delete a job's "
+					 "or ask for a larger quota",
+					 (unsigned)uid,
+					 (unsigned long long)(used >> 20),
+					 (unsigned long long)(a->quota >> 20));
+			}
+		}
 		aj = job_of(a, d->job);
 		if (aj)
 			aj->busy = 0;
@@ -629,6 +756,18 @@ int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d)
 
 void nm_ckpt_forget(struct nm_ckpt *a, uint32_t job)
 {
+	struct gone *g;
+	int known = 0;
+
+	for (g = a->gone; g; g = g->next)
+		known |= g->job == job;
+	/* its images go linger_s from now, unless it is back by then */
+	if (!known && (g = calloc(1, sizeof(*g)))) {
+		g->job = job;
+		g->at_ms = now_ms();
+		g->next = a->gone;
+		a->gone = g;
+	}
 	for (struct agent_job **p = &a->jobs; *p; p = &(*p)->next)
 		if ((*p)->id == job) {
 			struct agent_job *j = *p;

@@ -66,8 +66,16 @@ int nm_ckpt_fd(const struct nm_ckpt *a);
 int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d);
 /* Captures being written. */
 int nm_ckpt_busy(const struct nm_ckpt *a);
-/* Job id is gone here: its tracking goes (its images stay for a
- * restart). */
+/* Job id is gone here: its tracking goes; its images stay for a
+ * restart, and go linger_s later (nm_ckpt_sweep) unless it is back. */
 void nm_ckpt_forget(struct nm_ckpt *a, uint32_t job);
+/* One user's images here at most quota_bytes (0: no quota; an epoch
+ * that passes it fails with EDQUOT); a gone job's images kept linger_s. */
+void nm_ckpt_limits(struct nm_ckpt *a, uint64_t quota_bytes,
+		    uint32_t linger_s);
+/* Gone jobs' images past their linger deleted (at most once a second);
+ * held(ctx, job): the job is here again. */
+void nm_ckpt_sweep(struct nm_ckpt *a, int (*held)(void *, uint32_t),
+		   void *ctx);
 
 #endif

@@ -674,6 +674,11 @@ static void ckpt_report(struct nm *nm, const struct nm_ckpt_done *d)
 				    st_ckpt_done(d->job, d->epoch));
 }
 
+static int job_held(void *ctx, uint32_t id)
+{
+	return job_by_id(ctx, id) != NULL;
+}
+
 static void ckpt_start(struct nm *nm, struct nm_job *j)
 {
 	struct nm_ckpt_done d = { .job = j->id, .epoch = j->ckpt_want };
@@ -904,6 +909,7 @@ static void on_heartbeat(struct nm *nm)
 		if (j->ckpt_want && j->started && j->want != ST_HB_STAGING &&
 		    nm_ckpt_wanted(nm->ckpt, j, j->ckpt_want))
 			ckpt_start(nm, j);
+	nm_ckpt_sweep(nm->ckpt, job_held, nm);
 	/* 4. BCS-MPI: the slice's communication, for the jobs running */
 	for (j = nm->jobs; j; j = j->next)
 		nm_bcs_stopped(&nm->bcs, j->id, j->stopped);
@@ -1289,6 +1295,8 @@ int main(int argc, char **argv)
 			rc = 2;
 			goto out;
 		}
+		nm_ckpt_limits(nm.ckpt, (uint64_t)nm.cfg.ckpt_quota_mib << 20,
+			       nm.cfg.ckpt_linger_s);
 		qb_loop_poll_add(nm.loop, QB_LOOP_MED, nm_ckpt_fd(nm.ckpt),
 				 POLLIN, &nm, on_ckpt);
 	}

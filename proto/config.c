@@ -198,6 +198,8 @@ static const struct u32_key {
 	{ "ckpt_keep", 1, 64, offsetof(st_config_t, ckpt_keep) },
 	{ "ckpt_chain", 0, 64, offsetof(st_config_t, ckpt_chain) },
 	{ "ckpt_mtbf_h", 1, 1000000, offsetof(st_config_t, ckpt_mtbf_h) },
+	{ "ckpt_quota_mib", 0, 1u << 30, offsetof(st_config_t, ckpt_quota_mib) },
+	{ "ckpt_linger_s", 0, 31536000, offsetof(st_config_t, ckpt_linger_s) },
 	{ "clients_max", 1, 1000000, offsetof(st_config_t, clients_max) },
 	{ "clients_root_reserved", 0, 10000,
 	  offsetof(st_config_t, clients_root_reserved) },
@@ -453,6 +455,7 @@ static void defaults(st_config_t *c)
 	c->ckpt_keep = 2;
 	c->ckpt_chain = 8;
 	c->ckpt_mtbf_h = 720;
+	c->ckpt_linger_s = 86400;
 	c->clients_max = 1024;
 	c->clients_root_reserved = 32;
 	c->clients_per_user = 64;

@@ -107,6 +107,8 @@ typedef struct st_config {
 	uint32_t ckpt_keep;       /* committed epochs kept per job (1..64) */
 	uint32_t ckpt_chain;      /* deltas between full images (0..64) */
 	uint32_t ckpt_mtbf_h;     /* a node's MTBF, for --checkpoint auto */
+	uint32_t ckpt_quota_mib;  /* one user's images on a node (0: any) */
+	uint32_t ckpt_linger_s;   /* a job's images kept after it left */
 	char ckpt_shared_dir[1024]; /* a copy of every image (L3), "": none */
 	uint32_t kill_grace_ms;   /* SIGTERM to a job's processes, then this
 				   * long before every one is killed */

@@ -36,6 +36,10 @@ namespace of its own (stormlab) and runs tests/ckpt/ckpt_loop as the job:
              itself (the last ckpt_keep kept); `--checkpoint auto` is
              accepted; an interval of 0, a negative one or one of more
              than a year is refused (exit 2) with what is wrong.
+  limits     ckpt_quota_mib = 12, every image full (ckpt_chain = 0),
+             ckpt_linger_s = 1: a first epoch (8.5 MB a node) commits, a
+             second fails with the quota named, the job runs on; once it
+             ended its images leave the nodes a second later.
 Exit: 0 pass, 1 fail.
 """
 
@@ -402,6 +406,26 @@ def test_periodic(lab):
         eps[-1], eps))
 
 
+def test_limits(lab):
+    prog_args = ["8", "2", "6"]
+    job = submit(lab, prog_args, uid=NOBODY)
+    wait_started(lab, job)
+    r = checkpoint(lab, job, uid=NOBODY)
+    check(r.returncode == 0, "epoch 1: %s" % r.stderr)
+    r = checkpoint(lab, job, uid=NOBODY)
+    check(r.returncode == 1 and "ckpt_quota_mib" in r.stderr and
+          "uid %d" % NOBODY in r.stderr, "over the quota: %d %s" % (
+              r.returncode, r.stderr))
+    check(images(lab, job, 1) and not images(lab, job, 2),
+          "images: %s / %s" % (images(lab, job, 1), images(lab, job, 2)))
+    check_result(lab, job, prog_args)
+    stormlab.wait_for(lambda: not glob.glob(os.path.join(
+        lab.dir, "ramdisk", "lab-nm*", "ckpt", "job-%d" % job)), 15,
+                      "job %d's images deleted after ckpt_linger_s" % job)
+    print("limits: %s; images gone after the linger" %
+          show(lab, job).get("checkpoint_error"))
+
+
 TESTS = {
     "commit": (test_commit, dict(managers=1, nodes=2)),
     "refused": (test_refused, dict(managers=1, nodes=2)),
@@ -411,6 +435,10 @@ TESTS = {
     "disk_full": (test_disk_full, dict(managers=1, nodes=2,
                                        setup=small_dir)),
     "periodic": (test_periodic, dict(managers=1, nodes=2)),
+    "limits": (test_limits, dict(managers=1, nodes=2,
+                                 setup=lambda d: ["ckpt_quota_mib = 12",
+                                                  "ckpt_chain = 0",
+                                                  "ckpt_linger_s = 1"])),
 }
 
 
