@@ -33,6 +33,9 @@
 #include "ckpt_int.h"
 
 #define XSTATE_MAX 16384
+/* The most descriptors a captured process may hold open (each costs
+ * the capture a path's room while it is held). */
+#define MAX_FILES 4096u
 #define SCRATCH_BYTES (64 * 1024)
 
 static int fail(char *why, size_t whylen, int rc, const char *fmt, ...)
@@ -87,6 +90,7 @@ struct cap {
 	struct ckpt_tracee t;
 	struct ckpt_map *maps;
 	size_t nmaps;
+	struct ckpt_s_vma *vmas; /* vmas[i] of maps[i], taken while held */
 	struct file_rec *files;
 	size_t nfiles;
 	uint64_t scratch;
@@ -96,6 +100,9 @@ struct cap {
 	size_t nruns, runcap;
 	int delta;
 	pid_t snap;              /* the copy-on-write snapshot, or 0 */
+	int snap_rc;             /* why there is none */
+	int snap_fd;             /* its pidfd: signalled and awaited by it,
+				  * never by a pid that may be reused */
 	char *why;
 	size_t whylen;
 };
@@ -209,6 +216,11 @@ static int gather_files(struct cap *c)
 				    "%u, %s", r.f.fd, r.path);
 		}
 		r.f.pathlen = (uint32_t)strlen(r.path);
+		if (c->nfiles >= MAX_FILES) {
+			closedir(d);
+			return fail(c->why, c->whylen, -ENOTSUP, "more than %u "
+				    "open descriptors", MAX_FILES);
+		}
 		if (c->nfiles == cap) {
 			struct file_rec *nv;
 
@@ -412,14 +424,12 @@ static int put_memory(struct cap *c, struct ckpt_writer *w, pid_t src,
 		return -errno;
 	for (size_t i = 0; i < c->nmaps && !rc; i++) {
 		const struct ckpt_map *m = &c->maps[i];
-		struct ckpt_s_vma v;
+		const struct ckpt_s_vma *v = &c->vmas[i];
 
 		if (!strcmp(m->path, "[vsyscall]"))
 			continue;
-		if ((rc = vma_of(c, m, &v)))
-			break;
-		if ((rc = put(w, CKPT_S_VMA, &v, sizeof(v), m->path,
-			      v.pathlen)))
+		if ((rc = put(w, CKPT_S_VMA, v, sizeof(*v), m->path,
+			      v->pathlen)))
 			break;
 		st->vmas++;
 		if (c->plan[i] == PLAN_FRESH && c->delta) {
@@ -629,6 +639,8 @@ static int plan_memory(struct cap *c, struct ckpt_track *tr, int full)
 /* A copy-on-write snapshot: a fork the process makes, held stopped by
  * us and a child of the process's parent (CLONE_PARENT), so the process
  * itself never sees it; 0 and c->snap, or -errno (read in place). */
+static void snapshot_end(struct cap *c);
+
 static int snapshot(struct cap *c)
 {
 	long r;
@@ -637,9 +649,14 @@ static int snapshot(struct cap *c)
 	c->t.forked = 0;
 	r = ckpt_trace_syscall(&c->t, SYS_clone, 5,
 			       (long)(CLONE_PARENT | SIGCHLD), 0L, 0L, 0L, 0L);
-	if (r < 0 || c->t.forked <= 0)
+	if (c->t.forked > 0) { /* a child, even if the call then failed */
+		c->snap = c->t.forked;
+		c->snap_fd = (int)syscall(SYS_pidfd_open, c->snap, 0);
+	}
+	if (r < 0 || c->t.forked <= 0 || c->snap_fd < 0) {
+		snapshot_end(c);
 		return r < 0 ? (int)r : -ECHILD;
-	c->snap = c->t.forked;
+	}
 	while (waitpid(c->snap, &st, __WALL) < 0 && errno == EINTR)
 		;
 	ptrace(PTRACE_SETOPTIONS, c->snap, 0, (void *)(long)PTRACE_O_EXITKILL);
@@ -648,13 +665,20 @@ static int snapshot(struct cap *c)
 
 static void snapshot_end(struct cap *c)
 {
-	int st;
-
 	if (c->snap <= 0)
 		return;
-	kill(c->snap, SIGKILL);
-	while (waitpid(c->snap, &st, __WALL) < 0 && errno == EINTR)
-		;
+	/* by its pidfd: if its parent reaped it meanwhile (it is a child
+	 * of the process's parent), its pid may be another's now */
+	if (c->snap_fd >= 0) {
+		siginfo_t si;
+
+		syscall(SYS_pidfd_send_signal, c->snap_fd, SIGKILL, NULL, 0);
+		while (waitid((idtype_t)3 /* P_PIDFD */, (id_t)c->snap_fd, &si,
+			      WEXITED | __WALL) < 0 && errno == EINTR)
+			;
+		close(c->snap_fd);
+	}
+	c->snap_fd = -1;
 	c->snap = 0;
 }
 
@@ -685,14 +709,15 @@ static int capture_held(struct cap *c, struct ckpt_writer *w, int fd,
 	if (rc != 1)
 		return fail(c->why, c->whylen, -ENOTSUP, "no vDSO to make "
 			    "system calls from");
-	/* refuse what cannot be restored before anything is written */
-	for (size_t i = 0; i < c->nmaps; i++) {
-		struct ckpt_s_vma v;
-
+	/* refuse what cannot be restored before anything is written; what
+	 * each mapping is (its file's size and time) is taken now, while the
+	 * process is held, never read again from it once it runs on */
+	if (!(c->vmas = calloc(c->nmaps ? c->nmaps : 1, sizeof(*c->vmas))))
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nmaps; i++)
 		if (strcmp(c->maps[i].path, "[vsyscall]") &&
-		    (rc = vma_of(c, &c->maps[i], &v)))
+		    (rc = vma_of(c, &c->maps[i], &c->vmas[i])))
 			return rc;
-	}
 	if ((rc = gather_files(c)))
 		return rc;
 	sc = ckpt_trace_syscall(&c->t, SYS_mmap, 6, 0L, (long)SCRATCH_BYTES,
@@ -720,7 +745,7 @@ static int capture_held(struct cap *c, struct ckpt_writer *w, int fd,
 	if (!rc)
 		rc = plan_memory(c, tr, !c->delta);
 	if (!rc)
-		snapshot(c);
+		c->snap_rc = snapshot(c);
 	return rc;
 }
 
@@ -749,6 +774,7 @@ int ckpt_capture_hold(pid_t pid, int fd, const struct ckpt_header *h,
 		return fail(why, whylen, -ENOMEM, "out of memory");
 	k->c.why = k->why;
 	k->c.whylen = sizeof(k->why);
+	k->c.snap_fd = -1;
 	k->c.delta = h->kind == CKPT_DELTA;
 	k->tr = tr;
 	k->epoch = h->epoch;
@@ -761,8 +787,12 @@ int ckpt_capture_hold(pid_t pid, int fd, const struct ckpt_header *h,
 		return rc;
 	}
 	rc = capture_held(&k->c, &k->w, fd, h, tr, &k->st);
-	if (!rc && !k->c.snap) /* no snapshot: read it where it stands */
-		rc = put_memory(&k->c, &k->w, pid, &k->st);
+	/* no snapshot: the pages would be read while the process and its
+	 * caller wait, as long as that takes; refused instead */
+	if (!rc && !k->c.snap)
+		rc = fail(k->why, sizeof(k->why), -EAGAIN, "the copy-on-write "
+			  "snapshot was refused (%s): a limit of the user's "
+			  "processes (RLIMIT_NPROC)?", strerror(-k->c.snap_rc));
 	ckpt_trace_detach(&k->c.t);
 	k->st.stop_ns = now_ns() - t0;
 	k->rc = rc;
@@ -808,7 +838,8 @@ int ckpt_capture_end(ckpt_capture_t *k, struct ckpt_stats *st, char *why,
 		fail(why, whylen, rc, "%s", k->why);
 	else if (st)
 		*st = k->st;
-	free(k->c.maps);
+	ckpt_proc_maps_free(k->c.maps, k->c.nmaps);
+	free(k->c.vmas);
 	free(k->c.files);
 	free(k->c.plan);
 	free(k->c.runs);

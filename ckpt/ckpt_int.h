@@ -52,12 +52,13 @@ struct ckpt_map {
 	uint32_t prot;           /* PROT_* */
 	int shared;
 	uint64_t ino;
-	char path[4096];         /* "" for anonymous; "[stack]" and kin */
+	char *path;              /* "" for anonymous; "[stack]" and kin */
 };
 
-/* Its mappings: a malloc'd array (*out, free it) and their count, or
- * -errno. */
+/* Its mappings: an array (*out, ckpt_proc_maps_free it) and their count,
+ * or -errno. */
 int ckpt_proc_maps(pid_t pid, struct ckpt_map **out, size_t *n);
+void ckpt_proc_maps_free(struct ckpt_map *v, size_t n);
 /* Its number of threads, or -errno. */
 int ckpt_proc_threads(pid_t pid);
 /* Fields of /proc/PID/stat (1-based numbering of proc(5)) into v[]. */

@@ -37,16 +37,20 @@ int ckpt_proc_maps(pid_t pid, struct ckpt_map **out, size_t *n)
 			 (perm[1] == 'w' ? PROT_WRITE : 0) |
 			 (perm[2] == 'x' ? PROT_EXEC : 0);
 		m.shared = perm[3] == 's';
-		if (pos > 0) {
-			snprintf(m.path, sizeof(m.path), "%s", line + pos);
-			m.path[strcspn(m.path, "\n")] = '\0';
+		line[strcspn(line, "\n")] = '\0';
+		if (!(m.path = strdup(pos > 0 ? line + pos : ""))) {
+			ckpt_proc_maps_free(v, len);
+			free(line);
+			fclose(f);
+			return -ENOMEM;
 		}
 		if (len == cap) {
 			struct ckpt_map *nv;
 
 			cap = cap ? cap * 2 : 64;
 			if (!(nv = realloc(v, cap * sizeof(*v)))) {
-				free(v);
+				free(m.path);
+				ckpt_proc_maps_free(v, len);
 				free(line);
 				fclose(f);
 				return -ENOMEM;
@@ -60,6 +64,13 @@ int ckpt_proc_maps(pid_t pid, struct ckpt_map **out, size_t *n)
 	*out = v;
 	*n = len;
 	return 0;
+}
+
+void ckpt_proc_maps_free(struct ckpt_map *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].path);
+	free(v);
 }
 
 int ckpt_proc_threads(pid_t pid)

@@ -40,12 +40,25 @@ static int held_signals(struct ckpt_tracee *t, int sig)
 	return 0;
 }
 
-/* Wait for the tracee's next stop: its status, or -errno (it died). */
+/* Wait for the tracee's next stop: its status, or -ESRCH if it ended.
+ * An end is only looked at (WNOWAIT), never reaped: the process is its
+ * parent's (a node manager's rank) to reap and report. */
 static int wait_stop(struct ckpt_tracee *t, int *status)
 {
 	for (;;) {
-		pid_t r = waitpid(t->pid, status, __WALL);
+		siginfo_t si = { 0 };
+		pid_t r;
 
+		if (waitid(P_PID, (id_t)t->pid, &si, WEXITED | WSTOPPED |
+			   __WALL | WNOWAIT) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED ||
+		    si.si_code == CLD_DUMPED)
+			return -ESRCH;
+		r = waitpid(t->pid, status, __WALL);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -63,8 +76,11 @@ int ckpt_trace_seize(struct ckpt_tracee *t, pid_t pid)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->seized = 1;
+	/* a seccomp filter of the process's own (one answered by another
+	 * process of its user) must not hold or refuse our calls */
 	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)(PTRACE_O_TRACESYSGOOD |
-				PTRACE_O_TRACEFORK)) < 0)
+				PTRACE_O_TRACEFORK |
+				PTRACE_O_SUSPEND_SECCOMP)) < 0)
 		return -errno;
 	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) < 0) {
 		rc = -errno;
@@ -107,7 +123,8 @@ int ckpt_trace_take(struct ckpt_tracee *t, pid_t pid)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	if (ptrace(PTRACE_SETOPTIONS, pid, 0, (void *)(long)(PTRACE_O_EXITKILL |
-				PTRACE_O_TRACESYSGOOD)) < 0)
+				PTRACE_O_TRACESYSGOOD |
+				PTRACE_O_SUSPEND_SECCOMP)) < 0)
 		return -errno;
 	if (ptrace(PTRACE_GETREGS, pid, 0, &t->regs) < 0)
 		return -errno;
@@ -199,7 +216,14 @@ static int to_syscall_stop(struct ckpt_tracee *t)
 			ptrace(PTRACE_GETEVENTMSG, t->pid, 0, &child);
 			t->forked = (pid_t)child;
 		} else if (st >> 16 == 0) {
-			held_signals(t, WSTOPSIG(st));
+			int sig = WSTOPSIG(st);
+
+			/* a fault at our syscall instruction would recur
+			 * forever if held: the call failed */
+			if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+			    sig == SIGFPE || sig == SIGSYS)
+				return -EFAULT;
+			held_signals(t, sig);
 		}
 		if (ptrace(PTRACE_SYSCALL, t->pid, 0, 0) < 0)
 			return -errno;

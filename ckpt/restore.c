@@ -35,16 +35,22 @@
 #define SCRATCH_BYTES (256 * 1024)
 #define TASK_TOP 0x7ffffffff000ull
 
+/* Paths are copies (malloc'd, NUL-terminated) of the image's: a record
+ * costs what its path does, not a page (an image may hold many). */
 struct vma_ref {
 	const struct ckpt_s_vma *v;
-	char path[4096];
+	char *path;
 };
 
 struct file_ref {
 	const struct ckpt_s_file *f;
-	char path[4096];
+	char *path;
 	long hi;                 /* its descriptor, parked above the image's */
 };
+
+/* The most mappings and descriptors an image may name. */
+#define MAX_VMAS (1u << 20)
+#define MAX_FILES (1u << 16)
 
 struct rst {
 	struct ckpt_tracee t;
@@ -120,15 +126,23 @@ static int take_vma(struct rst *r, const struct ckpt_section *s)
 	    v->end > TASK_TOP || v->pgoff % CKPT_PAGE ||
 	    (r->nvmas && v->start < r->vmas[r->nvmas - 1].v->end))
 		return bad_section(r, "mappings out of order or unaligned");
-	if (!(nv = realloc(r->vmas, (r->nvmas + 1) * sizeof(*nv))))
-		return -ENOMEM;
-	r->vmas = nv;
+	if (r->nvmas >= MAX_VMAS)
+		return bad_section(r, "more mappings than a process may have");
+	if (!(r->nvmas & (r->nvmas + 1))) { /* 0, 1, 3, 7...: grow */
+		nv = realloc(r->vmas, (r->nvmas * 2 + 2) * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		r->vmas = nv;
+	}
+	nv = r->vmas;
 	nv[r->nvmas].v = v;
-	memcpy(nv[r->nvmas].path, (const char *)(v + 1), v->pathlen);
-	nv[r->nvmas].path[v->pathlen] = '\0';
-	if ((v->flags & CKPT_VMA_FILE) && nv[r->nvmas].path[0] != '/')
-		return bad_section(r, "a file mapping with no path");
+	if (!(nv[r->nvmas].path = strndup((const char *)(v + 1), v->pathlen)))
+		return -ENOMEM;
 	r->nvmas++;
+	if (strlen(nv[r->nvmas - 1].path) != v->pathlen ||
+	    ((v->flags & CKPT_VMA_FILE) && nv[r->nvmas - 1].path[0] != '/'))
+		return bad_section(r, "a file mapping with no path, or a "
+				   "NUL inside one");
 	return 0;
 }
 
@@ -141,17 +155,25 @@ static int take_file(struct rst *r, const struct ckpt_section *s)
 	    f->pathlen >= 4096 || f->fd > 65535 || f->kind < CKPT_F_REGULAR ||
 	    f->kind > CKPT_F_INHERIT)
 		return bad_section(r, "a descriptor record out of bounds");
-	if (!(nf = realloc(r->files, (r->nfiles + 1) * sizeof(*nf))))
-		return -ENOMEM;
-	r->files = nf;
+	if (r->nfiles >= MAX_FILES)
+		return bad_section(r, "more descriptors than a process has");
+	if (!(r->nfiles & (r->nfiles + 1))) {
+		nf = realloc(r->files, (r->nfiles * 2 + 2) * sizeof(*nf));
+		if (!nf)
+			return -ENOMEM;
+		r->files = nf;
+	}
+	nf = r->files;
 	nf[r->nfiles].f = f;
 	nf[r->nfiles].hi = -1;
-	memcpy(nf[r->nfiles].path, (const char *)(f + 1), f->pathlen);
-	nf[r->nfiles].path[f->pathlen] = '\0';
-	if ((f->kind == CKPT_F_REGULAR || f->kind == CKPT_F_DEVICE) &&
-	    nf[r->nfiles].path[0] != '/')
-		return bad_section(r, "a file with no path");
+	if (!(nf[r->nfiles].path = strndup((const char *)(f + 1), f->pathlen)))
+		return -ENOMEM;
 	r->nfiles++;
+	if (strlen(nf[r->nfiles - 1].path) != f->pathlen ||
+	    ((f->kind == CKPT_F_REGULAR || f->kind == CKPT_F_DEVICE) &&
+	     nf[r->nfiles - 1].path[0] != '/'))
+		return bad_section(r, "a file with no path, or a NUL inside "
+				   "one");
 	return 0;
 }
 
@@ -367,6 +389,23 @@ static int unmap_stub(struct rst *r)
 
 		if (is_special(c->path) || !strcmp(c->path, "[vsyscall]"))
 			continue;
+		/* the scratch stays (it may have merged with a neighbour) */
+		if (overlaps(c->start, c->end, r->scratch,
+			     r->scratch + SCRATCH_BYTES)) {
+			if (c->start < r->scratch &&
+			    (a = rcall(r, SYS_munmap, 2, (long)c->start,
+				       (long)(r->scratch - c->start))) < 0)
+				return fail(r, (int)a, "unmapping below the "
+					    "scratch: %s", strerror((int)-a));
+			if (c->end > r->scratch + SCRATCH_BYTES &&
+			    (a = rcall(r, SYS_munmap, 2,
+				       (long)(r->scratch + SCRATCH_BYTES),
+				       (long)(c->end - r->scratch -
+					      SCRATCH_BYTES))) < 0)
+				return fail(r, (int)a, "unmapping above the "
+					    "scratch: %s", strerror((int)-a));
+			continue;
+		}
 		a = rcall(r, SYS_munmap, 2, (long)c->start,
 			  (long)(c->end - c->start));
 		if (a < 0)
@@ -586,7 +625,10 @@ static int make_pipe(struct rst *r, size_t i, long base)
 	long a, end[2];
 	int rc;
 
-	a = rcall(r, SYS_pipe2, 2, (long)r->scratch, 0L);
+	/* non-blocking while we refill it (nothing reads it yet): a
+	 * refill it cannot take fails instead of waiting forever; its
+	 * ends get their own flags when placed */
+	a = rcall(r, SYS_pipe2, 2, (long)r->scratch, (long)O_NONBLOCK);
 	if (a < 0 || (rc = ckpt_mem_read(r->t.pid, r->scratch, fds,
 					 sizeof(fds))))
 		return fail(r, a < 0 ? (int)a : -EIO, "making a pipe");
@@ -594,9 +636,12 @@ static int make_pipe(struct rst *r, size_t i, long base)
 		const unsigned char *d = (const unsigned char *)s.data + 8;
 		uint64_t left = s.len - 8;
 
-		if (left > 65536)
-			rcall(r, SYS_fcntl, 3, (long)fds[1], (long)F_SETPIPE_SZ,
-			      (long)left);
+		if (left > 65536 &&
+		    rcall(r, SYS_fcntl, 3, (long)fds[1], (long)F_SETPIPE_SZ,
+			  (long)left) < 0)
+			return fail(r, -ENOSPC, "a pipe holding %" PRIu64
+				    " bytes: more than its user may have "
+				    "in one", left);
 		while (left) {
 			uint64_t n = left < SCRATCH_BYTES / 2 ? left :
 				     SCRATCH_BYTES / 2;
@@ -787,13 +832,31 @@ static int restore_held(struct rst *r)
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)r->t.pid);
 	if ((r->mem = open(path, O_RDWR | O_CLOEXEC)) < 0)
 		return fail(r, -errno, "%s: %s", path, strerror(errno));
-	if ((rc = place_scratch(r)) || (rc = move_vdso(r)) ||
-	    (rc = unmap_stub(r)) || (rc = map_image(r)) ||
+	if ((rc = place_scratch(r)) || (rc = move_vdso(r)))
+		return rc;
+	/* the moves changed the stub's layout: what to unmap is read anew */
+	ckpt_proc_maps_free(r->cur, r->ncur);
+	r->cur = NULL;
+	r->ncur = 0;
+	if ((rc = ckpt_proc_maps(r->t.pid, &r->cur, &r->ncur)))
+		return fail(r, rc, "reading the stub's mappings again");
+	if ((rc = unmap_stub(r)) || (rc = map_image(r)) ||
 	    (rc = fill_pages(r)) || (rc = set_mm(r)) || (rc = set_files(r)) ||
 	    (rc = set_env(r)) || (rc = set_signals(r)))
 		return rc;
 	rcall(r, SYS_munmap, 2, (long)r->scratch, (long)SCRATCH_BYTES);
 	return set_cpu(r);
+}
+
+static void rst_free(struct rst *r)
+{
+	for (size_t i = 0; i < r->nvmas; i++)
+		free(r->vmas[i].path);
+	for (size_t i = 0; i < r->nfiles; i++)
+		free(r->files[i].path);
+	free(r->vmas);
+	free(r->files);
+	ckpt_proc_maps_free(r->cur, r->ncur);
 }
 
 int ckpt_check(const struct ckpt_blob *chain, size_t n,
@@ -806,8 +869,7 @@ int ckpt_check(const struct ckpt_blob *chain, size_t n,
 	if (why && whylen)
 		why[0] = '\0';
 	rc = check_chain(&r, expect);
-	free(r.vmas);
-	free(r.files);
+	rst_free(&r);
 	return rc;
 }
 
@@ -836,8 +898,6 @@ int ckpt_restore(pid_t pid, const struct ckpt_blob *chain, size_t n,
 		while (waitpid(pid, &st, __WALL) < 0 && errno == EINTR)
 			;
 	}
-	free(r.vmas);
-	free(r.files);
-	free(r.cur);
+	rst_free(&r);
 	return rc;
 }

@@ -455,6 +455,50 @@ static struct ckpt_ident ident_of(const struct nm_ckpt *a,
 	return (struct ckpt_ident){ a->cluster, j->id, rank, binary };
 }
 
+/* Whether pid is stopped (group stop, or traced), by /proc/PID/stat. */
+static int is_stopped(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+}
+
+/* Every live rank of j stopped within ms: a rank that is not (waiting
+ * for a vfork child it stopped with it, in uninterruptible sleep) is
+ * never held, as the hold would wait for it with the main loop.  0, or
+ * -ETIMEDOUT with why naming the rank. */
+static int await_stopped(struct nm_job *j, uint32_t ms, char *why,
+			 size_t whylen)
+{
+	uint64_t until = now_us() + (uint64_t)ms * 1000u;
+	struct timespec nap = { 0, 500000 };
+
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		while (j->ranks[i].pid > 0 && !is_stopped(j->ranks[i].pid)) {
+			if (now_us() >= until) {
+				snprintf(why, whylen, "rank %u did not stop "
+					 "within %u ms (waiting for a child "
+					 "it vforked, or in uninterruptible "
+					 "sleep); the next epoch may find it "
+					 "stoppable", j->ranks[i].rank, ms);
+				return -ETIMEDOUT;
+			}
+			nanosleep(&nap, NULL);
+		}
+	return 0;
+}
+
 /* Hold every local rank of j for epoch e; the holds into w. */
 static int hold_ranks(struct nm_ckpt *a, struct nm_job *j,
 		      struct agent_job *aj, uint32_t epoch, int dfd,
@@ -567,7 +611,9 @@ int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 	} else {
 		thawed = nm_cg_freeze(&j->cg, 0) == 0;
 	}
-	rc = hold_ranks(a, j, aj, epoch, dfd, w, why, whylen);
+	rc = await_stopped(j, 200, why, whylen);
+	if (!rc)
+		rc = hold_ranks(a, j, aj, epoch, dfd, w, why, whylen);
 	if (thawed)
 		nm_cg_freeze(&j->cg, 1);
 	if (stopped)
@@ -784,8 +830,11 @@ void nm_ckpt_forget(struct nm_ckpt *a, uint32_t job)
 
 /* ---- restore -------------------------------------------------------------- */
 
-/* The image of rank at epoch of job, mapped: here (L1), else in the
- * shared directory (L3).  0, or -errno. */
+/* The image of rank at epoch of job, here (L1), else in the shared
+ * directory (L3), read into private anonymous memory: the file is its
+ * owner's to write, and what the restore checks must be what it uses
+ * (a mapping of the file would follow the owner's writes, or fault on
+ * a truncation).  0, or -errno. */
 static int map_image(const struct nm_ckpt *a, uint32_t job, uint32_t epoch,
 		     uint32_t rank, struct ckpt_blob *b)
 {
@@ -810,12 +859,29 @@ static int map_image(const struct nm_ckpt *a, uint32_t job, uint32_t epoch,
 			return -EINVAL;
 		}
 		b->len = (size_t)sb.st_size;
-		b->buf = mmap(NULL, b->len, PROT_READ, MAP_PRIVATE, fd, 0);
-		close(fd);
+		b->buf = mmap(NULL, b->len, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (b->buf == MAP_FAILED) {
+			rc = -errno;
 			b->buf = NULL;
-			return -errno;
+			close(fd);
+			return rc;
 		}
+		for (size_t off = 0; off < b->len;) {
+			ssize_t n = pread(fd, (char *)b->buf + off,
+					  b->len - off, (off_t)off);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) { /* shortened meanwhile: refused */
+				munmap((void *)b->buf, b->len);
+				b->buf = NULL;
+				close(fd);
+				return n < 0 ? -errno : -EINVAL;
+			}
+			off += (size_t)n;
+		}
+		close(fd);
 		rc = 0;
 	}
 	return rc;

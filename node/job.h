@@ -43,6 +43,7 @@ struct nm_job {
 	uint32_t done_slot; /* its done gvar, as last listed */
 	uint32_t ckpt_want; /* the checkpoint epoch listed, 0: none */
 	uint32_t restore;  /* its ranks start from this epoch (listed) */
+	uint32_t inc;      /* the incarnation staged here (restarts) */
 	int grace;         /* 1 until first listed: one unlisted heartbeat,
 			    * sent before its staging began, is forgiven */
 	int seen;          /* listed in the heartbeat being applied */

@@ -753,6 +753,7 @@ static const char *staged_manifest(void *ctx, uint32_t id, st_manifest_t *m)
 		st_manifest_free(m);
 		return NULL;
 	}
+	j->inc = nm->ring.inc; /* the stream's, being taken */
 	j->nm_ctx = nm;
 	j->next = nm->jobs;
 	nm->jobs = j;
@@ -837,7 +838,9 @@ static void reconcile(struct nm *nm)
 	for (uint32_t i = 0; i < hb->njobs; i++) {
 		const st_hb_job_t *e = &hb->jobs[i];
 
-		if (!(j = find_job(v, n, e->job)))
+		/* another incarnation (restarted since, maybe elsewhere) is
+		 * not this one: unlisted, it goes */
+		if (!(j = find_job(v, n, e->job)) || e->inc != j->inc)
 			continue;
 		j->seen = 1;
 		j->listed = e->state;

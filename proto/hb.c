@@ -50,7 +50,7 @@ static void wr_n(uint8_t *p, uint64_t v, unsigned n)
 
 /* magic u32 | slice u64 | row u16 | lo u32 | hi u32 | njobs u32 | flags u32
  * then njobs x (job u32 | state u8 | row u16 | done u32 | ckpt u32 |
- * restore u32) */
+ * restore u32 | inc u32) */
 int st_hb_encode(uint8_t *buf, size_t cap, const st_hb_t *hb)
 {
 	size_t need = ST_HB_HDR + (size_t)hb->njobs * ST_HB_ENTRY;
@@ -73,6 +73,7 @@ int st_hb_encode(uint8_t *buf, size_t cap, const st_hb_t *hb)
 		wr_n(e + 7, hb->jobs[i].done, 4);
 		wr_n(e + 11, hb->jobs[i].ckpt, 4);
 		wr_n(e + 15, hb->jobs[i].restore, 4);
+		wr_n(e + 19, hb->jobs[i].inc, 4);
 	}
 	return (int)need;
 }
@@ -101,6 +102,7 @@ int st_hb_decode(const uint8_t *buf, size_t len, st_hb_t *hb)
 		j->done = (uint32_t)rd_n(&r, 4);
 		j->ckpt = (uint32_t)rd_n(&r, 4);
 		j->restore = (uint32_t)rd_n(&r, 4);
+		j->inc = (uint32_t)rd_n(&r, 4);
 		if (j->state != ST_HB_STAGING && j->state != ST_HB_ACTIVE)
 			r.bad = 1;
 	}

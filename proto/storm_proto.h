@@ -398,6 +398,8 @@ typedef struct st_hb_job {
 	uint32_t ckpt;  /* the checkpoint epoch to take, 0: none */
 	uint32_t restore; /* its ranks start from this epoch's images
 			   * (a restart), 0: from the start */
+	uint32_t inc;   /* its incarnation (restarts): a node holding
+			 * another one kills and forgets it */
 } st_hb_job_t;
 
 /* st_hb_t.flags: the strobe idles — it strobes only every few slices
@@ -414,7 +416,7 @@ typedef struct st_hb {
 } st_hb_t;
 
 #define ST_HB_HDR 30
-#define ST_HB_ENTRY 19
+#define ST_HB_ENTRY 23
 /** Jobs a block of len bytes holds. */
 static inline uint32_t st_hb_capacity(size_t len)
 {

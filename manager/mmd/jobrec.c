@@ -93,6 +93,9 @@ static void release(struct mmd_job *j)
 	free(j->status);
 	j->status = NULL;
 	j->got = 0;
+	free(j->ckpt_from);
+	j->ckpt_from = NULL;
+	j->ckpt_cap = j->ckpt_got = 0;
 }
 
 static void drop(struct mmd_jobs *t, uint32_t id)

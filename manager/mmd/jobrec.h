@@ -43,6 +43,8 @@ struct mmd_job {
 	 * (CKPT records), and the commit this master proposed */
 	uint32_t ckpt_epoch;
 	uint32_t ckpt_got;      /* nodes with every image written */
+	uint32_t *ckpt_from;    /* ... their world ids (ckpt_got of them) */
+	uint32_t ckpt_cap;
 	uint64_t ckpt_bytes;
 	uint32_t ckpt_stop_us;  /* the longest stop of a node */
 	uint32_t ckpt_levels;   /* where every node's images are (AND) */

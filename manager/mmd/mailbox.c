@@ -77,7 +77,21 @@ static void take_ckpt(struct mmd_mailbox *b, int master, const mm_state_t *st,
 		r->ckpt_levels = ~0u;
 	}
 	if (!c.rc) {
-		r->ckpt_got++;
+		/* each node once: a box sent again repeats its records */
+		for (uint32_t k = 0; k < r->ckpt_got; k++)
+			if (r->ckpt_from[k] == rec->rank)
+				return;
+		if (r->ckpt_got == r->ckpt_cap) {
+			uint32_t cap = r->ckpt_cap ? 2 * r->ckpt_cap : 8;
+			uint32_t *nf = realloc(r->ckpt_from,
+					       cap * sizeof(*nf));
+
+			if (!nf)
+				return; /* not counted: the commit waits */
+			r->ckpt_from = nf;
+			r->ckpt_cap = cap;
+		}
+		r->ckpt_from[r->ckpt_got++] = rec->rank;
 		r->ckpt_levels &= c.levels;
 		r->ckpt_bytes += c.bytes;
 		if (c.stop_us > r->ckpt_stop_us)

@@ -487,7 +487,7 @@ static st_hb_job_t hb_entry(const mm_state_t *st, const mm_job_t *j)
 			      ST_HB_STAGING : ST_HB_ACTIVE,
 			      (uint16_t)j->row, done_slot(st, j),
 			      j->state == MM_JOB_RUNNING ? j->ckpt_want : 0,
-			      j->restore_epoch };
+			      j->restore_epoch, j->restarts };
 }
 
 /* More jobs hold PEs than one block lists: jobs whose state changed in

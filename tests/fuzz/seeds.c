@@ -37,9 +37,9 @@ static void put(const char *target, int k, const void *p, size_t n)
 
 static void hb(void)
 {
-	st_hb_job_t jobs[3] = { { 1, ST_HB_STAGING, 0, 0, 0, 3 },
-				{ 7, ST_HB_ACTIVE, 1, 9, 2, 0 },
-				{ 4000000, ST_HB_ACTIVE, 0, 3, 0, 0 } };
+	st_hb_job_t jobs[3] = { { 1, ST_HB_STAGING, 0, 0, 0, 3, 1 },
+				{ 7, ST_HB_ACTIVE, 1, 9, 2, 0, 0 },
+				{ 4000000, ST_HB_ACTIVE, 0, 3, 0, 0, 0 } };
 	st_hb_t h = { .slice = 42, .row = ST_HB_ALL_ROWS, .lo = 0,
 		      .hi = UINT32_MAX, .njobs = 3, .jobs = jobs };
 	uint8_t b[256];
