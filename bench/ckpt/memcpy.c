@@ -44,5 +44,7 @@ int main(int argc, char **argv)
 	}
 	qsort(t, (size_t)reps, sizeof(t[0]), cmp);
 	printf("%.2f\n", t[reps / 2]);
+	free(a);
+	free(b);
 	return 0;
 }
