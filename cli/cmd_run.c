@@ -317,6 +317,9 @@ static json_t *build_request(const struct sc_cmd *cmd,
 			json_object_set_new(job, "checkpoint_s",
 					    parse_interval_or_die(cmd->name, v));
 			break;
+		case SC_OPT_REQUEUE:
+			json_object_set_new(job, "requeue", json_true());
+			break;
 		case SC_OPT_MPI:
 			if (strcmp(v, "none") && strcmp(v, "bcs"))
 				sc_die(SC_EXIT_USAGE, "%s: option --mpi: '%s' "

@@ -105,6 +105,27 @@ static void ckpt_rows(sc_table_t *t, json_t *job)
 		sc_table_row(t, (const char *const[]){
 			"checkpoint_error", sc_jstr(job, "checkpoint_error",
 						    "") });
+	if (json_is_string(json_object_get(job, "checkpoint_s")))
+		snprintf(line, sizeof(line), "auto");
+	else
+		snprintf(line, sizeof(line), "%lld s",
+			 (long long)sc_jint(job, "checkpoint_s", 0));
+	if (json_object_get(job, "checkpoint_s"))
+		sc_table_row(t, (const char *const[]){ "checkpoint_every",
+						       line });
+	if (json_is_true(json_object_get(job, "requeue")))
+		sc_table_row(t, (const char *const[]){ "requeue", "yes" });
+	if (sc_jint(job, "restarts", 0)) {
+		if (sc_jint(job, "restore_epoch", 0))
+			snprintf(line, sizeof(line), "%lld (the last from "
+				 "epoch %lld)",
+				 (long long)sc_jint(job, "restarts", 0),
+				 (long long)sc_jint(job, "restore_epoch", 0));
+		else
+			snprintf(line, sizeof(line), "%lld (from the start)",
+				 (long long)sc_jint(job, "restarts", 0));
+		sc_table_row(t, (const char *const[]){ "restarts", line });
+	}
 }
 
 int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,

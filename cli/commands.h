@@ -161,6 +161,11 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	  "checkpoints cost and the nodes' MTBF (ckpt_mtbf_h).  With "       \
 	  "ckpt_shared_dir, a job whose node dies runs on from its last "    \
 	  "one (docs/checkpoint.md)." },                                     \
+	{ SC_OPT_REQUEUE, "requeue", NULL,                                   \
+	  "If a node of the job dies, queue it again rather than fail it: "  \
+	  "it runs on from its last checkpoint that survives the node, or "  \
+	  "from the start if none does (what it wrote before is not "        \
+	  "undone)." },                                                      \
 	{ SC_OPT_MPI, "mpi", "KIND",                                         \
 	  "What the ranks communicate with: none (the default) or bcs "      \
 	  "(Storm's BCS-MPI: each node's engine sets up the job's "          \

@@ -34,7 +34,7 @@
  *                  u32 levels
  *   CKPT_ABORT     u32 job, u32 epoch, str reason
  *   CKPT_RESTART   u32 job, u32 uid, u32 epoch
- *   SUBMIT_CKPT    as SUBMIT_INPUTS, then u32 ckpt_every_s
+ *   SUBMIT_CKPT    as SUBMIT_INPUTS, then u32 ckpt_every_s, u8 requeue
  *   CKPT_REQUEUE   u32 job, u32 uid
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
@@ -435,15 +435,21 @@ static void dec_submit_inputs(struct mmi_rd *r, mm_op_t *op)
 static void enc_submit_ckpt(struct mmi_wr *w, const mm_op_t *op)
 {
 	enc_submit_inputs(w, op);
-	if (op->spec)
+	if (op->spec) {
 		mmi_put_u32(w, op->spec->ckpt_every_s);
+		mmi_put_u8(w, op->spec->requeue);
+	}
 }
 
 static void dec_submit_ckpt(struct mmi_rd *r, mm_op_t *op)
 {
 	dec_submit_inputs(r, op);
-	if (op->spec)
-		((mm_job_spec_t *)op->spec)->ckpt_every_s = mmi_get_u32(r);
+	if (op->spec) {
+		mm_job_spec_t *sp = (mm_job_spec_t *)op->spec;
+
+		sp->ckpt_every_s = mmi_get_u32(r);
+		sp->requeue = mmi_get_u8(r);
+	}
 }
 
 static void enc_cancel(struct mmi_wr *w, const mm_op_t *op)

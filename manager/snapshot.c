@@ -50,7 +50,7 @@
  *     ckpt_want_slice | str ckpt_error | u32 nckpts | nckpts x (u32 epoch |
  *     u32 stop_us | u32 levels | u64 slice | u64 ms | u64 bytes) | u32
  *     restore_epoch | u32 restarts | u32 ckpt_every_s | u8 ckpt_requeue
- *     (0/1, only with want), epochs strictly ascending and <=
+ *     (0/1, only with want) | u8 requeue (0/1), epochs strictly ascending and <=
  *     ckpt_last, want 0 or ckpt_last, nckpts <= MM_CKPT_KEEP_MAX
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
@@ -180,6 +180,7 @@ static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
 	mmi_put_u32(w, v->restarts);
 	mmi_put_u32(w, v->ckpt_every_s);
 	mmi_put_u8(w, v->ckpt_requeue);
+	mmi_put_u8(w, v->requeue);
 }
 
 /* The spec's encoded bytes (counted, not written) plus 128 and 12 per
@@ -704,8 +705,12 @@ static int dec_ckpts(struct sd *d, struct mm_jobrec *j)
 	j->v.restarts = mmi_get_u32(&d->r);
 	j->v.ckpt_every_s = mmi_get_u32(&d->r);
 	j->v.ckpt_requeue = mmi_get_u8(&d->r);
+	j->v.requeue = mmi_get_u8(&d->r);
 	if (sd_check(d))
 		return d->failed;
+	if (j->v.requeue > 1)
+		return sd_fail(d, at, "a requeue flag %u (0 or 1)",
+			       j->v.requeue);
 	if (j->v.ckpt_requeue > 1 || (j->v.ckpt_requeue && !j->v.ckpt_want))
 		return sd_fail(d, at, "a requeue mark %u without an epoch "
 			       "pending", j->v.ckpt_requeue);

@@ -594,6 +594,14 @@ static int op_node_down(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 				"%u", n->name, why, e);
 			continue;
 		}
+		/* --requeue: no epoch to run on from, so from the start */
+		if (j->v.requeue && j->v.restarts < MM_RESTARTS_MAX) {
+			mmi_job_requeue(s, j, 0);
+			mmi_fmt(j->v.reason, sizeof(j->v.reason), "node %s "
+				"failed: %s; requeued (--requeue) to start "
+				"over", n->name, why);
+			continue;
+		}
 		mmi_fmt(j->v.reason, sizeof(j->v.reason), "node %s failed: %s",
 			n->name, why);
 		mmi_job_end(s, j, MM_JOB_FAILED);

@@ -124,6 +124,9 @@ typedef struct mm_job_spec {
 	uint32_t ckpt_every_s; /* a checkpoint this often (seconds), or
 				* MM_CKPT_AUTO, or 0: none (SUBMIT_CKPT
 				* only) */
+	uint8_t requeue;       /* 1: a node failure queues it again, to
+				* start over when no checkpoint of it
+				* survives (SUBMIT_CKPT only) */
 } mm_job_spec_t;
 
 /* ckpt_every_s: the interval chosen from the measured checkpoint cost
@@ -312,6 +315,9 @@ typedef struct mm_job {
 	uint32_t ckpt_every_s;      /* its checkpoint interval (seconds,
 				     * MM_CKPT_AUTO, 0: none) */
 	uint8_t ckpt_requeue;       /* requeued once ckpt_want commits */
+	uint8_t requeue;            /* --requeue: a node failure queues it
+				     * again, from the start if no epoch
+				     * of it survives */
 	uint32_t restarts;          /* times it was restarted */
 } mm_job_t;
 

@@ -149,6 +149,9 @@ static int check_spec(mm_state_t *s, const mm_job_spec_t *sp,
 		return mmi_refuse(res, -EINVAL, "submit: a checkpoint every "
 				  "%u s; at most every %u s (a year), or auto",
 				  sp->ckpt_every_s, MM_CKPT_EVERY_MAX);
+	if (sp->requeue > 1)
+		return mmi_refuse(res, -EINVAL, "submit: requeue %u; 0 or 1",
+				  sp->requeue);
 	if (sp->ckpt_every_s && sp->mpi != MM_MPI_NONE)
 		return mmi_refuse(res, -ENOTSUP, "submit: checkpoints of a job "
 				  "of BCS-MPI ranks are not supported yet "
@@ -235,6 +238,7 @@ static int job_build(mm_state_t *s, const mm_job_spec_t *sp,
 	j->v.inputs = j->inputs;
 	j->v.mpi = sp->mpi;
 	j->v.ckpt_every_s = sp->ckpt_every_s;
+	j->v.requeue = sp->requeue;
 	rc = sp_nodeset_create(s->nworld, &j->nodes);
 	if (rc)
 		goto fail;
@@ -336,8 +340,10 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	 * only in the latter (what the log holds) */
 	if (op->code != MM_OP_SUBMIT_LIMITS && !inputs)
 		j->v.mem_bytes = 0;
-	if (op->code != MM_OP_SUBMIT_CKPT)
+	if (op->code != MM_OP_SUBMIT_CKPT) {
 		j->v.ckpt_every_s = 0;
+		j->v.requeue = 0;
+	}
 	if (!inputs) {
 		free(j->inputs);
 		j->inputs = NULL;

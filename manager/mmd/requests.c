@@ -141,6 +141,8 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 				    j->ckpt_every_s == MM_CKPT_AUTO ?
 				    json_string("auto") :
 				    json_integer(j->ckpt_every_s));
+	if (o && j->requeue)
+		json_object_set_new(o, "requeue", json_true());
 	if (o && (j->restore_epoch || j->restarts)) {
 		json_object_set_new(o, "restore_epoch",
 				    json_integer(j->restore_epoch));

@@ -469,6 +469,14 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 			goto out;
 		}
 	}
+	if (json_object_get(job, "requeue")) {
+		if (!json_is_boolean(json_object_get(job, "requeue"))) {
+			mmd_client_reply_err(c, EINVAL, "request: \"requeue\" "
+					     "must be true or false");
+			goto out;
+		}
+		spec.requeue = json_is_true(json_object_get(job, "requeue"));
+	}
 	argv = strs(json_object_get(job, "argv"), &spec.argc);
 	env = strs(json_object_get(job, "env"), &spec.envc);
 	files = strs(json_object_get(job, "files"), &spec.nfiles);
@@ -513,8 +521,8 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 		spec.inputs = inputs;
 		/* a job without checkpoints goes as before: a replica that
 		 * predates SUBMIT_CKPT reads it */
-		op.code = spec.ckpt_every_s ? MM_OP_SUBMIT_CKPT :
-					      MM_OP_SUBMIT_INPUTS;
+		op.code = spec.ckpt_every_s || spec.requeue ?
+			  MM_OP_SUBMIT_CKPT : MM_OP_SUBMIT_INPUTS;
 	}
 	if (mmd_repl_propose_client(rq->repl, c, c->client_key, c->seq, c->uid,
 				    c->gid, run ? MMD_REQ_RUN : MMD_REQ_SUBMIT,

@@ -24,6 +24,9 @@ namespace of its own (stormlab) and runs tests/ckpt/ckpt_loop as the job:
              a committed epoch copied to ckpt_shared_dir: the job goes
              back to the queue by itself, runs on from the epoch on the
              nodes left and ends with an uninterrupted run's result.
+  requeue    a job with --requeue and no checkpoint: kill -9 of a node
+             manager queues it again, it runs from the start on the
+             nodes left and ends well; without --requeue it FAILS.
   failover   three replicas: kill -9 of the strobe master right after a
              checkpoint is asked for, and again right after a restart:
              the epoch is committed and the restart happens under the new
@@ -307,6 +310,48 @@ def test_node_kill(lab):
           "after %.2f s" % (victim, job, ",".join(j["node_names"]), took))
 
 
+def test_requeue(lab):
+    """--requeue without a checkpoint: a node's death queues the job
+    again and it runs from the start on the nodes left; without the flag
+    the same death fails the job."""
+    prog_args = ["8", "2", "6"]
+    job = submit(lab, prog_args, uid=NOBODY, opts=["--requeue"])
+    r = stormctl(lab, ["show", str(job)])
+    check(r.returncode == 0 and "requeue" in r.stdout and "yes" in r.stdout,
+          "show: %s %s" % (r.stdout, r.stderr))
+    wait_started(lab, job)
+    j = show(lab, job)
+    check(j.get("requeue") is True and not j.get("checkpoints"),
+          "before: %s" % j)
+    victim = j["node_names"][-1]
+    before = stormlab.pids_of(lab, job)
+    check(lab.p.kill(victim) is not None, "no process %s" % victim)
+    stormlab.wait_for(lambda: show(lab, job).get("restarts") == 1, 30,
+                      "job %d requeued" % job)
+    j = show(lab, job)
+    # (placed again at once, it may have left PENDING and its reason)
+    check(j.get("restore_epoch") == 0 and ("to start over" in j["reason"] or
+                                           j["state"] != "PENDING"),
+          "requeued: %s" % j)
+    stormlab.wait_for(lambda: not any(os.path.exists("/proc/%d" % p)
+                                      for p in before), 15,
+                      "the ranks of the run before gone")
+    j = check_result(lab, job, prog_args)
+    check(victim not in j["node_names"], "ran again on %s: %s" % (victim, j))
+    r = stormctl(lab, ["show", str(job)])
+    check("1 (from the start)" in r.stdout, "show restarts: %s" % r.stdout)
+    # the same death without --requeue: FAILED, naming the node
+    job2 = submit(lab, ["8", "2", "30"], uid=NOBODY)
+    wait_started(lab, job2)
+    victim2 = show(lab, job2)["node_names"][-1]
+    check(lab.p.kill(victim2) is not None, "no process %s" % victim2)
+    j2 = wait_state(lab, job2, ["FAILED", "PENDING"], timeout=30)
+    check(j2["state"] == "FAILED" and victim2 in j2["reason"],
+          "without --requeue: %s" % j2)
+    print("requeue: %s killed; job %d ran again from the start on %s" %
+          (victim, job, ",".join(j["node_names"])))
+
+
 def kill_master(lab):
     """kill -9 of the strobe master; show asks a replica left, and a
     new master is awaited."""
@@ -444,6 +489,7 @@ TESTS = {
     "refused": (test_refused, dict(managers=1, nodes=2)),
     "restart": (test_restart, dict(managers=1, nodes=2)),
     "node_kill": (test_node_kill, dict(managers=1, nodes=4)),
+    "requeue": (test_requeue, dict(managers=1, nodes=4)),
     "failover": (test_failover, dict(managers=3, nodes=2)),
     "disk_full": (test_disk_full, dict(managers=1, nodes=2,
                                        setup=small_dir)),

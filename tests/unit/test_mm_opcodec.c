@@ -73,6 +73,7 @@ static const mm_job_spec_t ckpt_spec = {
 	.name = "ck", .uid = 1000, .gid = 100, .ranks = 1, .argc = 3,
 	.argv = argv_, .cwd = "/", .nfiles = 1, .files = files_,
 	.ninputs = 2, .inputs = inputs_, .ckpt_every_s = MM_CKPT_AUTO,
+	.requeue = 1,
 };
 
 static const mm_usage_t usages[5] = {
@@ -167,6 +168,7 @@ static void assert_op_same(const mm_op_t *a, const mm_op_t *b)
 	assert_int_equal(a->spec->ninputs, b->spec->ninputs);
 	assert_int_equal(a->spec->mpi, b->spec->mpi);
 	assert_int_equal(a->spec->ckpt_every_s, b->spec->ckpt_every_s);
+	assert_int_equal(a->spec->requeue, b->spec->requeue);
 	for (uint32_t k = 0; k < a->spec->ninputs; k++) {
 		assert_memory_equal(a->spec->inputs[k].sha256,
 				    b->spec->inputs[k].sha256,

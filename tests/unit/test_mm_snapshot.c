@@ -57,8 +57,8 @@ static const uint32_t node_cpus[NNODES] = { 8, 2, 4, 1, 4 };
 /* a job's last bytes, without usage: has_usage (0), mem_bytes (v6),
  * ninputs (v7, 0), mpi (v7), and with no checkpoint (v8) ckpt_last,
  * ckpt_want, ckpt_want_slice, ckpt_error (""), nckpts, restore_epoch,
- * restarts, ckpt_every_s, ckpt_requeue */
-#define JOB_TAIL 51
+ * restarts, ckpt_every_s, ckpt_requeue, requeue */
+#define JOB_TAIL 52
 #define CREDS_EMPTY 4 /* v5: the credential cache's count, last; 0 */
 
 static mm_state_t *mkmachine(int up)
@@ -906,6 +906,59 @@ static void test_restart_requeues_from_an_epoch(void **state)
 	}
 }
 
+/* --requeue: a job whose node dies with no epoch that survives it (none,
+ * or L1 only) goes back to the queue to start over, as often as
+ * MM_RESTARTS_MAX; without the flag it fails. */
+static void test_requeue_starts_over(void **state)
+{
+	static const char *const argv[] = { "/bin/app" };
+	const mm_input_t in = { .sha256 = { 1 }, .size = 1, .mode = 0755 };
+	mm_job_spec_t sp = { .name = "rq", .uid = 1000, .gid = 100,
+			     .ranks = 2, .argc = 1, .argv = argv, .cwd = "/",
+			     .ninputs = 1, .inputs = &in, .requeue = 1 };
+	mm_result_t res;
+	mm_job_t j;
+
+	(void)state;
+	for (int flag = 0; flag < 2; flag++) {
+		mm_state_t *s = mkmachine(1), *c;
+		uint32_t id, node;
+
+		sp.requeue = (uint8_t)flag;
+		id = must(s, (mm_op_t){ .code = MM_OP_SUBMIT_CKPT,
+					.spec = &sp });
+		for (uint32_t r = 1; r <= 3; r++) {
+			must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = r,
+					   .now_ms = 100 * r });
+			assert_int_equal(mm_job_get(s, id, &j), 0);
+			assert_int_equal(j.state, MM_JOB_STAGING);
+			if (r == 2) /* a restart may die while staging too */
+				must(s, (mm_op_t){ .code = MM_OP_JOB_STAGED,
+						   .job = id });
+			node = j.rank_node[1];
+			assert_int_equal(mm_apply(s, &(mm_op_t){
+				.code = MM_OP_NODE_DOWN, .node = node,
+				.reason = "killed" }, &res), 0);
+			assert_int_equal(mm_job_get(s, id, &j), 0);
+			c = round_trip(s);
+			same_state(s, c);
+			mm_state_destroy(c);
+			if (!flag) {
+				assert_int_equal(j.state, MM_JOB_FAILED);
+				break;
+			}
+			assert_int_equal(j.state, MM_JOB_PENDING);
+			assert_int_equal(j.restore_epoch, 0);
+			assert_int_equal(j.restarts, r);
+			assert_true(j.requeue);
+			assert_non_null(strstr(j.reason, "to start over"));
+			must(s, (mm_op_t){ .code = MM_OP_NODE_UP,
+					   .node = node });
+		}
+		mm_state_destroy(s);
+	}
+}
+
 /* A job's inputs (digests, sizes, modes) are state: they round trip, and
  * only SUBMIT_INPUTS carries them. */
 static void test_job_inputs_round_trip(void **state)
@@ -942,14 +995,20 @@ static void test_job_inputs_round_trip(void **state)
 	sp.ckpt_every_s = MM_CKPT_EVERY_MAX + 1;
 	assert_int_equal(mm_apply(s, &op, &res), -EINVAL);
 	sp.ckpt_every_s = 90;
+	sp.requeue = 2; /* a flag: 0 or 1 */
+	assert_int_equal(mm_apply(s, &op, &res), -EINVAL);
+	sp.requeue = 1;
 	assert_int_equal(mm_apply(s, &op, &res), 0); /* job 3 */
 	op.code = MM_OP_SUBMIT_INPUTS;
 	assert_int_equal(mm_apply(s, &op, &res), 0); /* job 4: dropped */
+	sp.requeue = 0;
 	c = round_trip(s);
 	assert_int_equal(mm_job_get(c, 3, &j), 0);
 	assert_int_equal(j.ckpt_every_s, 90);
+	assert_int_equal(j.requeue, 1);
 	assert_int_equal(mm_job_get(c, 4, &j), 0);
 	assert_int_equal(j.ckpt_every_s, 0);
+	assert_int_equal(j.requeue, 0);
 	assert_int_equal(mm_job_get(c, 1, &j), 0);
 	assert_int_equal(j.ninputs, 2);
 	assert_int_equal(j.mpi, MM_MPI_BCS);
@@ -1513,6 +1572,7 @@ int main(void)
 		cmocka_unit_test(test_job_inputs_round_trip),
 		cmocka_unit_test(test_checkpoint_catalog_round_trips),
 		cmocka_unit_test(test_restart_requeues_from_an_epoch),
+		cmocka_unit_test(test_requeue_starts_over),
 		cmocka_unit_test(test_job_placed_on_node_0_keeps_its_nodes),
 		cmocka_unit_test(test_gang_state_with_two_rows_round_trips),
 		cmocka_unit_test(
