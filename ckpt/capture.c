@@ -823,6 +823,16 @@ int ckpt_capture_write(ckpt_capture_t *k)
 	return k->rc;
 }
 
+int ckpt_capture_note(ckpt_capture_t *k, const void *note, size_t len)
+{
+	if (!k->rc && len > CKPT_NOTE_MAX)
+		k->rc = fail(k->why, sizeof(k->why), -EINVAL, "a note of %zu "
+			     "bytes (at most %d)", len, CKPT_NOTE_MAX);
+	if (!k->rc)
+		k->rc = put(&k->w, CKPT_S_NOTE, note, len, NULL, 0);
+	return k->rc;
+}
+
 int ckpt_capture_end(ckpt_capture_t *k, struct ckpt_stats *st, char *why,
 		     size_t whylen)
 {

@@ -73,6 +73,13 @@ int ckpt_capture_hold(pid_t pid, int fd, const struct ckpt_header *h,
 		      ckpt_track_t *tr, ckpt_capture_t **out, char *why,
 		      size_t whylen);
 int ckpt_capture_write(ckpt_capture_t *k);
+/* Between hold and write: the caller's own bytes about the process (at
+ * most CKPT_NOTE_MAX; what storm-nm knows of it, such as how much output
+ * it had written), kept in the image, checked with it, ignored by a
+ * restore and handed back by ckpt_note.  0 or -errno (-EINVAL: too
+ * long; a failure fails the capture). */
+#define CKPT_NOTE_MAX 1024
+int ckpt_capture_note(ckpt_capture_t *k, const void *note, size_t len);
 int ckpt_capture_end(ckpt_capture_t *k, struct ckpt_stats *st, char *why,
 		     size_t whylen);
 
@@ -88,6 +95,11 @@ struct ckpt_blob {
  * why saying what is wrong (-ENOMEM).  Touches no process. */
 int ckpt_check(const struct ckpt_blob *chain, size_t n,
 	       const struct ckpt_ident *expect, char *why, size_t whylen);
+
+/* The note of image b (one ckpt_check or ckpt_restore accepted): its
+ * length, at most cap bytes of it copied to buf; -ENOENT if it has none,
+ * -EINVAL if b is not an image. */
+long ckpt_note(const struct ckpt_blob *b, void *buf, size_t cap);
 
 /* Paths that moved since the capture: a path holding `marker` (such as
  * "/job-17/") is taken as `to` followed by what comes after the marker

@@ -101,6 +101,7 @@ enum ckpt_section_type {
 	CKPT_S_CWD = 10,        /* the path */
 	CKPT_S_RLIMIT = 11,     /* 16 x { u64 cur, max } */
 	CKPT_S_FRESH = 12,      /* u64 start, end: older pages void */
+	CKPT_S_NOTE = 13,       /* the caller's bytes (ckpt_capture_note) */
 };
 
 /* What the whole process needs besides its memory. */

@@ -13,6 +13,7 @@
  * registers.  Any failure kills the stub: never half restored.
  */
 #include <elf.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -900,4 +901,40 @@ int ckpt_restore(pid_t pid, const struct ckpt_blob *chain, size_t n,
 	}
 	rst_free(&r);
 	return rc;
+}
+
+/* The sections are walked by their lengths, each checked against the
+ * image; the digest is the caller's (ckpt_check) to have checked. */
+long ckpt_note(const struct ckpt_blob *b, void *buf, size_t cap)
+{
+	const unsigned char *p = b->buf;
+	size_t off = CKPT_HEADER_BYTES, end;
+
+	if (!p || b->len < CKPT_HEADER_BYTES + CKPT_TRAILER_BYTES ||
+	    memcmp(p, "STORMCKP", 8))
+		return -EINVAL;
+	end = b->len - CKPT_TRAILER_BYTES;
+	while (end - off >= CKPT_SECTION_BYTES) {
+		uint32_t type;
+		uint64_t len;
+
+		memcpy(&type, p + off, 4);
+		memcpy(&len, p + off + 8, 8);
+		type = le32toh(type);
+		len = le64toh(len);
+		if (len > end - off - CKPT_SECTION_BYTES)
+			return -EINVAL;
+		if (type == CKPT_S_NOTE) {
+			if (len > CKPT_NOTE_MAX)
+				return -EINVAL;
+			memcpy(buf, p + off + CKPT_SECTION_BYTES,
+			       len < cap ? (size_t)len : cap);
+			return (long)len;
+		}
+		len = (len + 7) / 8 * 8;
+		if (len > end - off - CKPT_SECTION_BYTES)
+			return -EINVAL;
+		off += CKPT_SECTION_BYTES + (size_t)len;
+	}
+	return -ENOENT;
 }

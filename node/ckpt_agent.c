@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
@@ -28,6 +29,60 @@
 
 #include "ckpt_agent.h"
 #include "job.h"
+
+static uint64_t le(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* ---- the rank's output point, kept in its image ------------------------- */
+
+/* The note: "SAID" | u64 stdout bytes | u64 stderr bytes (LE): how much
+ * the rank had written when captured, so that after a restore storm-nm
+ * counts on from there and the output's reader can tell what the rank
+ * prints again (docs/checkpoint.md §5). */
+#define SAID_MAGIC 0x44494153u
+#define SAID_LEN 20
+
+/* Written: what was read, and what its pipes still hold (it is stopped:
+ * nothing more comes). */
+static int put_said(ckpt_capture_t *k, const struct nm_rank *x)
+{
+	unsigned char b[SAID_LEN];
+	uint64_t v[2];
+
+	for (int s = 0; s < 2; s++) {
+		int q = 0;
+
+		if (x->fd[s] < 0 || ioctl(x->fd[s], FIONREAD, &q) < 0 || q < 0)
+			q = 0;
+		v[s] = x->said[s] + (uint64_t)q;
+	}
+	for (int i = 0; i < 4; i++)
+		b[i] = (unsigned char)(SAID_MAGIC >> (8 * i));
+	for (int i = 0; i < 8; i++) {
+		b[4 + i] = (unsigned char)(v[0] >> (8 * i));
+		b[12 + i] = (unsigned char)(v[1] >> (8 * i));
+	}
+	return ckpt_capture_note(k, b, sizeof(b));
+}
+
+/* The rank restored from image b counts its output on from its note (0
+ * if it has none: an image of an older storm-nm). */
+static void take_said(const struct ckpt_blob *b, struct nm_rank *x)
+{
+	unsigned char n[SAID_LEN];
+
+	x->said[0] = x->said[1] = 0;
+	if (ckpt_note(b, n, sizeof(n)) == SAID_LEN && le(n, 4) == SAID_MAGIC) {
+		x->said[0] = le(n + 4, 8);
+		x->said[1] = le(n + 12, 8);
+	}
+}
 
 /* The most deltas after a full image (ckpt_chain's bound). */
 #define CKPT_CHAIN 64
@@ -540,6 +595,11 @@ static int hold_ranks(struct nm_ckpt *a, struct nm_job *j,
 		}
 		rc = ckpt_capture_hold(x->pid, fd, &h, aj->tr[i],
 				       &w->caps[w->n], cwhy, sizeof(cwhy));
+		if (!rc && (rc = put_said(w->caps[w->n], x))) {
+			ckpt_capture_end(w->caps[w->n], NULL, cwhy,
+					 sizeof(cwhy));
+			w->caps[w->n] = NULL;
+		}
 		if (rc) {
 			close(fd);
 			return refuse(why, whylen, rc, "rank %u: %s", x->rank,
@@ -887,14 +947,6 @@ static int map_image(const struct nm_ckpt *a, uint32_t job, uint32_t epoch,
 	return rc;
 }
 
-static uint64_t le(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
 
 int nm_ckpt_restore(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 		    char *why, size_t whylen)
@@ -937,10 +989,12 @@ int nm_ckpt_restore(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 			chain[k] = chain[n - 1 - k];
 			chain[n - 1 - k] = t;
 		}
-		if (!rc)
+		if (!rc) {
 			rc = ckpt_restore(x->pid, chain, n, &id, &remap, cwhy,
 					  sizeof(cwhy));
-		else {
+			if (!rc)
+				take_said(&chain[n - 1], x);
+		} else {
 			kill(x->pid, SIGKILL);
 			waitpid(x->pid, NULL, __WALL);
 		}

@@ -24,6 +24,8 @@ struct nm_rank {
 	int fd[2];         /* stdout, stderr read ends; -1 at EOF */
 	int32_t status;    /* wait status once reaped */
 	uint64_t utime_us, stime_us, maxrss_kib; /* wait4()'s, once reaped */
+	uint64_t said[2];  /* bytes it wrote to stdout, stderr that were
+			    * read (from its start, or its epoch's point) */
 };
 
 struct nm_job {

@@ -151,6 +151,50 @@ static void rank_output(struct nm *nm, struct nm_job *j, uint32_t rank,
 	}
 }
 
+/* A rank that runs again from an earlier point of its output: restored
+ * from an epoch, or started over (a requeue).  The managers are told
+ * where its output goes on from, and drop what it prints again
+ * (docs/checkpoint.md §5); a file gets a line saying so instead, once
+ * for a job-wide one. */
+static void rank_rerun(struct nm *nm, struct nm_job *j, struct nm_rank *x)
+{
+	st_rerun_t r = { j->restore, { x->said[0], x->said[1] } };
+	uint8_t rb[ST_RERUN_LEN];
+	uint32_t dest = 0;
+	char who[40], line[200];
+	int n;
+
+	switch (nm_output_route(j, 0, &dest)) {
+	case NM_ROUTE_MANAGER:
+		st_rerun_encode(rb, &r);
+		nm_outbox_put(&nm->out, ST_REC_RERUN, j->id, x->rank, rb,
+			      sizeof(rb));
+		return;
+	case NM_ROUTE_FILE:
+		if (!nm_output_whole(j, 0)) { /* its own file */
+			snprintf(who, sizeof(who), "job %u rank %u", j->id,
+				 x->rank);
+			break;
+		}
+		/* fall through */
+	default:
+		if (x->rank != 0)
+			return;
+		snprintf(who, sizeof(who), "job %u", j->id);
+	}
+	if (j->restore)
+		n = snprintf(line, sizeof(line), "storm: %s restarted from "
+			     "checkpoint epoch %u; what it printed after that "
+			     "point may follow again\n", who, j->restore);
+	else
+		n = snprintf(line, sizeof(line), "storm: %s started over "
+			     "(requeued); what it printed before may follow "
+			     "again\n", who);
+	if (n > 0 && (size_t)n < sizeof(line))
+		rank_output(nm, j, x->rank, 0, (const uint8_t *)line,
+			    (uint32_t)n);
+}
+
 /* Relayed lines from another node, for the job-wide file written here. */
 static int relay_ready(void *ctx, const st_rec_t *rec)
 {
@@ -408,6 +452,7 @@ static int on_output(int32_t fd, int32_t revents, void *data)
 			if (n > 0) {
 				/* a dying job's lines reach its files; the
 				 * managers have forgotten it */
+				x->said[s] += (uint64_t)n;
 				if (!j->dying)
 					rank_output(nm, j, x->rank, s, buf,
 						    (uint32_t)n);
@@ -450,6 +495,7 @@ static void job_drain_output(struct nm *nm, struct nm_job *j)
 
 				if (n <= 0)
 					break;
+				x->said[s] += (uint64_t)n;
 				rank_output(nm, j, x->rank, s, buf,
 					    (uint32_t)n);
 			}
@@ -629,6 +675,8 @@ static void job_start(struct nm *nm, struct nm_job *j)
 	if (j->restore)
 		qb_log(LOG_INFO, "job %u: %u rank(s) restored from checkpoint "
 		       "epoch %u", j->id, j->nlocal, j->restore);
+	for (uint32_t i = 0; (j->restore || j->inc) && i < j->nlocal; i++)
+		rank_rerun(nm, j, &j->ranks[i]);
 	for (uint32_t i = 0; j->bcs_fd >= 0 && i < j->nlocal; i++)
 		nm_bcs_started(&nm->bcs, j->id, i, j->ranks[i].pid);
 	if (j->bcs_bell >= 0)

@@ -229,7 +229,7 @@ int st_box_next(const uint8_t *box, size_t boxlen, size_t *off,
 	rec->job = (uint32_t)rd_n(&r, 4);
 	rec->rank = (uint32_t)rd_n(&r, 4);
 	rec->len = (uint32_t)rd_n(&r, 4);
-	if (r.bad || rec->type < ST_REC_STDOUT || rec->type > ST_REC_CKPT ||
+	if (r.bad || rec->type < ST_REC_STDOUT || rec->type > ST_REC_RERUN ||
 	    rec->len > boxlen - r.off)
 		return -STORM_EPROTO;
 	rec->data = box + r.off;
@@ -271,6 +271,23 @@ int st_ckpt_rec_decode(const uint8_t *p, size_t len, st_ckpt_rec_t *c)
 	c->why = (const char *)p + ST_CKPT_REC_LEN;
 	c->why_len = (uint32_t)(len - ST_CKPT_REC_LEN);
 	return 0;
+}
+
+void st_rerun_encode(uint8_t out[ST_RERUN_LEN], const st_rerun_t *x)
+{
+	wr_n(out, x->epoch, 4);
+	wr_n(out + 4, x->off[0], 8);
+	wr_n(out + 12, x->off[1], 8);
+}
+
+int st_rerun_decode(const uint8_t *p, size_t len, st_rerun_t *x)
+{
+	struct rd r = { p, len, 0, 0 };
+
+	x->epoch = (uint32_t)rd_n(&r, 4);
+	x->off[0] = rd_n(&r, 8);
+	x->off[1] = rd_n(&r, 8);
+	return r.bad || len != ST_RERUN_LEN ? -STORM_EPROTO : 0;
 }
 
 /* ---- manifest ------------------------------------------------------------- */

@@ -486,9 +486,23 @@ static inline int64_t st_consumed_inc(uint32_t job, uint32_t inc, uint32_t k)
  * rank u32 | len u32 | bytes.  OUT/ERR carry output, EXIT a wait status
  * (int32) for the rank, FAIL a reason (text) for the job, CKPT what a
  * checkpoint epoch did on the node (st_ckpt_rec_t; rank: the node's
- * world id). */
+ * world id), RERUN that the rank runs again from an earlier point of its
+ * output (st_rerun_t). */
 enum st_rec_type { ST_REC_STDOUT = 1, ST_REC_STDERR = 2, ST_REC_EXIT = 3,
-		   ST_REC_FAIL = 4, ST_REC_CKPT = 5 };
+		   ST_REC_FAIL = 4, ST_REC_CKPT = 5, ST_REC_RERUN = 6 };
+
+/* A RERUN record's bytes: the rank, restored from epoch (0: started
+ * over), runs on from these offsets of its stdout and its stderr (bytes
+ * it had written at that point): what it writes next is at them.
+ * epoch u32 | out u64 | err u64. */
+#define ST_RERUN_LEN 20
+typedef struct st_rerun {
+	uint32_t epoch;
+	uint64_t off[2];
+} st_rerun_t;
+ST_API void st_rerun_encode(uint8_t out[ST_RERUN_LEN], const st_rerun_t *r);
+/** 0, or -STORM_EPROTO unless len is ST_RERUN_LEN. */
+ST_API int st_rerun_decode(const uint8_t *p, size_t len, st_rerun_t *r);
 
 /* A CKPT record's bytes: epoch u32 | rc i32 (0: every image written) |
  * bytes u64 | stop_us u32 | levels u32 | then, if rc, the reason (text). */

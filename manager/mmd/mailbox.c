@@ -39,9 +39,15 @@ int mmd_mailbox_init(struct mmd_mailbox *b, const st_layout_t *lay,
 	b->box_cast = calloc(nworld, sizeof(*b->box_cast));
 	b->ack = calloc(nworld, sizeof(*b->ack));
 	if (!b->box_seq || !b->box_cast || !b->ack ||
-	    sp_nodeset_create(nworld, &b->one))
+	    sp_nodeset_create(nworld, &b->one) ||
+	    mmd_rerun_create(&b->rerun, MMD_RERUN_BUDGET))
 		return -ENOMEM;
 	return 0;
+}
+
+void mmd_mailbox_forget(struct mmd_mailbox *b, uint32_t job)
+{
+	mmd_rerun_forget(b->rerun, job);
 }
 
 void mmd_mailbox_fini(struct mmd_mailbox *b)
@@ -50,6 +56,8 @@ void mmd_mailbox_fini(struct mmd_mailbox *b)
 	free(b->box_cast);
 	free(b->ack);
 	sp_nodeset_destroy(b->one);
+	mmd_rerun_destroy(b->rerun);
+	b->rerun = NULL;
 	b->box_seq = b->box_cast = NULL;
 	b->ack = NULL;
 	b->one = NULL;
@@ -112,6 +120,36 @@ static void take_ckpt(struct mmd_mailbox *b, int master, const mm_state_t *st,
 	}
 }
 
+/* Output on to the watchers, through the rerun filter. */
+struct pass {
+	struct mmd_mailbox *b;
+	uint32_t job, rank;
+	int stream;
+};
+
+static void pass_on(void *ctx, const uint8_t *p, uint32_t len)
+{
+	struct pass *o = ctx;
+
+	o->b->hooks.output(o->b->hooks.ctx, o->job, o->rank, o->stream + 1,
+			   p, len);
+}
+
+static void pass_mark(void *ctx, int stream, const uint8_t *p, uint32_t len)
+{
+	struct pass *o = ctx;
+
+	o->b->hooks.output(o->b->hooks.ctx, o->job, o->rank, stream + 1, p,
+			   len);
+}
+
+/* A job that may run a part again: its output is kept to compare with. */
+static int may_rerun(const mm_job_t *j)
+{
+	return j->nckpts || j->ckpt_want || j->ckpt_every_s || j->requeue ||
+	       j->restarts;
+}
+
 static void take_record(struct mmd_mailbox *b, int master,
 			const mm_state_t *st, const st_rec_t *rec)
 {
@@ -120,13 +158,22 @@ static void take_record(struct mmd_mailbox *b, int master,
 	if (mm_job_get(st, rec->job, &j))
 		return;
 	if (rec->type == ST_REC_STDOUT || rec->type == ST_REC_STDERR) {
-		int stream = rec->type == ST_REC_STDERR;
+		struct pass o = { b, rec->job, rec->rank,
+				  rec->type == ST_REC_STDERR };
 
 		/* a batch job's output is written by its nodes, as its
 		 * user (docs/security.md): none comes here */
 		if (!j.batch)
-			b->hooks.output(b->hooks.ctx, rec->job, rec->rank,
-					stream + 1, rec->data, rec->len);
+			mmd_rerun_output(b->rerun, rec->job, rec->rank,
+					 o.stream, rec->data, rec->len,
+					 may_rerun(&j), pass_on, &o);
+	} else if (rec->type == ST_REC_RERUN) {
+		struct pass o = { b, rec->job, rec->rank, 0 };
+		st_rerun_t x;
+
+		if (!j.batch && !st_rerun_decode(rec->data, rec->len, &x))
+			mmd_rerun_restart(b->rerun, rec->job, rec->rank,
+					  x.epoch, x.off, pass_mark, &o);
 	} else if (rec->type == ST_REC_EXIT) {
 		struct mmd_job *r;
 		st_exit_t e;

@@ -23,6 +23,7 @@
 #include <storm_replication.h>
 
 #include "jobrec.h"
+#include "rerun.h"
 
 struct mmd_mailbox_hooks {
 	/* output of a job that is not batch: to its watchers */
@@ -44,13 +45,19 @@ struct mmd_mailbox {
 	sp_nodeset_t *one;
 	int ends_ready;     /* a job's last EXIT record was taken: the
 			     * caller looks for ended jobs now */
+	struct mmd_rerun *rerun; /* what restarted ranks print again */
 };
+
+/* Output kept for restarted ranks to be compared with, in all. */
+#define MMD_RERUN_BUDGET (64ull << 20)
 
 int mmd_mailbox_init(struct mmd_mailbox *b, const st_layout_t *lay,
 		     uint32_t nworld, uint32_t nmanagers,
 		     struct mmd_jobs *jobs,
 		     const struct mmd_mailbox_hooks *hooks);
 void mmd_mailbox_fini(struct mmd_mailbox *b);
+/* The job ended: what was kept of its output goes. */
+void mmd_mailbox_forget(struct mmd_mailbox *b, uint32_t job);
 /* Strobe master: multicast the new boxes in gmem to the group. */
 void mmd_mailbox_take(struct mmd_mailbox *b, sp_world_t *w,
 		      const uint8_t *gmem, rp_replica_t *rp,

@@ -154,8 +154,10 @@ static int applied(void *ctx, const mm_op_t *op, const mm_result_t *res)
 	/* the shell's record of a job that ended keeps only its timing */
 	if (op->job && !mm_job_get(mm->st, op->job, &j) &&
 	    (j.state == MM_JOB_COMPLETED || j.state == MM_JOB_FAILED ||
-	     j.state == MM_JOB_CANCELLED))
+	     j.state == MM_JOB_CANCELLED)) {
 		mmd_jobs_ended(&mm->jobs, op->job);
+		mmd_mailbox_forget(&mm->mbox, op->job);
+	}
 	return 0;
 }
 

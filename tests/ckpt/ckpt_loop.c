@@ -5,9 +5,11 @@
  * for SECONDS seconds of steps (100 a second, each followed by a 10 ms
  * sleep, so its result does not depend on how fast it ran); then prints
  * "done RANK SUM", SUM a digest of its memory, the same on every run.
- * With "thread" it also starts a thread (which a checkpoint refuses).
+ * With "thread" it also starts a thread (which a checkpoint refuses);
+ * with "say" it prints "step RANK N" every tenth step, and to stderr
+ * "half RANK" half way (the output a restart must not repeat).
  *
- *   ckpt_loop MIB DIRTY SECONDS [thread]
+ *   ckpt_loop MIB DIRTY SECONDS [thread|say]
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -50,6 +52,12 @@ int main(int argc, char **argv)
 	printf("started %s\n", rank ? rank : "?");
 	fflush(stdout);
 	for (size_t s = 0; s < steps; s++) {
+		if (argc > 4 && !strcmp(argv[4], "say") && s % 10 == 0) {
+			printf("step %s %zu\n", rank ? rank : "?", s);
+			fflush(stdout);
+			if (s == steps / 2)
+				fprintf(stderr, "half %s\n", rank ? rank : "?");
+		}
 		for (size_t k = 0; k < per; k++) {
 			size_t p = (at++ * 7919) % pages;
 

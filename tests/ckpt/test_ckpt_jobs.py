@@ -27,6 +27,9 @@ namespace of its own (stormlab) and runs tests/ckpt/ckpt_loop as the job:
   requeue    a job with --requeue and no checkpoint: kill -9 of a node
              manager queues it again, it runs from the start on the
              nodes left and ends well; without --requeue it FAILS.
+  rerun_output  `stormctl run` of ranks printing a line every tenth step,
+             checkpointed, then restarted from the epoch: every line
+             reaches the client exactly once, stderr too, no mark.
   failover   three replicas: kill -9 of the strobe master right after a
              checkpoint is asked for, and again right after a restart:
              the epoch is committed and the restart happens under the new
@@ -273,6 +276,66 @@ def test_restart(lab):
     print("restart: job %d ran on from epoch 1 and ended well" % job)
 
 
+def test_rerun_output(lab):
+    """An interactive run restarted from an epoch prints every line once:
+    what the restored ranks print again is dropped by the managers."""
+    import threading
+    args = ["8", "1", "6", "say"]
+    cmd = [os.path.join(lab.build, "cli/stormctl"), "--config", lab.conf,
+           "run", "-n", "2", "--", loop_prog(lab)] + args
+    pre = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+           "--clear-groups"]
+    proc = subprocess.Popen(pre + cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=lab.dir)
+    lines, errs, ids = [], [], []
+    readers = [threading.Thread(target=lambda f, into: into.extend(f),
+                                args=(proc.stdout, lines), daemon=True),
+               threading.Thread(target=lambda f, into: into.extend(f),
+                                args=(proc.stderr, errs), daemon=True)]
+    for t in readers:
+        t.start()
+    try:
+        stormlab.wait_for(lambda: sum(l.startswith("step ") for l in lines)
+                          >= 4, 30, "the run's first steps")
+
+        def running():
+            ids[:] = [j["id"] for j in stormlab.call(
+                lab.sock(0), {"op": "queue"}).get("jobs", [])
+                      if j.get("state") == "RUNNING"]
+            return ids
+        stormlab.wait_for(running, 10, "the run's job")
+        job = ids[0]
+        r = checkpoint(lab, job, uid=NOBODY)
+        check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
+        after = len(lines)
+        stormlab.wait_for(lambda: len(lines) >= after + 4, 30,
+                          "steps after the epoch")
+        r = stormctl(lab, ["restart", str(job)], uid=NOBODY)
+        check(r.returncode == 0, "restart: %s %s" % (r.stdout, r.stderr))
+        rc = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    for t in readers:
+        t.join(10)
+    check(rc == 0, "run: exit %d: %s" % (rc, "".join(errs)))
+    check(show(lab, job).get("restarts") == 1, "restarted: %s" %
+          show(lab, job))
+    want = ["step %d %d\n" % (r, s) for r in (0, 1) for s in
+            range(0, 600, 10)]
+    for line in want + ["started 0\n", "started 1\n"]:
+        check(lines.count(line) == 1, "%r %d times in %r" % (
+            line, lines.count(line), "".join(lines)))
+    check(not [l for l in lines if l.startswith("storm:")],
+          "a rerun marked: %r" % "".join(lines))
+    check(sum(l.startswith("done ") for l in lines) == 2,
+          "done: %r" % "".join(lines))
+    check(sorted(errs) == ["half 0\n", "half 1\n"], "stderr: %r" % errs)
+    print("rerun_output: job %d restarted from epoch 1; %d lines, each once"
+          % (job, len(lines)))
+
+
 def test_node_kill(lab):
     prog_args = ["8", "2", "10"]
     job = submit(lab, prog_args, uid=NOBODY)
@@ -306,6 +369,10 @@ def test_node_kill(lab):
     check("restarting from checkpoint epoch 1" in j["reason"] or
           j.get("restore_epoch") == 1, "restarted: %s" % j)
     check_result(lab, job, prog_args)
+    # a batch file is not filtered: a line marks where the rerun began
+    got = open(out_path(lab, prog_args)).read()
+    check(got.count("storm: job %d restarted from checkpoint epoch 1;" %
+                    job) == 1, "no restart mark in %r" % got)
     print("node_kill: %s killed; job %d RUNNING again from epoch 1 on %s "
           "after %.2f s" % (victim, job, ",".join(j["node_names"]), took))
 
@@ -340,6 +407,9 @@ def test_requeue(lab):
     check(victim not in j["node_names"], "ran again on %s: %s" % (victim, j))
     r = stormctl(lab, ["show", str(job)])
     check("1 (from the start)" in r.stdout, "show restarts: %s" % r.stdout)
+    got = open(out_path(lab, prog_args)).read()
+    check(got.count("storm: job %d started over (requeued);" % job) == 1,
+          "no start-over mark in %r" % got)
     # the same death without --requeue: FAILED, naming the node
     job2 = submit(lab, ["8", "2", "30"], uid=NOBODY)
     wait_started(lab, job2)
@@ -490,6 +560,7 @@ TESTS = {
     "restart": (test_restart, dict(managers=1, nodes=2)),
     "node_kill": (test_node_kill, dict(managers=1, nodes=4)),
     "requeue": (test_requeue, dict(managers=1, nodes=4)),
+    "rerun_output": (test_rerun_output, dict(managers=1, nodes=2)),
     "failover": (test_failover, dict(managers=3, nodes=2)),
     "disk_full": (test_disk_full, dict(managers=1, nodes=2,
                                        setup=small_dir)),

@@ -79,6 +79,14 @@ static void mailbox(void)
 		st_box_put_rec(box + off, ST_REC_CKPT, 3, 1, cb, (uint32_t)n);
 		off += ST_REC_HDR + (size_t)n;
 	}
+	{
+		st_rerun_t x = { 1, { 40, 0 } };
+		uint8_t rb[ST_RERUN_LEN];
+
+		st_rerun_encode(rb, &x);
+		st_box_put_rec(box + off, ST_REC_RERUN, 3, 1, rb, sizeof(rb));
+		off += ST_REC_HDR + sizeof(rb);
+	}
 	st_box_put_hdr(box, 77, (uint32_t)(off - ST_BOX_HDR));
 	put("mailbox", 0, box, off);
 	st_chunk_put_hdr(box, 5, 0, 3, 100);

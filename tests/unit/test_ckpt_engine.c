@@ -212,6 +212,65 @@ static void round_trip_as(uid_t uid)
 	free(img);
 }
 
+/* The caller's note rides in the image: handed back by ckpt_note, ignored
+ * by the restore; an image without one has none; too long a note fails
+ * the capture. */
+static void test_note(void **state)
+{
+	struct ckpt_header h = { .kind = CKPT_FULL, .id = ID, .epoch = 1 };
+	static char big[CKPT_NOTE_MAX + 1];
+	ckpt_capture_t *k;
+	struct proc p, q;
+	struct ckpt_blob b;
+	char why[256], path[160], got[32];
+	struct stat sb;
+	void *img;
+	size_t len;
+	int fd;
+
+	(void)state;
+	spawn(&p, "plain", 0, 0, 0);
+	expect_line(&p, "ready");
+	snprintf(path, sizeof(path), "%s/image", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ckpt_capture_hold(p.pid, fd, &h, NULL, &k, why,
+					   sizeof(why)), 0);
+	assert_int_equal(ckpt_capture_note(k, "said 42", 7), 0);
+	assert_int_equal(ckpt_capture_write(k), 0);
+	assert_int_equal(ckpt_capture_end(k, NULL, why, sizeof(why)), 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	len = (size_t)sb.st_size;
+	img = malloc(len);
+	assert_non_null(img);
+	assert_int_equal(pread(fd, img, len, 0), (ssize_t)len);
+	b = (struct ckpt_blob){ img, len };
+	assert_int_equal(ckpt_check(&b, 1, &ID, why, sizeof(why)), 0);
+	memset(got, 0, sizeof(got));
+	assert_int_equal(ckpt_note(&b, got, sizeof(got)), 7);
+	assert_string_equal(got, "said 42");
+	assert_int_equal(ckpt_note(&b, got, 3), 7); /* cut to the room */
+	assert_int_equal(restore(&q, img, len, 0, 0, why, sizeof(why)), 0);
+	expect_ok(&q);
+	free(img);
+	/* none, and too long */
+	assert_int_equal(capture(&p, &img, &len, why, sizeof(why)), 0);
+	b = (struct ckpt_blob){ img, len };
+	assert_int_equal(ckpt_note(&b, got, sizeof(got)), -ENOENT);
+	free(img);
+	b = (struct ckpt_blob){ "not an image", 12 };
+	assert_int_equal(ckpt_note(&b, got, sizeof(got)), -EINVAL);
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(ckpt_capture_hold(p.pid, fd, &h, NULL, &k, why,
+					   sizeof(why)), 0);
+	assert_int_equal(ckpt_capture_note(k, big, sizeof(big)), -EINVAL);
+	assert_int_equal(ckpt_capture_write(k), -EINVAL);
+	assert_int_equal(ckpt_capture_end(k, NULL, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "a note of"));
+	close(fd);
+	expect_ok(&p);
+}
+
 static void test_round_trip(void **state)
 {
 	(void)state;
@@ -449,6 +508,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_note),
 		cmocka_unit_test(test_round_trip_static),
 		cmocka_unit_test(test_round_trip_unprivileged),
 		cmocka_unit_test(test_refuses_thread),

@@ -575,9 +575,27 @@ static void test_ckpt_record_round_trips(void **state)
 			 -ENOSPC);
 }
 
+/* A RERUN record round trips; any other length is refused. */
+static void test_rerun_record_round_trips(void **state)
+{
+	const st_rerun_t in = { 7, { 1ull << 40, 12345 } };
+	uint8_t buf[ST_RERUN_LEN + 1] = { 0 };
+	st_rerun_t out;
+
+	(void)state;
+	st_rerun_encode(buf, &in);
+	assert_int_equal(st_rerun_decode(buf, ST_RERUN_LEN, &out), 0);
+	assert_int_equal(out.epoch, 7);
+	assert_true(out.off[0] == in.off[0] && out.off[1] == in.off[1]);
+	assert_int_equal(st_rerun_decode(buf, ST_RERUN_LEN - 1, &out),
+			 -STORM_EPROTO);
+	assert_int_equal(st_rerun_decode(buf, ST_RERUN_LEN + 1, &out),
+			 -STORM_EPROTO);
+}
+
 static void test_box_next_rejects_unknown_type(void **state)
 {
-	static const uint8_t types[] = { 0, ST_REC_CKPT + 1, 0x80, 0xff };
+	static const uint8_t types[] = { 0, ST_REC_RERUN + 1, 0x80, 0xff };
 	uint8_t buf[ST_BOX_HDR + 2 * ST_REC_HDR + 4];
 	size_t off;
 	st_rec_t rec;
@@ -1165,7 +1183,7 @@ static void fuzz_box(const uint8_t *p, size_t n)
 	for (int k = 0; (rc = st_box_next(p, boxlen, &off, &rec)) == 1; k++) {
 		FUZZ_CHECK(k < FUZZ_MAX);
 		FUZZ_CHECK(rec.type >= ST_REC_STDOUT &&
-			   rec.type <= ST_REC_CKPT);
+			   rec.type <= ST_REC_RERUN);
 		FUZZ_CHECK(rec.data == p + prev + ST_REC_HDR);
 		FUZZ_CHECK(off == prev + ST_REC_HDR + rec.len);
 		FUZZ_CHECK(off <= boxlen);
@@ -1268,6 +1286,7 @@ int main(void)
 		cmocka_unit_test(test_box_records_iterate_in_order),
 		cmocka_unit_test(test_box_next_empty_box_has_no_records),
 		cmocka_unit_test(test_box_next_rejects_record_past_end),
+		cmocka_unit_test(test_rerun_record_round_trips),
 		cmocka_unit_test(test_box_next_rejects_unknown_type),
 		cmocka_unit_test(test_ckpt_record_round_trips),
 		cmocka_unit_test(test_manifest_round_trips),
