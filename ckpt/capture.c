@@ -105,9 +105,36 @@ struct cap {
 				  * never by a pid that may be reused */
 	char *why;
 	size_t whylen;
+	/* inherited descriptors and files (ckpt_inherit) */
+	const int *inh;
+	size_t ninh;
+	const struct ckpt_inherit_map *imap;
+	size_t nimap;
+	dev_t *inh_dev;          /* of imap[i].own_fd's file */
+	ino_t *inh_ino;
 };
 
 enum plan { PLAN_SKIP, PLAN_ALL, PLAN_FRESH, PLAN_DIRTY };
+
+/* The stub's descriptor for the inherited file the shared mapping m
+ * maps, or -1. */
+static int inherited_map(struct cap *c, const struct ckpt_map *m)
+{
+	char mf[128];
+	struct stat sb;
+
+	if (!m->shared || !c->nimap)
+		return -1;
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)c->t.pid, m->start, m->end);
+	if (stat(mf, &sb) < 0)
+		return -1;
+	for (size_t i = 0; i < c->nimap; i++)
+		if (c->inh_ino[i] && sb.st_dev == c->inh_dev[i] &&
+		    sb.st_ino == c->inh_ino[i])
+			return c->imap[i].stub_fd;
+	return -1;
+}
 
 /* Refuse a mapping the restore cannot make again, or say how to. */
 static int vma_of(struct cap *c, const struct ckpt_map *m,
@@ -115,6 +142,7 @@ static int vma_of(struct cap *c, const struct ckpt_map *m,
 {
 	char mf[128];
 	struct stat sb;
+	int ifd;
 
 	memset(v, 0, sizeof(*v));
 	v->start = m->start;
@@ -123,6 +151,11 @@ static int vma_of(struct cap *c, const struct ckpt_map *m,
 	v->prot = m->prot;
 	if (m->shared)
 		v->flags |= CKPT_VMA_SHARED;
+	if ((ifd = inherited_map(c, m)) >= 0) {
+		v->flags |= CKPT_VMA_INHERIT;
+		v->fd = (uint32_t)ifd;
+		return 0;
+	}
 	if (!strcmp(m->path, "[stack]"))
 		v->flags |= CKPT_VMA_STACK;
 	else if (!strcmp(m->path, "[heap]"))
@@ -197,7 +230,12 @@ static int gather_files(struct cap *c)
 		}
 		r.f.cloexec = !!(r.f.flags & O_CLOEXEC);
 		r.f.flags &= ~(uint32_t)O_CLOEXEC;
-		if (r.f.fd <= 2 && !S_ISREG(sb.st_mode)) {
+		for (size_t i = 0; i < c->ninh; i++)
+			if ((uint32_t)c->inh[i] == r.f.fd)
+				r.f.kind = CKPT_F_INHERIT;
+		if (r.f.kind == CKPT_F_INHERIT) {
+			r.path[0] = '\0'; /* the launcher's */
+		} else if (r.f.fd <= 2 && !S_ISREG(sb.st_mode)) {
 			r.f.kind = CKPT_F_INHERIT; /* to the node manager */
 			r.path[0] = '\0';
 		} else if (S_ISREG(sb.st_mode) && r.path[0] == '/' &&
@@ -702,6 +740,19 @@ static int capture_held(struct cap *c, struct ckpt_writer *w, int fd,
 			    h->parent);
 	if ((rc = ckpt_proc_maps(c->t.pid, &c->maps, &c->nmaps)))
 		return rc;
+	/* the inherited files, to know their mappings */
+	if (c->nimap && (!(c->inh_dev = calloc(c->nimap, sizeof(dev_t))) ||
+			 !(c->inh_ino = calloc(c->nimap, sizeof(ino_t)))))
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nimap; i++) {
+		struct stat sb;
+
+		if (c->imap[i].own_fd >= 0 && c->imap[i].stub_fd >= 0 &&
+		    !fstat(c->imap[i].own_fd, &sb)) {
+			c->inh_dev[i] = sb.st_dev;
+			c->inh_ino[i] = sb.st_ino;
+		}
+	}
 	for (size_t i = 0; i < c->nmaps; i++)
 		if (!strcmp(c->maps[i].path, "[vdso]"))
 			rc = ckpt_trace_find_syscall(&c->t, c->maps[i].start,
@@ -763,6 +814,14 @@ int ckpt_capture_hold(pid_t pid, int fd, const struct ckpt_header *h,
 		      ckpt_track_t *tr, ckpt_capture_t **out, char *why,
 		      size_t whylen)
 {
+	return ckpt_capture_hold_inherit(pid, fd, h, tr, NULL, out, why,
+					 whylen);
+}
+
+int ckpt_capture_hold_inherit(pid_t pid, int fd, const struct ckpt_header *h,
+			      ckpt_track_t *tr, const struct ckpt_inherit *in,
+			      ckpt_capture_t **out, char *why, size_t whylen)
+{
 	struct ckpt_capture *k = calloc(1, sizeof(*k));
 	uint64_t t0 = now_ns();
 	int rc;
@@ -776,6 +835,12 @@ int ckpt_capture_hold(pid_t pid, int fd, const struct ckpt_header *h,
 	k->c.whylen = sizeof(k->why);
 	k->c.snap_fd = -1;
 	k->c.delta = h->kind == CKPT_DELTA;
+	if (in) {
+		k->c.inh = in->fds;
+		k->c.ninh = in->n;
+		k->c.imap = in->maps;
+		k->c.nimap = in->nmaps;
+	}
 	k->tr = tr;
 	k->epoch = h->epoch;
 	if ((rc = ckpt_trace_seize(&k->c.t, pid))) {
@@ -849,6 +914,8 @@ int ckpt_capture_end(ckpt_capture_t *k, struct ckpt_stats *st, char *why,
 	else if (st)
 		*st = k->st;
 	ckpt_proc_maps_free(k->c.maps, k->c.nmaps);
+	free(k->c.inh_dev);
+	free(k->c.inh_ino);
 	free(k->c.vmas);
 	free(k->c.files);
 	free(k->c.plan);

@@ -72,6 +72,27 @@ typedef struct ckpt_capture ckpt_capture_t;
 int ckpt_capture_hold(pid_t pid, int fd, const struct ckpt_header *h,
 		      ckpt_track_t *tr, ckpt_capture_t **out, char *why,
 		      size_t whylen);
+
+/* What the process got from its launcher and a restore's stub is given
+ * again (a BCS-MPI rank's segment and doorbell).  fds: descriptors at
+ * these numbers are recorded as inherited rather than refused (the
+ * stub's own stay).  maps: a shared mapping of the file the caller holds
+ * as own_fd is recorded as such, its pages left out (the caller saves
+ * the file's bytes), and mapped again from the stub's descriptor stub_fd
+ * on restore (the process may have closed its own). */
+struct ckpt_inherit_map {
+	int own_fd, stub_fd;
+};
+struct ckpt_inherit {
+	const int *fds;
+	size_t n;
+	const struct ckpt_inherit_map *maps;
+	size_t nmaps;
+};
+/* ckpt_capture_hold with inherited descriptors (NULL: none). */
+int ckpt_capture_hold_inherit(pid_t pid, int fd, const struct ckpt_header *h,
+			      ckpt_track_t *tr, const struct ckpt_inherit *in,
+			      ckpt_capture_t **out, char *why, size_t whylen);
 int ckpt_capture_write(ckpt_capture_t *k);
 /* Between hold and write: the caller's own bytes about the process (at
  * most CKPT_NOTE_MAX; what storm-nm knows of it, such as how much output

@@ -120,13 +120,16 @@ enum ckpt_vma_flag {
 	CKPT_VMA_STACK = 4,     /* [stack]: MAP_GROWSDOWN */
 	CKPT_VMA_HEAP = 8,      /* [heap] */
 	CKPT_VMA_VDSO = 16,     /* [vdso], [vvar], [vvar_vclock]: the kernel's */
+	CKPT_VMA_INHERIT = 32,  /* MAP_SHARED of an inherited descriptor's
+				 * file (fd): mapped again from it, no pages */
 };
 
 struct ckpt_s_vma {
 	uint64_t start, end, pgoff;
 	uint32_t prot, flags;    /* PROT_*, CKPT_VMA_* */
 	uint64_t size, mtime_ns; /* of its file, checked on restore */
-	uint32_t pathlen, pad;
+	uint32_t pathlen;
+	uint32_t fd;             /* CKPT_VMA_INHERIT: the descriptor, else 0 */
 };
 
 struct ckpt_s_sigact {
@@ -137,7 +140,9 @@ enum ckpt_file_kind {
 	CKPT_F_REGULAR = 1,     /* reopened by path, at its offset */
 	CKPT_F_DEVICE = 2,      /* /dev/null and its kind, reopened by path */
 	CKPT_F_PIPE = 3,        /* a pipe within the process, remade, refilled */
-	CKPT_F_INHERIT = 4,     /* 0-2 to the node manager: the new process's own */
+	CKPT_F_INHERIT = 4,     /* 0-2 to the node manager, and what the caller
+				 * names (ckpt_inherit): the new process's own,
+				 * given it at the same number */
 };
 
 struct ckpt_s_file {

@@ -127,6 +127,12 @@ static int take_vma(struct rst *r, const struct ckpt_section *s)
 	    v->end > TASK_TOP || v->pgoff % CKPT_PAGE ||
 	    (r->nvmas && v->start < r->vmas[r->nvmas - 1].v->end))
 		return bad_section(r, "mappings out of order or unaligned");
+	if ((v->flags & CKPT_VMA_INHERIT) &&
+	    (v->pathlen || v->fd > 65535 || !(v->flags & CKPT_VMA_SHARED) ||
+	     (v->flags & (CKPT_VMA_FILE | CKPT_VMA_VDSO | CKPT_VMA_STACK |
+			  CKPT_VMA_HEAP))))
+		return bad_section(r, "a mapping of an inherited descriptor "
+				   "out of bounds");
 	if (r->nvmas >= MAX_VMAS)
 		return bad_section(r, "more mappings than a process may have");
 	if (!(r->nvmas & (r->nvmas + 1))) { /* 0, 1, 3, 7...: grow */
@@ -489,6 +495,20 @@ static int map_image(struct rst *r)
 
 		if (m->flags & CKPT_VMA_VDSO)
 			continue;
+		if (m->flags & CKPT_VMA_INHERIT) {
+			/* the stub's descriptor at that number, its
+			 * launcher's: the file's bytes are the caller's */
+			a = rcall(r, SYS_mmap, 6, (long)m->start,
+				  (long)(m->end - m->start), (long)m->prot,
+				  (long)(MAP_SHARED | MAP_FIXED), (long)m->fd,
+				  (long)m->pgoff);
+			if (a < 0)
+				return fail(r, (int)a, "mapping inherited "
+					    "descriptor %u at %#" PRIx64 ": %s",
+					    m->fd, m->start,
+					    strerror((int)-a));
+			continue;
+		}
 		if (m->flags & CKPT_VMA_FILE) {
 			if ((rc = map_file(r, &r->vmas[i])))
 				return rc;
@@ -712,8 +732,27 @@ static int set_files(struct rst *r)
 	for (size_t i = 0; i < r->nfiles; i++)
 		if ((long)r->files[i].f->fd >= base)
 			base = (long)r->files[i].f->fd + 1;
-	/* the stub's own, but for 0-2 (the node manager's) */
-	rcall(r, SYS_close_range, 3, 3L, (long)~0u, 0L);
+	/* the stub's own, but for 0-2 (the node manager's) and those the
+	 * image inherits (given the stub at their numbers) */
+	{
+		long from = 3;
+
+		for (;;) {
+			long next = (long)~0u + 1L;
+
+			for (size_t i = 0; i < r->nfiles; i++)
+				if (r->files[i].f->kind == CKPT_F_INHERIT &&
+				    (long)r->files[i].f->fd >= from &&
+				    (long)r->files[i].f->fd < next)
+					next = (long)r->files[i].f->fd;
+			if (next > from)
+				rcall(r, SYS_close_range, 3, from, next - 1,
+				      0L);
+			if (next > (long)~0u)
+				break;
+			from = next + 1;
+		}
+	}
 	for (size_t i = 0; i < r->nfiles; i++) {
 		const struct ckpt_s_file *f = r->files[i].f;
 

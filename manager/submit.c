@@ -152,11 +152,6 @@ static int check_spec(mm_state_t *s, const mm_job_spec_t *sp,
 	if (sp->requeue > 1)
 		return mmi_refuse(res, -EINVAL, "submit: requeue %u; 0 or 1",
 				  sp->requeue);
-	if (sp->ckpt_every_s && sp->mpi != MM_MPI_NONE)
-		return mmi_refuse(res, -ENOTSUP, "submit: checkpoints of a job "
-				  "of BCS-MPI ranks are not supported yet "
-				  "(docs/checkpoint.md); submit it without "
-				  "--checkpoint");
 	if (sp->ranks > MM_RANKS_MAX)
 		return mmi_refuse(res, -EINVAL, "submit: %u ranks, more than "
 				  "the %u a job may have; ask for fewer",

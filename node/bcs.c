@@ -521,6 +521,25 @@ out:
 	return rc;
 }
 
+int nm_bcs_segment(struct nm_bcs *e, uint32_t job, void **base,
+		   size_t *len)
+{
+	struct bcs_job *j = bcs_job_find(e, job);
+
+	if (!j || !j->seg)
+		return -ENOENT;
+	*base = j->seg;
+	*len = (size_t)j->bytes;
+	return 0;
+}
+
+int nm_bcs_one_node(struct nm_bcs *e, uint32_t job)
+{
+	struct bcs_job *j = bcs_job_find(e, job);
+
+	return j && j->nnodes == 1;
+}
+
 int nm_bcs_bell_fd(struct nm_bcs *e, uint32_t job)
 {
 	struct bcs_job *j = bcs_job_find(e, job);

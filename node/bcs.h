@@ -137,6 +137,19 @@ int nm_bcs_save(struct nm_bcs *e, uint32_t job, uint8_t **buf, size_t *len,
  * was. */
 int nm_bcs_restore(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
 		   size_t len, char *err, size_t errlen);
+/* The same for an image made on node `was` (its world id), the job now
+ * on this one: only a job whose ranks are all on one node moves (-EINVAL
+ * otherwise), its image's node ids read as this node's. */
+int nm_bcs_restore_moved(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
+			 size_t len, uint32_t was, char *err, size_t errlen);
+/* The job's segment as the engine maps it: 0 with *base and *len, or
+ * -ENOENT.  Its bytes are the ranks' and the engine's together: saved
+ * with the engine's image while the job is stopped, put back before
+ * nm_bcs_restore. */
+int nm_bcs_segment(struct nm_bcs *e, uint32_t job, void **base,
+		   size_t *len);
+/* The job's ranks are all on this node. */
+int nm_bcs_one_node(struct nm_bcs *e, uint32_t job);
 
 /* A slice boundary: every running job's round starts — its ranks'
  * descriptors taken into this node's section, sent to the job's other

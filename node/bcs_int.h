@@ -220,6 +220,10 @@ void bcs_coll_round(struct nm_bcs *e, struct bcs_job *j, uint32_t parity);
 int bcs_save_encode(const struct bcs_job *j, uint8_t **buf, size_t *len);
 int bcs_save_decode(struct nm_bcs *e, const uint8_t *buf, size_t len,
 		    struct bcs_job **out, char *err, size_t errlen);
+/* The same, node id `from` of the image read as `to` (a job moved). */
+int bcs_save_decode_moved(struct nm_bcs *e, const uint8_t *buf, size_t len,
+			  uint32_t from, uint32_t to, struct bcs_job **out,
+			  char *err, size_t errlen);
 
 /* bcs_round.c */
 void bcs_round_section(struct nm_bcs *e, struct bcs_job *j, uint32_t from,

@@ -416,6 +416,8 @@ struct dec {
 	struct rd r;
 	struct bcs_job *j;
 	uint32_t self;
+	int moved;         /* node ids `from` are read as `to` */
+	uint32_t from, to;
 	uint64_t matcher_descs, matcher_eager, xfer_eager;
 	uint64_t lists;    /* entries of the capped lists so far */
 	char *err;
@@ -425,6 +427,14 @@ struct dec {
 
 static int fail(struct dec *x, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* A node id of the image, as the job moved to another node has it. */
+static uint32_t get_node(struct dec *x)
+{
+	uint32_t v = get_u32(&x->r);
+
+	return x->moved && v == x->from ? x->to : v;
+}
 
 static int fail(struct dec *x, int rc, const char *fmt, ...)
 {
@@ -971,7 +981,7 @@ static int get_xfers(struct dec *x, int list, struct bcs_xfer **head)
 		if (list == L_XFERS)
 			j->xtail = tail;
 		t->match = get_u64(&x->r);
-		t->peer = get_u32(&x->r);
+		t->peer = get_node(x);
 		t->len = get_u64(&x->r);
 		t->done = get_u64(&x->r);
 		if (x->r.bad)
@@ -1019,7 +1029,7 @@ static int job_shape(struct dec *x, uint32_t id, uint32_t size,
 	    bcs_match_init(&j->m, size, (enum bcs_order)order))
 		return fail(x, -ENOMEM, "out of memory for a BCS-MPI image");
 	for (uint32_t r = 0; r < size; r++) {
-		j->node_of[r] = get_u32(&x->r);
+		j->node_of[r] = get_node(x);
 		j->area_of[r] = UINT32_MAX;
 	}
 	for (uint32_t i = 0; i < nlocal; i++)
@@ -1054,8 +1064,16 @@ static int job_shape(struct dec *x, uint32_t id, uint32_t size,
 int bcs_save_decode(struct nm_bcs *e, const uint8_t *buf, size_t len,
 		    struct bcs_job **out, char *err, size_t errlen)
 {
+	return bcs_save_decode_moved(e, buf, len, 0, 0, out, err, errlen);
+}
+
+int bcs_save_decode_moved(struct nm_bcs *e, const uint8_t *buf, size_t len,
+			  uint32_t from, uint32_t to, struct bcs_job **out,
+			  char *err, size_t errlen)
+{
 	struct dec x = { .r = { .p = buf, .len = len }, .err = err,
-			 .errlen = errlen };
+			 .errlen = errlen, .moved = from != to, .from = from,
+			 .to = to };
 	uint8_t sum[SAVE_SUM];
 	uint32_t magic, version, id, size, nlocal, order, failed, built;
 	uint64_t bytes;
@@ -1065,7 +1083,7 @@ int bcs_save_decode(struct nm_bcs *e, const uint8_t *buf, size_t len,
 	version = get_u32(&x.r);
 	bytes = get_u64(&x.r);
 	id = get_u32(&x.r);
-	x.self = get_u32(&x.r);
+	x.self = get_node(&x);
 	if (x.r.bad || magic != SAVE_MAGIC)
 		return fail(&x, -EBADMSG, "not a BCS-MPI engine image (%zu "
 			    "bytes%s)", len, x.r.bad ? "" : ", no magic");
@@ -1239,6 +1257,12 @@ static void fix_xtail(struct bcs_job *j)
 int nm_bcs_restore(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
 		   size_t len, char *err, size_t errlen)
 {
+	return nm_bcs_restore_moved(e, job, buf, len, e->self, err, errlen);
+}
+
+int nm_bcs_restore_moved(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
+			 size_t len, uint32_t was, char *err, size_t errlen)
+{
 	struct bcs_job *j = bcs_job_find(e, job), *d;
 	bcs_pick_fn pick;
 	void *pick_ctx;
@@ -1248,7 +1272,14 @@ int nm_bcs_restore(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
 		snprintf(err, errlen, "no BCS-MPI job %u here", job);
 		return -ENOENT;
 	}
-	if ((rc = bcs_save_decode(e, buf, len, &d, err, errlen)))
+	if (was != e->self && j->nnodes != 1) {
+		snprintf(err, errlen, "job %u spans %u nodes: its BCS-MPI "
+			 "engine image restores on the node that made it "
+			 "only", job, j->nnodes);
+		return -EINVAL;
+	}
+	if ((rc = bcs_save_decode_moved(e, buf, len, was, e->self, &d, err,
+					errlen)))
 		return rc;
 	if ((rc = same_job(e, j, d, err, errlen))) {
 		bcs_job_free(d);

@@ -113,6 +113,11 @@ struct work {
 	uint32_t *ranks;
 	int full;
 	uint32_t stop_us;
+	/* the side blob (nm_ckpt_side), written by the writer */
+	char side_name[64];
+	int side_fd;
+	uint8_t *side;
+	size_t side_len;
 };
 
 /* A job gone from this node: its images go linger_s after. */
@@ -162,21 +167,21 @@ static uint64_t now_us(void)
 static int epoch_dir_in(const char *root, uint32_t job, uint32_t epoch,
 			int fresh);
 
-/* Image i of w copied to the shared directory (L3): the same path below
- * it, the same owner and mode; 0 or -errno with w->why. */
-static int copy_shared(struct nm_ckpt *a, struct work *w, uint32_t i)
+/* The file src of w (named name in the epoch's directory) copied to the
+ * shared directory (L3): the same path below it, the same owner and
+ * mode; 0 or -errno with w->why (what names it). */
+static int copy_shared(struct nm_ckpt *a, struct work *w, int src,
+		       const char *name, const char *what)
 {
-	char name[32];
-	off_t len = lseek(w->fds[i], 0, SEEK_END), off = 0;
+	off_t len = lseek(src, 0, SEEK_END), off = 0;
 	/* never made afresh: other nodes write their ranks' copies there */
 	int dfd = epoch_dir_in(a->shared, w->job, w->epoch, 0), fd, rc = 0;
 
 	if (dfd < 0) {
-		snprintf(w->why, sizeof(w->why), "rank %u: shared directory "
-			 "%.200s: %s", w->ranks[i], a->shared, strerror(-dfd));
+		snprintf(w->why, sizeof(w->why), "%s: shared directory "
+			 "%.200s: %s", what, a->shared, strerror(-dfd));
 		return dfd;
 	}
-	snprintf(name, sizeof(name), "rank-%u.img", w->ranks[i]);
 	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
 		    O_CLOEXEC, 0600);
 	close(dfd);
@@ -184,7 +189,7 @@ static int copy_shared(struct nm_ckpt *a, struct work *w, uint32_t i)
 		rc = -errno;
 	while (!rc && off < len) {
 		loff_t in = off;
-		ssize_t n = copy_file_range(w->fds[i], &in, fd, NULL,
+		ssize_t n = copy_file_range(src, &in, fd, NULL,
 					    (size_t)(len - off), 0);
 
 		if (n <= 0)
@@ -197,9 +202,37 @@ static int copy_shared(struct nm_ckpt *a, struct work *w, uint32_t i)
 	if (fd >= 0)
 		close(fd);
 	if (rc)
-		snprintf(w->why, sizeof(w->why), "rank %u: its copy in %.200s: "
-			 "%s", w->ranks[i], a->shared, strerror(-rc));
+		snprintf(w->why, sizeof(w->why), "%s: its copy in %.200s: %s",
+			 what, a->shared, strerror(-rc));
 	return rc;
+}
+
+/* The side blob of w to its file (and L3): 0 or -errno with w->why. */
+static int write_side(struct nm_ckpt *a, struct work *w)
+{
+	size_t off = 0;
+	int rc = 0;
+
+	while (!rc && off < w->side_len) {
+		ssize_t n = write(w->side_fd, w->side + off,
+				  w->side_len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			rc = n < 0 ? -errno : -EIO;
+		else
+			off += (size_t)n;
+	}
+	if (!rc && fsync(w->side_fd) < 0)
+		rc = -errno;
+	if (rc) {
+		snprintf(w->why, sizeof(w->why), "%s: %s", w->side_name,
+			 strerror(-rc));
+		return rc;
+	}
+	return a->shared[0] ? copy_shared(a, w, w->side_fd, w->side_name,
+					  w->side_name) : 0;
 }
 
 static void *writer(void *arg)
@@ -224,9 +257,18 @@ static void *writer(void *arg)
 				qb_log(LOG_WARNING, "job %u epoch %u: fsync: "
 				       "%s", w->job, w->epoch,
 				       strerror(errno));
-			if (a->shared[0] && !w->rc)
-				w->rc = copy_shared(a, w, i);
+			if (a->shared[0] && !w->rc) {
+				char name[32], what[32];
+
+				snprintf(name, sizeof(name), "rank-%u.img",
+					 w->ranks[i]);
+				snprintf(what, sizeof(what), "rank %u",
+					 w->ranks[i]);
+				w->rc = copy_shared(a, w, w->fds[i], name, what);
+			}
 		}
+		if (w->side && !w->rc)
+			w->rc = write_side(a, w);
 		pthread_mutex_lock(&a->mu);
 		w->next = a->done;
 		a->done = w;
@@ -405,6 +447,9 @@ static void work_end(struct work *w, struct nm_ckpt_done *d)
 		}
 		close(w->fds[i]);
 	}
+	if (w->side_fd >= 0)
+		close(w->side_fd);
+	free(w->side);
 	free(w->caps);
 	free(w->fds);
 	free(w->ranks);
@@ -557,7 +602,8 @@ static int await_stopped(struct nm_job *j, uint32_t ms, char *why,
 /* Hold every local rank of j for epoch e; the holds into w. */
 static int hold_ranks(struct nm_ckpt *a, struct nm_job *j,
 		      struct agent_job *aj, uint32_t epoch, int dfd,
-		      struct work *w, char *why, size_t whylen)
+		      const struct ckpt_inherit *inh, struct work *w,
+		      char *why, size_t whylen)
 {
 	int full = !aj->parent || aj->chain >= a->chain;
 
@@ -593,8 +639,9 @@ static int hold_ranks(struct nm_ckpt *a, struct nm_job *j,
 			return refuse(why, whylen, rc, "rank %u: image owner: "
 				      "%s", x->rank, strerror(-rc));
 		}
-		rc = ckpt_capture_hold(x->pid, fd, &h, aj->tr[i],
-				       &w->caps[w->n], cwhy, sizeof(cwhy));
+		rc = ckpt_capture_hold_inherit(x->pid, fd, &h, aj->tr[i], inh,
+					       &w->caps[w->n], cwhy,
+					       sizeof(cwhy));
 		if (!rc && (rc = put_said(w->caps[w->n], x))) {
 			ckpt_capture_end(w->caps[w->n], NULL, cwhy,
 					 sizeof(cwhy));
@@ -611,8 +658,29 @@ static int hold_ranks(struct nm_ckpt *a, struct nm_job *j,
 	return 0;
 }
 
+/* The side blob of j, while its ranks are stopped: into w, its file
+ * made in dfd (the owner's, 0600).  0 or -errno with why. */
+static int hold_side(struct nm_job *j, const struct nm_ckpt_side *side,
+		     int dfd, struct work *w, char *why, size_t whylen)
+{
+	int rc;
+
+	snprintf(w->side_name, sizeof(w->side_name), "%s", side->name);
+	if ((rc = side->held(side->ctx, j, &w->side, &w->side_len, why,
+			     whylen)))
+		return rc;
+	w->side_fd = openat(dfd, w->side_name, O_RDWR | O_CREAT | O_EXCL |
+			    O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (w->side_fd < 0 ||
+	    (j->ident && fchown(w->side_fd, j->ident->uid,
+				j->ident->gid) < 0))
+		return refuse(why, whylen, -errno, "%s: %s", w->side_name,
+			      strerror(errno));
+	return 0;
+}
+
 int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
-		  char *why, size_t whylen)
+		  const struct nm_ckpt_side *side, char *why, size_t whylen)
 {
 	struct agent_job *aj = job_of(a, j->id);
 	struct work *w;
@@ -632,9 +700,10 @@ int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 		a->jobs = aj;
 	}
 	aj->last = epoch;
-	if (j->m->mpi)
-		return refuse(why, whylen, -ENOTSUP, "BCS-MPI ranks cannot be "
-			      "checkpointed yet");
+	if (j->m->mpi && !side)
+		return refuse(why, whylen, -ENOTSUP, "BCS-MPI ranks are "
+			      "checkpointed with their engine's state; none "
+			      "was given");
 	if (aj->busy)
 		return refuse(why, whylen, -EBUSY, "the images of the epoch "
 			      "before are still being written");
@@ -653,6 +722,7 @@ int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 		return refuse(why, whylen, -ENOMEM, "out of memory");
 	}
 	w->job = j->id;
+	w->side_fd = -1;
 	w->epoch = epoch;
 	w->uid = j->ident ? j->ident->uid : 0;
 	w->gid = j->ident ? j->ident->gid : 0;
@@ -673,7 +743,10 @@ int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 	}
 	rc = await_stopped(j, 200, why, whylen);
 	if (!rc)
-		rc = hold_ranks(a, j, aj, epoch, dfd, w, why, whylen);
+		rc = hold_ranks(a, j, aj, epoch, dfd,
+				side ? &side->inherit : NULL, w, why, whylen);
+	if (!rc && side)
+		rc = hold_side(j, side, dfd, w, why, whylen);
 	if (thawed)
 		nm_cg_freeze(&j->cg, 1);
 	if (stopped)
@@ -895,8 +968,8 @@ void nm_ckpt_forget(struct nm_ckpt *a, uint32_t job)
  * owner's to write, and what the restore checks must be what it uses
  * (a mapping of the file would follow the owner's writes, or fault on
  * a truncation).  0, or -errno. */
-static int map_image(const struct nm_ckpt *a, uint32_t job, uint32_t epoch,
-		     uint32_t rank, struct ckpt_blob *b)
+static int map_named(const struct nm_ckpt *a, uint32_t job, uint32_t epoch,
+		     const char *name, struct ckpt_blob *b)
 {
 	const char *roots[2] = { a->root, a->shared };
 	char p[1200];
@@ -908,8 +981,8 @@ static int map_image(const struct nm_ckpt *a, uint32_t job, uint32_t epoch,
 
 		if (!roots[k][0])
 			continue;
-		snprintf(p, sizeof(p), "%s/job-%u/epoch-%u/rank-%u.img",
-			 roots[k], job, epoch, rank);
+		snprintf(p, sizeof(p), "%s/job-%u/epoch-%u/%s", roots[k], job,
+			 epoch, name);
 		if ((fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 			rc = -errno;
 			continue;
@@ -945,6 +1018,33 @@ static int map_image(const struct nm_ckpt *a, uint32_t job, uint32_t epoch,
 		rc = 0;
 	}
 	return rc;
+}
+
+static int map_image(const struct nm_ckpt *a, uint32_t job, uint32_t epoch,
+		     uint32_t rank, struct ckpt_blob *b)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "rank-%u.img", rank);
+	return map_named(a, job, epoch, name, b);
+}
+
+int nm_ckpt_side_read(struct nm_ckpt *a, const struct nm_job *j,
+		      uint32_t epoch, const char *name, uint8_t **buf,
+		      size_t *len, char *why, size_t whylen)
+{
+	struct ckpt_blob b;
+	int rc = map_named(a, j->id, epoch, name, &b);
+
+	if (rc)
+		return refuse(why, whylen, rc, "its %s of epoch %u: %s", name,
+			      epoch, strerror(-rc));
+	*buf = malloc(b.len);
+	if (*buf)
+		memcpy(*buf, b.buf, b.len);
+	*len = b.len;
+	munmap((void *)b.buf, b.len);
+	return *buf ? 0 : refuse(why, whylen, -ENOMEM, "out of memory");
 }
 
 

@@ -19,10 +19,28 @@
 #ifndef STORM_NM_CKPT_AGENT_H
 #define STORM_NM_CKPT_AGENT_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include <ckpt.h>
 
 struct nm_job;
 struct nm_ckpt;
+
+/* What the node manager saves of a job beside its ranks' images (a
+ * BCS-MPI job: the engine's image and the segment's bytes).  held() is
+ * called while the job's ranks are stopped, after they are held: 0 and
+ * a malloc'd blob (the agent's then), written to the epoch's directory
+ * as `name` (the job owner's, mode 0600; copied to L3 too), or -errno
+ * with why (the epoch fails).  inherit: what the ranks got from their
+ * launcher (ckpt_inherit). */
+struct nm_ckpt_side {
+	const char *name;
+	int (*held)(void *ctx, struct nm_job *j, uint8_t **buf, size_t *len,
+		    char *why, size_t whylen);
+	void *ctx;
+	struct ckpt_inherit inherit;
+};
 
 /* What one epoch did here. */
 struct nm_ckpt_done {
@@ -51,7 +69,13 @@ int nm_ckpt_wanted(const struct nm_ckpt *a, const struct nm_job *j,
  * by nm_ckpt_poll(); or -errno with why, nothing left behind (the epoch
  * failed here). */
 int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
-		  char *why, size_t whylen);
+		  const struct nm_ckpt_side *side, char *why, size_t whylen);
+/* The blob `name` saved with epoch of j (nm_ckpt_side), here (L1) or in
+ * the shared directory (L3), read whole: 0 with *buf (malloc'd) and
+ * *len, or -errno with why. */
+int nm_ckpt_side_read(struct nm_ckpt *a, const struct nm_job *j,
+		      uint32_t epoch, const char *name, uint8_t **buf,
+		      size_t *len, char *why, size_t whylen);
 /* The local ranks of j, started stopped at their exec and traced by the
  * calling thread (nm_launch_start, traced), made the processes of epoch
  * of j: their images found here (L1) or in the shared directory (L3),

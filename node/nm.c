@@ -45,6 +45,7 @@
 #include <storm_proto.h>
 
 #include "bcs.h"
+#include "bcs_ckpt.h"
 #include "cgroup.h"
 #include "ckpt_agent.h"
 #include "gang.h"
@@ -649,6 +650,32 @@ static void bcs_close(struct nm *nm, struct nm_job *j)
 	nm_bcs_close(&nm->bcs, j->id);
 }
 
+/* A BCS-MPI job restored: its engine's state and segment back from the
+ * epoch, before its ranks run again (the engine holds the job stopped
+ * until they are all restored). */
+static int bcs_restore(struct nm *nm, struct nm_job *j, char *err,
+		       size_t errlen)
+{
+	char name[32], why[512];
+	uint8_t *blob;
+	size_t len;
+	int rc;
+
+	if (j->bcs_fd < 0 || !j->restore)
+		return 0;
+	nm_bcs_ckpt_name(j, name, sizeof(name));
+	if ((rc = nm_ckpt_side_read(nm->ckpt, j, j->restore, name, &blob,
+				    &len, why, sizeof(why))))
+		goto out;
+	rc = nm_bcs_ckpt_restore(&nm->bcs, j, blob, len, why, sizeof(why));
+	free(blob);
+out:
+	if (rc)
+		snprintf(err, errlen, "job %u: restore from epoch %u: %s",
+			 j->id, j->restore, why);
+	return rc;
+}
+
 static void job_start(struct nm *nm, struct nm_job *j)
 {
 	char err[1536];
@@ -663,6 +690,7 @@ static void job_start(struct nm *nm, struct nm_job *j)
 	    nm_cg_create(&nm->cg, j->id, j->m->mem_limit, nm->host->name,
 			 &j->cg, err, sizeof(err)) ||
 	    bcs_open(nm, j, err, sizeof(err)) ||
+	    bcs_restore(nm, j, err, sizeof(err)) ||
 	    nm_launch_start(&nm->launch, j, j->restore != 0, err,
 			    sizeof(err)) ||
 	    (j->restore && nm_ckpt_restore(nm->ckpt, j, j->restore, err,
@@ -679,6 +707,8 @@ static void job_start(struct nm *nm, struct nm_job *j)
 		rank_rerun(nm, j, &j->ranks[i]);
 	for (uint32_t i = 0; j->bcs_fd >= 0 && i < j->nlocal; i++)
 		nm_bcs_started(&nm->bcs, j->id, i, j->ranks[i].pid);
+	if (j->bcs_fd >= 0 && j->restore) /* restored: it runs again */
+		nm_bcs_stopped(&nm->bcs, j->id, j->stopped);
 	if (j->bcs_bell >= 0)
 		qb_loop_poll_add(nm->loop, QB_LOOP_HIGH, j->bcs_bell, POLLIN,
 				 j, on_bcs_bell);
@@ -730,8 +760,13 @@ static int job_held(void *ctx, uint32_t id)
 static void ckpt_start(struct nm *nm, struct nm_job *j)
 {
 	struct nm_ckpt_done d = { .job = j->id, .epoch = j->ckpt_want };
+	struct nm_bcs_side bs;
 
-	if ((d.rc = nm_ckpt_start(nm->ckpt, j, j->ckpt_want, d.why,
+	/* a BCS-MPI job: its engine's state and segment go with it */
+	if (j->bcs_fd >= 0)
+		nm_bcs_ckpt_side(&nm->bcs, j, &bs);
+	if ((d.rc = nm_ckpt_start(nm->ckpt, j, j->ckpt_want,
+				  j->bcs_fd >= 0 ? &bs.side : NULL, d.why,
 				  sizeof(d.why))))
 		ckpt_report(nm, &d);
 }
