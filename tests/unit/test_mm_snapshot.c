@@ -959,6 +959,47 @@ static void test_requeue_starts_over(void **state)
 	}
 }
 
+/* A BCS-MPI job is checkpointed with all its ranks on one node; on more,
+ * the request is refused with the node count named, nothing changed. */
+static void test_bcs_checkpoint_on_one_node_only(void **state)
+{
+	static const char *const argv[] = { "/bin/mpi" };
+	const mm_input_t in = { .sha256 = { 2 }, .size = 1, .mode = 0755 };
+	mm_job_spec_t sp = { .name = "bcs", .uid = 1000, .gid = 100,
+			     .ranks = 2, .nodelist = "5", .argc = 1,
+			     .argv = argv, .cwd = "/", .ninputs = 1,
+			     .inputs = &in, .mpi = MM_MPI_BCS,
+			     .ckpt_every_s = 60 };
+	mm_state_t *s = mkmachine(1), *c;
+	mm_result_t res;
+	uint32_t one, two;
+	mm_job_t j;
+
+	(void)state;
+	one = must(s, (mm_op_t){ .code = MM_OP_SUBMIT_CKPT, .spec = &sp });
+	sp.ranks = 6;
+	sp.nodelist = "0,3"; /* 2 + 4 cpus: two nodes */
+	two = must(s, (mm_op_t){ .code = MM_OP_SUBMIT_CKPT, .spec = &sp });
+	must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = 1, .now_ms = 100 });
+	must(s, (mm_op_t){ .code = MM_OP_JOB_STAGED, .job = one });
+	must(s, (mm_op_t){ .code = MM_OP_JOB_STAGED, .job = two });
+	assert_int_equal(mm_job_get(s, two, &j), 0);
+	assert_int_equal(j.state, MM_JOB_RUNNING);
+	assert_int_equal(sp_nodeset_count(j.nodes), 2);
+	assert_int_equal(mm_apply(s, &(mm_op_t){ .code = MM_OP_CKPT_REQUEST,
+						 .job = one }, &res), 0);
+	assert_int_equal(res.epoch, 1);
+	assert_int_equal(mm_apply(s, &(mm_op_t){ .code = MM_OP_CKPT_REQUEST,
+						 .job = two }, &res), -ENOTSUP);
+	assert_non_null(strstr(res.err, "on 2 nodes"));
+	assert_int_equal(mm_job_get(s, two, &j), 0);
+	assert_int_equal(j.ckpt_want, 0);
+	c = round_trip(s);
+	same_state(s, c);
+	mm_state_destroy(c);
+	mm_state_destroy(s);
+}
+
 /* A job's inputs (digests, sizes, modes) are state: they round trip, and
  * only SUBMIT_INPUTS carries them. */
 static void test_job_inputs_round_trip(void **state)
@@ -1572,6 +1613,7 @@ int main(void)
 		cmocka_unit_test(test_checkpoint_catalog_round_trips),
 		cmocka_unit_test(test_restart_requeues_from_an_epoch),
 		cmocka_unit_test(test_requeue_starts_over),
+		cmocka_unit_test(test_bcs_checkpoint_on_one_node_only),
 		cmocka_unit_test(test_job_placed_on_node_0_keeps_its_nodes),
 		cmocka_unit_test(test_gang_state_with_two_rows_round_trips),
 		cmocka_unit_test(
