@@ -11,12 +11,17 @@
  * unmap regions (for incremental captures); it answers "done K".  The
  * final line is "ok go SUM", SUM a digest of its heap and mapping.
  *
- *   ckpt_target FILE [plain|thread|socket]
+ *   ckpt_target FILE [plain|thread|socket|inherit]
  * FILE: a file of at least 64 KiB it may read (mapped and read).
+ * inherit: descriptor 3 is shared memory of at least 8 KiB its launcher
+ * gave it (mapped shared, then closed, as a BCS-MPI rank does with its
+ * segment) and 4 an eventfd it keeps; at "go" it checks that byte 100 of
+ * the memory is 0x5a, sets byte 200 to 0x77 and adds 1 to the eventfd.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +66,7 @@ int main(int argc, char **argv)
 	struct rlimit rl;
 	pthread_t th;
 	unsigned long sum = 0;
+	unsigned char *shm = NULL;
 
 	if (argc < 2)
 		return 2;
@@ -104,6 +110,13 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[2], "socket") &&
 	    socketpair(AF_UNIX, SOCK_STREAM, 0, sp))
 		return 2;
+	if (argc > 2 && !strcmp(argv[2], "inherit")) {
+		shm = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, 3,
+			   0);
+		if (shm == MAP_FAILED)
+			return 2;
+		close(3);
+	}
 
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
@@ -201,6 +214,14 @@ int main(int argc, char **argv)
 		CHECK(more, "malloc after restore");
 		memset(more, 1, 8 << 20);
 		free(more);
+	}
+	if (shm) {
+		uint64_t one = 1;
+
+		CHECK(shm[100] == 0x5a, "inherited shared memory");
+		shm[200] = 0x77;
+		CHECK(write(4, &one, sizeof(one)) == sizeof(one),
+		      "inherited eventfd");
 	}
 	free(heap);
 	printf("ok %.*s %lu\n", (int)strcspn(line, "\n"), line, sum);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
@@ -36,6 +37,8 @@
 
 static const char *target, *dynamic_target, *static_target;
 static char dir[64], datafile[128];
+/* descriptors the next spawn gives the target at 3, 4 (-1: none) */
+static int give[2] = { -1, -1 };
 
 struct proc {
 	pid_t pid;
@@ -58,7 +61,15 @@ static void spawn(struct proc *p, const char *mode, uid_t uid, int aslr,
 	if (!p->pid) {
 		dup2(in[0], 0);
 		dup2(out[1], 1);
-		close_range(3, ~0u, 0); /* nothing of ours but 0-2 */
+		if (give[0] >= 0) { /* above 4 first: they may be 3 or 4 */
+			int a = fcntl(give[0], F_DUPFD, 10);
+			int b = fcntl(give[1], F_DUPFD, 10);
+
+			if (a < 0 || b < 0 || dup2(a, 3) < 0 || dup2(b, 4) < 0)
+				_exit(122);
+		}
+		/* nothing of ours but 0-2 (and what it is given) */
+		close_range(give[0] >= 0 ? 5 : 3, ~0u, 0);
 		if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
 			_exit(120);
 		if (!aslr)
@@ -269,6 +280,79 @@ static void test_note(void **state)
 	assert_non_null(strstr(why, "a note of"));
 	close(fd);
 	expect_ok(&p);
+}
+
+/* What the launcher gave the process: the shared memory it mapped and
+ * closed, and an eventfd it keeps.  Refused unless named; named, the
+ * image leaves the memory's pages out and a restore maps the new
+ * launcher's memory where the old was and keeps its eventfd. */
+static void test_inherit(void **state)
+{
+	struct ckpt_header h = { .kind = CKPT_FULL, .id = ID, .epoch = 1 };
+	const int fds[1] = { 4 };
+	struct ckpt_inherit_map map = { -1, 3 };
+	struct ckpt_inherit in = { fds, 1, &map, 1 };
+	int shm = memfd_create("t", MFD_CLOEXEC), efd = eventfd(0, EFD_CLOEXEC);
+	int shm2 = memfd_create("t2", MFD_CLOEXEC);
+	int efd2 = eventfd(0, EFD_CLOEXEC), fd;
+	unsigned char *a, *b, byte = 0x5a;
+	ckpt_capture_t *k;
+	struct proc p, q;
+	char why[256], path[160];
+	uint64_t v = 0;
+	struct stat sb;
+	void *img;
+	size_t len;
+
+	(void)state;
+	assert_true(shm >= 0 && efd >= 0 && shm2 >= 0 && efd2 >= 0);
+	assert_int_equal(ftruncate(shm, 8192), 0);
+	assert_int_equal(ftruncate(shm2, 8192), 0);
+	assert_int_equal(pwrite(shm, &byte, 1, 100), 1);
+	give[0] = shm;
+	give[1] = efd;
+	spawn(&p, "inherit", 0, 0, 0);
+	expect_line(&p, "ready");
+	/* not named: refused, the process runs on */
+	assert_int_equal(capture(&p, &img, &len, why, sizeof(why)), -ENOTSUP);
+	map.own_fd = shm;
+	snprintf(path, sizeof(path), "%s/image", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ckpt_capture_hold_inherit(p.pid, fd, &h, NULL, &in,
+						   &k, why, sizeof(why)), 0);
+	assert_int_equal(ckpt_capture_write(k), 0);
+	if (ckpt_capture_end(k, NULL, why, sizeof(why)))
+		fail_msg("capture: %s", why);
+	assert_int_equal(fstat(fd, &sb), 0);
+	len = (size_t)sb.st_size;
+	img = malloc(len);
+	assert_non_null(img);
+	assert_int_equal(pread(fd, img, len, 0), (ssize_t)len);
+	close(fd);
+	expect_ok(&p);
+	assert_int_equal(read(efd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	assert_true(v == 1);
+	/* restored with another memory and eventfd given at 3 and 4 */
+	assert_int_equal(pwrite(shm2, &byte, 1, 100), 1);
+	give[0] = shm2;
+	give[1] = efd2;
+	assert_int_equal(restore(&q, img, len, 0, 0, why, sizeof(why)), 0);
+	expect_ok(&q);
+	give[0] = give[1] = -1;
+	a = mmap(NULL, 8192, PROT_READ, MAP_SHARED, shm2, 0);
+	b = mmap(NULL, 8192, PROT_READ, MAP_SHARED, shm, 0);
+	assert_true(a != MAP_FAILED && b != MAP_FAILED);
+	assert_int_equal(a[200], 0x77); /* it wrote the new memory */
+	assert_int_equal(read(efd2, &v, sizeof(v)), (ssize_t)sizeof(v));
+	assert_true(v == 1);
+	munmap(a, 8192);
+	munmap(b, 8192);
+	free(img);
+	close(shm);
+	close(shm2);
+	close(efd);
+	close(efd2);
 }
 
 static void test_round_trip(void **state)
@@ -509,6 +593,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_note),
+		cmocka_unit_test(test_inherit),
 		cmocka_unit_test(test_round_trip_static),
 		cmocka_unit_test(test_round_trip_unprivileged),
 		cmocka_unit_test(test_refuses_thread),
