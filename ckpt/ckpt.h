@@ -117,6 +117,14 @@ struct ckpt_blob {
 int ckpt_check(const struct ckpt_blob *chain, size_t n,
 	       const struct ckpt_ident *expect, char *why, size_t whylen);
 
+/* Compact chain[0..n) (as ckpt_restore takes it) into one full image of
+ * its last epoch, written to fd: what a restore of the chain puts in
+ * memory, the last image's state, so that the chain before it may go.
+ * Touches no process.  0 (*bytes: the image's length), or -errno with
+ * why (-EINVAL: a bad chain, as ckpt_check says; -ENOSPC...). */
+int ckpt_compact(const struct ckpt_blob *chain, size_t n, int fd,
+		 uint64_t *bytes, char *why, size_t whylen);
+
 /* The note of image b (one ckpt_check or ckpt_restore accepted): its
  * length, at most cap bytes of it copied to buf; -ENOENT if it has none,
  * -EINVAL if b is not an image. */

@@ -4,11 +4,14 @@
  * and the same bytes with the trailer's length and digest made right
  * (so that mutations reach what the reader checks after the digest).
  * What the reader accepts it can walk: every section lies inside the
- * image, and as many as the trailer says. */
+ * image, and as many as the trailer says; what ckpt_check accepts,
+ * ckpt_compact makes a full image of that checks too. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ckpt.h"
 #include "fuzz.h"
@@ -72,5 +75,27 @@ static void check(const uint8_t *data, size_t size)
 		why[0] = '\0';
 		rc = ckpt_check(&b, 1, NULL, why, sizeof(why));
 		FUZZ_CHECK(rc == 0 || (rc < 0 && why[0]) || rc == -ENOMEM);
+		/* what the check takes, the compaction takes too: it writes
+		 * a full image that checks (into memory, not a disk) */
+		if (rc == 0) {
+			int fd = memfd_create("compact", MFD_CLOEXEC);
+			uint64_t bytes = 0;
+			uint8_t *out;
+
+			if (fd < 0)
+				return;
+			rc = ckpt_compact(&b, 1, fd, &bytes, why, sizeof(why));
+			FUZZ_CHECK(rc == 0 || rc == -ENOMEM);
+			if (!rc && (out = malloc((size_t)bytes))) {
+				struct ckpt_blob c = { out, (size_t)bytes };
+
+				FUZZ_CHECK(pread(fd, out, (size_t)bytes, 0) ==
+					   (ssize_t)bytes);
+				FUZZ_CHECK(ckpt_check(&c, 1, NULL, why,
+						      sizeof(why)) == 0);
+				free(out);
+			}
+			close(fd);
+		}
 	}
 }

@@ -541,6 +541,40 @@ static void test_incremental(void **state)
 	restore_chain(b, 4, sum);
 	b[4] = (struct ckpt_blob){ img[4], len[4] };
 	restore_chain(&b[4], 1, sum);
+	/* the chain compacted: one full image of epoch 4 restores alike,
+	 * and no larger than a full capture */
+	{
+		char path[160];
+		struct ckpt_blob c;
+		struct ckpt_reader rd;
+		uint64_t bytes = 0;
+		void *cimg;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/compact", dir);
+		fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		assert_true(fd >= 0);
+		if (ckpt_compact(b, 4, fd, &bytes, why, sizeof(why)))
+			fail_msg("compact: %s", why);
+		assert_non_null(cimg = malloc((size_t)bytes));
+		assert_int_equal(pread(fd, cimg, (size_t)bytes, 0),
+				 (ssize_t)bytes);
+		close(fd);
+		c = (struct ckpt_blob){ cimg, (size_t)bytes };
+		assert_int_equal(ckpt_read_begin(&rd, cimg, (size_t)bytes, &ID,
+						 why, sizeof(why)), 0);
+		assert_int_equal(rd.h.kind, CKPT_FULL);
+		assert_int_equal(rd.h.epoch, 4);
+		if (getenv("CKPT_SHOW"))
+			printf("compacted: %lu B; full capture at 5: %zu B\n",
+			       (unsigned long)bytes, len[4]);
+		assert_true(bytes <= len[4] + 65536);
+		restore_chain(&c, 1, sum);
+		/* a delta of epoch 4's own still applies on it */
+		assert_int_equal(ckpt_compact(b, 3, -1, &bytes, why,
+					      sizeof(why)), -EBADF);
+		free(cimg);
+	}
 	/* a chain with a hole */
 	b[1] = b[2];
 	spawn(&q, "plain", 0, 0, 1);
