@@ -95,6 +95,8 @@ struct agent_job {
 	uint32_t chain;          /* deltas since the full image */
 	uint32_t full, prev_full; /* epochs of the last two full images */
 	int busy;                /* an epoch being written */
+	int compacting;          /* a chain being compacted (its length) */
+	uint32_t compact_chain;
 	int forgotten;           /* the job is gone: freed with its outcome */
 	uint32_t ntr;
 	ckpt_track_t **tr;       /* per local rank */
@@ -118,6 +120,10 @@ struct work {
 	int side_fd;
 	uint8_t *side;
 	size_t side_len;
+	/* or a compaction of the chains ending at epoch of ranks[0..ncompact)
+	 * (no capture: n is 0) */
+	uint32_t ncompact;
+	uint64_t compact_bytes;
 };
 
 /* A job gone from this node: its images go linger_s after. */
@@ -173,6 +179,7 @@ static int epoch_dir_in(const char *root, uint32_t job, uint32_t epoch,
 static int copy_shared(struct nm_ckpt *a, struct work *w, int src,
 		       const char *name, const char *what)
 {
+	char part[80];
 	off_t len = lseek(src, 0, SEEK_END), off = 0;
 	/* never made afresh: other nodes write their ranks' copies there */
 	int dfd = epoch_dir_in(a->shared, w->job, w->epoch, 0), fd, rc = 0;
@@ -182,9 +189,11 @@ static int copy_shared(struct nm_ckpt *a, struct work *w, int src,
 			 "%.200s: %s", what, a->shared, strerror(-dfd));
 		return dfd;
 	}
-	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+	/* written aside, then renamed: a reader on another node sees the
+	 * whole copy or the one before, never a torn one */
+	snprintf(part, sizeof(part), "%s.part", name);
+	fd = openat(dfd, part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
 		    O_CLOEXEC, 0600);
-	close(dfd);
 	if (fd < 0 || fchown(fd, w->uid, w->gid) < 0)
 		rc = -errno;
 	while (!rc && off < len) {
@@ -201,6 +210,11 @@ static int copy_shared(struct nm_ckpt *a, struct work *w, int src,
 		rc = -errno;
 	if (fd >= 0)
 		close(fd);
+	if (!rc && renameat(dfd, part, dfd, name) < 0)
+		rc = -errno;
+	if (rc)
+		unlinkat(dfd, part, 0);
+	close(dfd);
 	if (rc)
 		snprintf(w->why, sizeof(w->why), "%s: its copy in %.200s: %s",
 			 what, a->shared, strerror(-rc));
@@ -235,6 +249,8 @@ static int write_side(struct nm_ckpt *a, struct work *w)
 					  w->side_name) : 0;
 }
 
+static int do_compact(struct nm_ckpt *a, struct work *w);
+
 static void *writer(void *arg)
 {
 	struct nm_ckpt *a = arg;
@@ -250,6 +266,8 @@ static void *writer(void *arg)
 		w = a->todo;
 		a->todo = w->next;
 		pthread_mutex_unlock(&a->mu);
+		if (w->ncompact)
+			w->rc = do_compact(a, w);
 		for (uint32_t i = 0; i < w->n; i++) {
 			if (ckpt_capture_write(w->caps[i]))
 				continue;
@@ -605,7 +623,11 @@ static int hold_ranks(struct nm_ckpt *a, struct nm_job *j,
 		      const struct ckpt_inherit *inh, struct work *w,
 		      char *why, size_t whylen)
 {
-	int full = !aj->parent || aj->chain >= a->chain;
+	/* a delta while the chain is short or being compacted; full past
+	 * twice ckpt_chain (compactions failing) or with ckpt_chain 0 */
+	int full = !aj->parent || !a->chain ||
+		   aj->chain >= (2 * a->chain < CKPT_CHAIN ? 2 * a->chain :
+				 CKPT_CHAIN);
 
 	w->full = full;
 	for (uint32_t i = 0; i < j->nlocal; i++) {
@@ -867,6 +889,67 @@ void nm_ckpt_sweep(struct nm_ckpt *a, int (*held)(void *, uint32_t),
 	}
 }
 
+static void queue_work(struct nm_ckpt *a, struct work *w)
+{
+	pthread_mutex_lock(&a->mu);
+	w->next = a->todo;
+	a->todo = w;
+	a->nbusy++;
+	pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* A compaction of j's chains ending at epoch, for the ranks of a work
+ * that wrote it: queued for the writer thread. */
+static void compact_later(struct nm_ckpt *a, struct agent_job *aj,
+			  const struct work *done)
+{
+	struct work *w = calloc(1, sizeof(*w));
+
+	if (!w || !(w->ranks = calloc(done->n ? done->n : 1,
+				      sizeof(*w->ranks)))) {
+		free(w);
+		return; /* a full capture comes later instead */
+	}
+	w->job = done->job;
+	w->epoch = done->epoch;
+	w->uid = done->uid;
+	w->gid = done->gid;
+	w->side_fd = -1;
+	w->ncompact = done->n;
+	memcpy(w->ranks, done->ranks, done->n * sizeof(*w->ranks));
+	aj->compacting = 1;
+	aj->compact_chain = aj->chain;
+	queue_work(a, w);
+}
+
+/* A compaction's outcome: epoch is the full image now, the chain before
+ * the one before it goes (as for a full capture). */
+static void compacted(struct nm_ckpt *a, struct work *w)
+{
+	struct agent_job *aj = job_of(a, w->job);
+
+	if (w->rc)
+		qb_log(LOG_WARNING, "job %u: compacting its images of epoch "
+		       "%u: %s", w->job, w->epoch, w->why);
+	else
+		qb_log(LOG_DEBUG, "job %u: epoch %u compacted (%llu bytes)",
+		       w->job, w->epoch,
+		       (unsigned long long)w->compact_bytes);
+	if (aj) {
+		aj->compacting = 0;
+		if (!w->rc && aj->full < w->epoch) {
+			if (aj->full)
+				remove_before(a, w->job, aj->full);
+			aj->prev_full = aj->full;
+			aj->full = w->epoch;
+			aj->chain = aj->chain > aj->compact_chain ?
+				    aj->chain - aj->compact_chain : 0;
+		}
+	}
+	work_end(w, NULL);
+}
+
 int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d)
 {
 	struct agent_job *aj;
@@ -876,12 +959,18 @@ int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d)
 	if (read(a->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		qb_log(LOG_WARNING, "checkpoint agent: eventfd: %s",
 		       strerror(errno));
-	pthread_mutex_lock(&a->mu);
-	if ((w = a->done))
-		a->done = w->next;
-	pthread_mutex_unlock(&a->mu);
-	if (!w)
-		return 0;
+	for (;;) {
+		pthread_mutex_lock(&a->mu);
+		if ((w = a->done))
+			a->done = w->next;
+		pthread_mutex_unlock(&a->mu);
+		if (!w)
+			return 0;
+		if (!w->ncompact)
+			break;
+		a->nbusy--;
+		compacted(a, w);
+	}
 	memset(d, 0, sizeof(*d));
 	d->job = w->job;
 	d->epoch = w->epoch;
@@ -891,7 +980,13 @@ int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d)
 	{
 		int full = w->full;
 		uid_t uid = w->uid;
+		struct work keep = *w; /* its ranks, for a compaction */
 
+		keep.ranks = calloc(w->n ? w->n : 1, sizeof(*keep.ranks));
+		if (keep.ranks)
+			memcpy(keep.ranks, w->ranks, w->n * sizeof(*w->ranks));
+		else
+			keep.n = 0;
 		work_end(w, d); /* here: the thread that held ends */
 		if (!d->rc && a->quota) {
 			uint64_t used = usage_of(a, uid);
@@ -926,7 +1021,14 @@ int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d)
 				aj->prev_full = aj->full;
 				aj->full = d->epoch;
 			}
+			/* a chain as long as ckpt_chain: folded into a
+			 * full image in the background, so the next
+			 * captures stay deltas */
+			if (!full && a->chain && aj->chain >= a->chain &&
+			    !aj->compacting && !aj->forgotten && keep.n)
+				compact_later(a, aj, &keep);
 		}
+		free(keep.ranks);
 		if (aj && aj->forgotten)
 			nm_ckpt_forget(a, d->job);
 	}
@@ -1048,6 +1150,115 @@ int nm_ckpt_side_read(struct nm_ckpt *a, const struct nm_job *j,
 }
 
 
+/* Rank's chain back from epoch to its full image, oldest first, read
+ * into chain[0..*n) (munmap each): 0, or -errno with why. */
+static int load_chain(const struct nm_ckpt *a, uint32_t job, uint32_t epoch,
+		      uint32_t rank, struct ckpt_blob *chain, uint32_t *n,
+		      char *why, size_t whylen)
+{
+	uint32_t e = epoch;
+	int rc = 0;
+
+	*n = 0;
+	while (!rc && *n < CKPT_CHAIN + 2) {
+		const unsigned char *h;
+
+		if ((rc = map_image(a, job, e, rank, &chain[*n]))) {
+			snprintf(why, whylen, "its image of epoch %u: %s", e,
+				 strerror(-rc));
+			break;
+		}
+		h = chain[(*n)++].buf;
+		if (le(h + 12, 4) == CKPT_FULL)
+			break;
+		e = (uint32_t)le(h + 56, 8);
+	}
+	if (!rc && le((const unsigned char *)chain[*n - 1].buf + 12, 4) !=
+		       CKPT_FULL) {
+		rc = -EINVAL;
+		snprintf(why, whylen, "a chain of more than %u images",
+			 CKPT_CHAIN + 2);
+	}
+	for (uint32_t k = 0; !rc && k < *n / 2; k++) {
+		struct ckpt_blob t = chain[k];
+
+		chain[k] = chain[*n - 1 - k];
+		chain[*n - 1 - k] = t;
+	}
+	if (rc) {
+		for (uint32_t k = 0; k < *n; k++)
+			munmap((void *)chain[k].buf, chain[k].len);
+		*n = 0;
+	}
+	return rc;
+}
+
+/* In the writer thread: each rank's chain ending at w->epoch made one
+ * full image (ckpt_compact), written aside and renamed over the
+ * epoch's image, here and in L3.  0 or -errno with w->why. */
+static int do_compact(struct nm_ckpt *a, struct work *w)
+{
+	for (uint32_t i = 0; i < w->ncompact; i++) {
+		struct ckpt_blob chain[CKPT_CHAIN + 2];
+		char name[32], part[40], cwhy[200];
+		uint32_t n;
+		uint64_t bytes = 0;
+		int dfd, fd, rc;
+
+		if ((rc = load_chain(a, w->job, w->epoch, w->ranks[i], chain,
+				     &n, cwhy, sizeof(cwhy)))) {
+			snprintf(w->why, sizeof(w->why), "rank %u: %s",
+				 w->ranks[i], cwhy);
+			return rc;
+		}
+		if (n == 1) { /* full already */
+			munmap((void *)chain[0].buf, chain[0].len);
+			continue;
+		}
+		snprintf(name, sizeof(name), "rank-%u.img", w->ranks[i]);
+		snprintf(part, sizeof(part), "%s.part", name);
+		dfd = epoch_dir_in(a->root, w->job, w->epoch, 0);
+		fd = dfd < 0 ? -1 : openat(dfd, part, O_RDWR | O_CREAT |
+					   O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+					   0600);
+		rc = dfd < 0 ? dfd : fd < 0 ? -errno : 0;
+		if (!rc && fchown(fd, w->uid, w->gid) < 0)
+			rc = -errno;
+		if (!rc)
+			rc = ckpt_compact(chain, n, fd, &bytes, cwhy,
+					  sizeof(cwhy));
+		else
+			snprintf(cwhy, sizeof(cwhy), "%s", strerror(-rc));
+		for (uint32_t k = 0; k < n; k++)
+			munmap((void *)chain[k].buf, chain[k].len);
+		if (!rc && fsync(fd) < 0)
+			rc = -errno;
+		if (!rc && renameat(dfd, part, dfd, name) < 0)
+			rc = -errno;
+		if (rc && dfd >= 0)
+			unlinkat(dfd, part, 0);
+		if (dfd >= 0)
+			close(dfd);
+		if (!rc && a->shared[0]) {
+			char what[32];
+
+			snprintf(what, sizeof(what), "rank %u", w->ranks[i]);
+			rc = copy_shared(a, w, fd, name, what);
+		}
+		if (fd >= 0)
+			close(fd);
+		if (rc) {
+			if (!w->why[0])
+				snprintf(w->why, sizeof(w->why), "rank %u: "
+					 "compacting epoch %u: %s",
+					 w->ranks[i], w->epoch, cwhy);
+			return rc;
+		}
+		w->compact_bytes += bytes;
+	}
+	return 0;
+}
+
 int nm_ckpt_restore(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 		    char *why, size_t whylen)
 {
@@ -1059,36 +1270,13 @@ int nm_ckpt_restore(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 		struct nm_rank *x = &j->ranks[i];
 		struct ckpt_blob chain[CKPT_CHAIN + 2];
 		struct ckpt_ident id = ident_of(a, j, x->rank);
-		uint32_t n = 0, e = epoch;
+		uint32_t n = 0;
 		char cwhy[200];
-		int rc = 0;
+		int rc;
 
 		/* back from epoch to its full image, then oldest first */
-		while (!rc && n < CKPT_CHAIN + 2) {
-			const unsigned char *h;
-
-			if ((rc = map_image(a, j->id, e, x->rank, &chain[n]))) {
-				snprintf(cwhy, sizeof(cwhy), "its image of "
-					 "epoch %u: %s", e, strerror(-rc));
-				break;
-			}
-			h = chain[n++].buf;
-			if (le(h + 12, 4) == CKPT_FULL)
-				break;
-			e = (uint32_t)le(h + 56, 8);
-		}
-		if (!rc && le((const unsigned char *)chain[n - 1].buf + 12, 4) !=
-			       CKPT_FULL) {
-			rc = -EINVAL;
-			snprintf(cwhy, sizeof(cwhy), "a chain of more than %u "
-				 "images", CKPT_CHAIN + 2);
-		}
-		for (uint32_t k = 0; !rc && k < n / 2; k++) {
-			struct ckpt_blob t = chain[k];
-
-			chain[k] = chain[n - 1 - k];
-			chain[n - 1 - k] = t;
-		}
+		rc = load_chain(a, j->id, epoch, x->rank, chain, &n, cwhy,
+				sizeof(cwhy));
 		if (!rc) {
 			rc = ckpt_restore(x->pid, chain, n, &id, &remap, cwhy,
 					  sizeof(cwhy));

@@ -34,6 +34,10 @@ namespace of its own (stormlab) and runs tests/ckpt/ckpt_loop as the job:
              checkpointed, its node killed: it runs on from the epoch on
              the other node and prints byte for byte what an
              uninterrupted run prints.
+  compact    ckpt_chain = 2: after a full image and two deltas the chain is
+             folded into a full image in the background (here and in
+             L3), the images before the full one before go, and a
+             restart from the last epoch ends well.
   failover   three replicas: kill -9 of the strobe master right after a
              checkpoint is asked for, and again right after a restart:
              the epoch is committed and the restart happens under the new
@@ -531,6 +535,50 @@ def test_requeue(lab):
           (victim, job, ",".join(j["node_names"])))
 
 
+def kind_of(path):
+    """An image's kind (1 full, 2 delta), from its header."""
+    with open(path, "rb") as f:
+        return int.from_bytes(f.read(16)[12:16], "little")
+
+
+def test_compact(lab):
+    """ckpt_chain = 2: the chain is folded into a full image in the
+    background once two deltas follow a full one; the images before the
+    full one before go; a restart from the last epoch still works."""
+    prog_args = ["8", "2", "12"]
+    job = submit(lab, prog_args, uid=NOBODY)
+    wait_started(lab, job)
+    for e in range(1, 6):
+        r = checkpoint(lab, job, uid=NOBODY)
+        check(r.returncode == 0, "checkpoint %d: %s %s" % (e, r.stdout,
+                                                          r.stderr))
+    shared = os.path.join(lab.dir, "shared")
+
+    def compacted(e):
+        imgs = images(lab, job, e) + sorted(glob.glob(os.path.join(
+            shared, "job-%d" % job, "epoch-%d" % e, "rank-*.img")))
+        return len(imgs) == 4 and all(kind_of(p) == 1 for p in imgs)
+    # epoch 1 full, 2 and 3 deltas: 3 compacted; 4 and 5 deltas of it: 5
+    stormlab.wait_for(lambda: compacted(3) and compacted(5), 30,
+                      "epochs 3 and 5 compacted here and in L3")
+    check(all(kind_of(p) == 2 for p in images(lab, job, 4)),
+          "epoch 4 is not a delta")
+    stormlab.wait_for(lambda: not images(lab, job, 1) and
+                      not images(lab, job, 2), 15,
+                      "epochs 1 and 2 removed (a full image at 3 and 5)")
+    r = stormctl(lab, ["restart", str(job)], uid=NOBODY)
+    check(r.returncode == 0, "restart: %s %s" % (r.stdout, r.stderr))
+    stormlab.wait_for(lambda: show(lab, job).get("restarts") == 1 and
+                      show(lab, job)["state"] == "RUNNING" and
+                      len(stormlab.pids_of(lab, job)) == 2, 60,
+                      "job %d restored from epoch 5" % job)
+    check(show(lab, job).get("restore_epoch") == 5, "restored from %s" %
+          show(lab, job))
+    check_result(lab, job, prog_args)
+    print("compact: epochs 3 and 5 folded into full images in the "
+          "background; restored from 5, ended well")
+
+
 def kill_master(lab):
     """kill -9 of the strobe master; show asks a replica left, and a
     new master is awaited."""
@@ -670,6 +718,8 @@ TESTS = {
     "node_kill": (test_node_kill, dict(managers=1, nodes=4)),
     "requeue": (test_requeue, dict(managers=1, nodes=4)),
     "bcs": (test_bcs, dict(managers=1, nodes=2, cpus=4)),
+    "compact": (test_compact, dict(managers=1, nodes=2,
+                                   setup=lambda d: ["ckpt_chain = 2"])),
     "rerun_output": (test_rerun_output, dict(managers=1, nodes=2)),
     "failover": (test_failover, dict(managers=3, nodes=2)),
     "disk_full": (test_disk_full, dict(managers=1, nodes=2,
