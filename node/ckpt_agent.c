@@ -332,6 +332,39 @@ static void job_path(const struct nm_ckpt *a, uint32_t job, char *p,
 	snprintf(p, n, "%s/job-%u", a->root, job);
 }
 
+/* The L3 copies of what this node wrote of epoch `name` of job (its
+ * files in the L1 directory efd_l1): the same names removed in the
+ * shared directory, then the directories there if nothing else is left
+ * (other nodes' copies stay theirs to remove). */
+static void remove_shared(const struct nm_ckpt *a, uint32_t job,
+			  int l1_job, const char *name)
+{
+	char p[1200];
+	struct dirent *e;
+	int efd, sfd;
+	DIR *d;
+
+	if (!a->shared[0])
+		return;
+	snprintf(p, sizeof(p), "%s/job-%u/%s", a->shared, job, name);
+	if ((sfd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			O_CLOEXEC)) < 0)
+		return;
+	if ((efd = openat(l1_job, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			  O_CLOEXEC)) >= 0 && (d = fdopendir(efd))) {
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.')
+				unlinkat(sfd, e->d_name, 0);
+		closedir(d);
+	} else if (efd >= 0) {
+		close(efd);
+	}
+	close(sfd);
+	rmdir(p); /* fails while another node's copies are there */
+	snprintf(p, sizeof(p), "%s/job-%u", a->shared, job);
+	rmdir(p);
+}
+
 static void remove_epoch(const struct nm_ckpt *a, uint32_t job,
 			 uint32_t epoch)
 {
@@ -342,6 +375,7 @@ static void remove_epoch(const struct nm_ckpt *a, uint32_t job,
 	if ((fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return;
 	snprintf(name, sizeof(name), "epoch-%u", epoch);
+	remove_shared(a, job, fd, name);
 	rm_tree(fd, name);
 	close(fd);
 }
@@ -361,8 +395,10 @@ static void remove_before(const struct nm_ckpt *a, uint32_t job,
 	while ((e = readdir(d))) {
 		unsigned long v;
 
-		if (sscanf(e->d_name, "epoch-%lu", &v) == 1 && v < before)
+		if (sscanf(e->d_name, "epoch-%lu", &v) == 1 && v < before) {
+			remove_shared(a, job, dirfd(d), e->d_name);
 			rm_tree(dirfd(d), e->d_name);
+		}
 	}
 	closedir(d);
 }
@@ -877,6 +913,7 @@ void nm_ckpt_sweep(struct nm_ckpt *a, int (*held)(void *, uint32_t),
 			continue;
 		}
 		snprintf(name, sizeof(name), "job-%u", g->job);
+		remove_before(a, g->job, UINT32_MAX); /* and their L3 copies */
 		if ((fd = open(a->root, O_RDONLY | O_DIRECTORY |
 			       O_CLOEXEC)) >= 0) {
 			rm_tree(fd, name);

@@ -564,8 +564,10 @@ def test_compact(lab):
     check(all(kind_of(p) == 2 for p in images(lab, job, 4)),
           "epoch 4 is not a delta")
     stormlab.wait_for(lambda: not images(lab, job, 1) and
-                      not images(lab, job, 2), 15,
-                      "epochs 1 and 2 removed (a full image at 3 and 5)")
+                      not images(lab, job, 2) and not glob.glob(
+                          os.path.join(shared, "job-%d" % job, "epoch-[12]")),
+                      15, "epochs 1 and 2 removed, here and in L3 (a full "
+                      "image at 3 and 5)")
     r = stormctl(lab, ["restart", str(job)], uid=NOBODY)
     check(r.returncode == 0, "restart: %s %s" % (r.stdout, r.stderr))
     stormlab.wait_for(lambda: show(lab, job).get("restarts") == 1 and
@@ -699,14 +701,19 @@ def test_limits(lab):
           images(lab, job, 1))
     # each node over the quota removes what it wrote of epoch 2 (the
     # other may still be writing when the first one's failure aborts it)
-    stormlab.wait_for(lambda: not images(lab, job, 2), 10,
-                      "epoch 2's images removed")
+    stormlab.wait_for(lambda: not images(lab, job, 2) and not glob.glob(
+        os.path.join(lab.dir, "shared", "job-%d" % job, "epoch-2",
+                     "rank-*.img")), 10,
+                      "epoch 2's images removed, their L3 copies too")
     check([c["epoch"] for c in show(lab, job)["checkpoints"]] == [1],
           "catalog: %s" % show(lab, job)["checkpoints"])
     check_result(lab, job, prog_args)
     stormlab.wait_for(lambda: not glob.glob(os.path.join(
-        lab.dir, "ramdisk", "lab-nm*", "ckpt", "job-%d" % job)), 15,
-                      "job %d's images deleted after ckpt_linger_s" % job)
+        lab.dir, "ramdisk", "lab-nm*", "ckpt", "job-%d" % job)) and
+                      not os.path.exists(os.path.join(
+                          lab.dir, "shared", "job-%d" % job)), 15,
+                      "job %d's images deleted after ckpt_linger_s, their "
+                      "L3 copies too" % job)
     print("limits: %s; images gone after the linger" %
           show(lab, job).get("checkpoint_error"))
 
