@@ -979,7 +979,14 @@ static void test_bcs_checkpoint_on_one_node_only(void **state)
 	one = must(s, (mm_op_t){ .code = MM_OP_SUBMIT_CKPT, .spec = &sp });
 	sp.ranks = 6;
 	sp.nodelist = "0,3"; /* 2 + 4 cpus: two nodes */
+	/* with --checkpoint it would have to fit on one of them: refused */
+	assert_int_equal(mm_apply(s, &(mm_op_t){ .code = MM_OP_SUBMIT_CKPT,
+						 .spec = &sp }, &res),
+			 -ENOTSUP);
+	assert_non_null(strstr(res.err, "fit on none (at most 4 cpus"));
+	sp.ckpt_every_s = 0; /* asked for by hand later: refused then */
 	two = must(s, (mm_op_t){ .code = MM_OP_SUBMIT_CKPT, .spec = &sp });
+	sp.ckpt_every_s = 60;
 	must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = 1, .now_ms = 100 });
 	must(s, (mm_op_t){ .code = MM_OP_JOB_STAGED, .job = one });
 	must(s, (mm_op_t){ .code = MM_OP_JOB_STAGED, .job = two });
@@ -994,6 +1001,37 @@ static void test_bcs_checkpoint_on_one_node_only(void **state)
 	assert_non_null(strstr(res.err, "on 2 nodes"));
 	assert_int_equal(mm_job_get(s, two, &j), 0);
 	assert_int_equal(j.ckpt_want, 0);
+	c = round_trip(s);
+	same_state(s, c);
+	mm_state_destroy(c);
+	/* restarted from its epoch, a BCS-MPI job goes on one node again:
+	 * 6 ranks of n5 would fit on n3 and n1 together, but wait for n5 */
+	must(s, (mm_op_t){ .code = MM_OP_CANCEL, .job = one });
+	must(s, (mm_op_t){ .code = MM_OP_CANCEL, .job = two });
+	sp.nodelist = NULL;
+	one = must(s, (mm_op_t){ .code = MM_OP_SUBMIT_CKPT, .spec = &sp });
+	must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = 2, .now_ms = 200 });
+	assert_int_equal(mm_job_get(s, one, &j), 0);
+	assert_int_equal(sp_nodeset_count(j.nodes), 1); /* n5's 8 cpus */
+	assert_true(sp_nodeset_has(j.nodes, 5));
+	must(s, (mm_op_t){ .code = MM_OP_JOB_STAGED, .job = one });
+	must(s, (mm_op_t){ .code = MM_OP_CKPT_REQUEST, .job = one });
+	must(s, (mm_op_t){ .code = MM_OP_CKPT_COMMIT, .job = one, .epoch = 1,
+			   .ckpt_keep = 2,
+			   .ckpt_levels = MM_CKPT_L1 | MM_CKPT_L3 });
+	must(s, (mm_op_t){ .code = MM_OP_NODE_DOWN, .node = 5,
+			   .reason = "killed" });
+	assert_int_equal(mm_job_get(s, one, &j), 0);
+	assert_int_equal(j.state, MM_JOB_PENDING);
+	assert_int_equal(j.restore_epoch, 1);
+	must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = 3, .now_ms = 300 });
+	assert_int_equal(mm_job_get(s, one, &j), 0);
+	assert_int_equal(j.state, MM_JOB_PENDING);
+	must(s, (mm_op_t){ .code = MM_OP_NODE_UP, .node = 5 });
+	must(s, (mm_op_t){ .code = MM_OP_TICK, .slice = 4, .now_ms = 400 });
+	assert_int_equal(mm_job_get(s, one, &j), 0);
+	assert_int_equal(j.state, MM_JOB_STAGING);
+	assert_int_equal(sp_nodeset_count(j.nodes), 1);
 	c = round_trip(s);
 	same_state(s, c);
 	mm_state_destroy(c);
