@@ -18,6 +18,8 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -254,6 +256,13 @@ static int do_compact(struct nm_ckpt *a, struct work *w);
 static void *writer(void *arg)
 {
 	struct nm_ckpt *a = arg;
+
+	/* images travel while the job runs: on a node whose cpus its ranks
+	 * use, the copying yields to them (a rank waking from a sleep is
+	 * not made to wait for it), and takes what they leave */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10) < 0)
+		qb_log(LOG_DEBUG, "checkpoint agent: nice: %s",
+		       strerror(errno));
 
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
