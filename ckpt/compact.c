@@ -76,7 +76,8 @@ static void settle(struct table *t)
 {
 	size_t k = 0;
 
-	qsort(t->p, t->n, sizeof(*t->p), by_at);
+	if (t->n > 1)
+		qsort(t->p, t->n, sizeof(*t->p), by_at);
 	for (size_t i = 0; i < t->n; i++)
 		if (i + 1 == t->n || t->p[i + 1].at != t->p[i].at)
 			t->p[k++] = t->p[i];
@@ -116,7 +117,8 @@ static void merge_ranges(struct ranges *f)
 {
 	size_t k = 0;
 
-	qsort(f->r, f->n, sizeof(*f->r), by_start);
+	if (f->n > 1)
+		qsort(f->r, f->n, sizeof(*f->r), by_start);
 	for (size_t i = 0; i < f->n; i++) {
 		if (k && f->r[i][0] <= f->r[k - 1][1]) {
 			if (f->r[i][1] > f->r[k - 1][1])
