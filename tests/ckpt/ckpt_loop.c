@@ -1,7 +1,8 @@
 /*
  * ckpt_loop.c — a long-running rank for the checkpoint tests and the
- * benchmark: MIB MiB of memory, of which it rewrites DIRTY MiB a second
- * (a working set smaller than the footprint, as in the TICK measurements),
+ * benchmark: MIB MiB of memory, of which it rewrites DIRTY MiB a second,
+ * always the same DIRTY MiB (pages scattered through the footprint): a
+ * working set smaller than the footprint, as in the TICK measurements,
  * for SECONDS seconds of steps (100 a second, each followed by a 10 ms
  * sleep, so its result does not depend on how fast it ran); then prints
  * "done RANK SUM", SUM a digest of its memory, the same on every run.
@@ -29,7 +30,7 @@ static void *idle(void *arg)
 
 int main(int argc, char **argv)
 {
-	size_t mib, dirty, steps, pages, per, at = 0;
+	size_t mib, dirty, steps, pages, per, ws, at = 0;
 	const char *rank = getenv("STORM_RANK");
 	struct timespec nap = { 0, 10 * 1000000 };
 	uint64_t sum = 1469598103934665603ull;
@@ -43,6 +44,7 @@ int main(int argc, char **argv)
 	steps = strtoul(argv[3], NULL, 10) * 100;
 	pages = mib * 256;
 	per = dirty * 256 / 100; /* pages a step */
+	ws = dirty * 256 < pages ? dirty * 256 : pages;
 	if (!pages || !(mem = malloc(pages * 4096)))
 		return 2;
 	for (size_t p = 0; p < pages; p++)
@@ -59,7 +61,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "half %s\n", rank ? rank : "?");
 		}
 		for (size_t k = 0; k < per; k++) {
-			size_t p = (at++ * 7919) % pages;
+			/* the working set: ws pages, k * 7919 mod pages
+			 * (7919 is prime: distinct pages) */
+			size_t p = (at++ % ws * 7919) % pages;
 
 			mem[p * 4096 + (s % 4096)] += (unsigned char)(s + k);
 		}
