@@ -158,9 +158,10 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	{ SC_OPT_CHECKPOINT, "checkpoint", "INTERVAL",                       \
 	  "Checkpoint the job every INTERVAL (seconds, or with a suffix s, " \
 	  "m or h; at most a year), or auto: an interval from what its "    \
-	  "checkpoints cost and the nodes' MTBF (ckpt_mtbf_h).  With "       \
-	  "ckpt_shared_dir, a job whose node dies runs on from its last "    \
-	  "one.  A BCS-MPI job with checkpoints runs on one node "           \
+	  "checkpoints cost and the nodes' MTBF (ckpt_mtbf_h).  A job "      \
+	  "whose node dies runs on from its last one (its images have a "   \
+	  "copy on another node, and in ckpt_shared_dir if set).  A "       \
+	  "BCS-MPI job with checkpoints runs on one node "                   \
 	  "(docs/checkpoint.md)." },                                         \
 	{ SC_OPT_REQUEUE, "requeue", NULL,                                   \
 	  "If a node of the job dies, queue it again rather than fail it: "  \
@@ -443,7 +444,8 @@ const struct sc_cmd sc_commands[] = {
 			"E) on the nodes the scheduler gives it: each rank is "
 			"restored from its images, as its owner.  A job whose "
 			"node fails restarts by itself when its last epoch has "
-			"a copy that outlives the node (ckpt_shared_dir).  "
+			"a copy that outlives the node (on its buddy node, "
+			"L2, or in ckpt_shared_dir, L3).  "
 			"Refused for a job with no committed epoch, an epoch "
 			"not in its catalog (show JOB lists them), or a job "
 			"that ended.",

@@ -29,6 +29,7 @@
 
 #include <ckpt.h>
 
+#include "buddy.h"
 #include "ckpt_agent.h"
 #include "job.h"
 
@@ -126,6 +127,13 @@ struct work {
 	 * (no capture: n is 0) */
 	uint32_t ncompact;
 	uint64_t compact_bytes;
+	/* L2: the node keeping copies (-1: none), the oldest epoch this
+	 * node keeps of the job (the buddy drops what is before), and
+	 * whether every file got there */
+	int64_t buddy;
+	uint32_t base;
+	int l2;
+	int drop;                /* no capture: the buddy's copies of job go */
 };
 
 /* A job gone from this node: its images go linger_s after. */
@@ -151,6 +159,10 @@ struct nm_ckpt {
 	int quit, nbusy;
 	pthread_t th;
 	struct agent_job *jobs;
+	struct nm_buddy *buddy;  /* L2, or NULL */
+	/* a restore's images being fetched: which */
+	uint32_t fetch_job, fetch_epoch, fetch_rank;
+	int fetching;
 };
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -251,6 +263,32 @@ static int write_side(struct nm_ckpt *a, struct work *w)
 					  w->side_name) : 0;
 }
 
+/* The file fd of w (named name) to the buddy (L2); a failure costs the
+ * epoch its L2 level, not the epoch. */
+static void copy_buddy(struct nm_ckpt *a, struct work *w, int fd,
+		       const char *name)
+{
+	struct nm_buddy_file f = { w->job, w->epoch, w->base, w->uid, w->gid,
+				   name };
+	char why[300];
+
+	if (!w->l2)
+		return;
+	if (nm_buddy_send(a->buddy, (uint32_t)w->buddy, &f, fd, why,
+			  sizeof(why))) {
+		qb_log(LOG_WARNING, "job %u epoch %u: no copy on a buddy "
+		       "(L2): %s", w->job, w->epoch, why);
+		w->l2 = 0;
+	}
+}
+
+/* Whether w's files go to a buddy: one is picked (the next node). */
+static void pick_buddy(struct nm_ckpt *a, struct work *w)
+{
+	w->buddy = a->buddy ? nm_buddy_pick(a->buddy) : -1;
+	w->l2 = w->buddy >= 0;
+}
+
 static int do_compact(struct nm_ckpt *a, struct work *w);
 
 static void *writer(void *arg)
@@ -275,11 +313,27 @@ static void *writer(void *arg)
 		w = a->todo;
 		a->todo = w->next;
 		pthread_mutex_unlock(&a->mu);
+		pick_buddy(a, w);
+		if (w->drop) {
+			char why[300];
+
+			if (w->l2 && nm_buddy_drop(a->buddy, (uint32_t)w->buddy,
+						   w->job, why, sizeof(why)))
+				qb_log(LOG_DEBUG, "job %u: its copies on the "
+				       "buddy stay: %s", w->job, why);
+			free(w);
+			pthread_mutex_lock(&a->mu);
+			continue;
+		}
 		if (w->ncompact)
 			w->rc = do_compact(a, w);
 		for (uint32_t i = 0; i < w->n; i++) {
-			if (ckpt_capture_write(w->caps[i]))
+			char img[32];
+
+			if (ckpt_capture_write(w->caps[i])) {
+				w->l2 = 0;
 				continue;
+			}
 			if (fsync(w->fds[i]) < 0)
 				qb_log(LOG_WARNING, "job %u epoch %u: fsync: "
 				       "%s", w->job, w->epoch,
@@ -293,9 +347,14 @@ static void *writer(void *arg)
 					 w->ranks[i]);
 				w->rc = copy_shared(a, w, w->fds[i], name, what);
 			}
+			snprintf(img, sizeof(img), "rank-%u.img", w->ranks[i]);
+			if (!w->rc)
+				copy_buddy(a, w, w->fds[i], img);
 		}
 		if (w->side && !w->rc)
 			w->rc = write_side(a, w);
+		if (w->side && !w->rc)
+			copy_buddy(a, w, w->side_fd, w->side_name);
 		pthread_mutex_lock(&a->mu);
 		w->next = a->done;
 		a->done = w;
@@ -827,6 +886,9 @@ int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 		return rc;
 	}
 	aj->busy = 1;
+	/* what this node keeps once it is written: from the full image
+	 * before (a full capture drops the chains before that) */
+	w->base = w->full ? aj->full : aj->prev_full;
 	pthread_mutex_lock(&a->mu);
 	w->next = a->todo;
 	a->todo = w;
@@ -899,6 +961,24 @@ void nm_ckpt_limits(struct nm_ckpt *a, uint64_t quota_bytes,
 	a->linger_s = linger_s;
 }
 
+/* The buddy's copies of a job whose images went here: dropped by the
+ * writer thread (it sends; this one must not wait). */
+static void drop_later(struct nm_ckpt *a, uint32_t job)
+{
+	struct work *w;
+
+	if (!a->buddy || !(w = calloc(1, sizeof(*w))))
+		return;
+	w->job = job;
+	w->drop = 1;
+	w->side_fd = -1;
+	pthread_mutex_lock(&a->mu);
+	w->next = a->todo;
+	a->todo = w;
+	pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
 void nm_ckpt_sweep(struct nm_ckpt *a, int (*held)(void *, uint32_t),
 		   void *ctx)
 {
@@ -930,6 +1010,7 @@ void nm_ckpt_sweep(struct nm_ckpt *a, int (*held)(void *, uint32_t),
 		}
 		qb_log(LOG_DEBUG, "job %u: its images here deleted (%u s "
 		       "after it left)", g->job, a->linger_s);
+		drop_later(a, g->job);
 		*p = g->next;
 		free(g);
 	}
@@ -963,6 +1044,7 @@ static void compact_later(struct nm_ckpt *a, struct agent_job *aj,
 	w->gid = done->gid;
 	w->side_fd = -1;
 	w->ncompact = done->n;
+	w->base = aj->full;
 	memcpy(w->ranks, done->ranks, done->n * sizeof(*w->ranks));
 	aj->compacting = 1;
 	aj->compact_chain = aj->chain;
@@ -1021,7 +1103,7 @@ int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d)
 	d->job = w->job;
 	d->epoch = w->epoch;
 	d->stop_us = w->stop_us;
-	d->levels = 1 | (a->shared[0] ? 4 : 0); /* L1, L3 */
+	d->levels = 1 | (w->l2 ? 2 : 0) | (a->shared[0] ? 4 : 0);
 	a->nbusy--;
 	{
 		int full = w->full;
@@ -1119,12 +1201,14 @@ void nm_ckpt_forget(struct nm_ckpt *a, uint32_t job)
 static int map_named(const struct nm_ckpt *a, uint32_t job, uint32_t epoch,
 		     const char *name, struct ckpt_blob *b)
 {
-	const char *roots[2] = { a->root, a->shared };
+	const char *roots[3] = { a->root,
+				 a->buddy ? nm_buddy_dir(a->buddy) : "",
+				 a->shared };
 	char p[1200];
 	struct stat sb;
 	int rc = -ENOENT;
 
-	for (int k = 0; k < 2 && rc == -ENOENT; k++) {
+	for (int k = 0; k < 3 && rc == -ENOENT; k++) {
 		int fd;
 
 		if (!roots[k][0])
@@ -1291,6 +1375,8 @@ static int do_compact(struct nm_ckpt *a, struct work *w)
 			snprintf(what, sizeof(what), "rank %u", w->ranks[i]);
 			rc = copy_shared(a, w, fd, name, what);
 		}
+		if (!rc)
+			copy_buddy(a, w, fd, name);
 		if (fd >= 0)
 			close(fd);
 		if (rc) {
@@ -1303,6 +1389,85 @@ static int do_compact(struct nm_ckpt *a, struct work *w)
 		w->compact_bytes += bytes;
 	}
 	return 0;
+}
+
+void nm_ckpt_set_buddy(struct nm_ckpt *a, struct nm_buddy *b)
+{
+	a->buddy = b;
+}
+
+/* How long a fetch may take before the restore gives up: every live
+ * node is asked, and the one sending takes about a second per GiB */
+#define FETCH_WAIT_MS 120000
+
+/* Whether rank's chain (or, rank UINT32_MAX, the file name) of epoch of
+ * job is here: L1, L2 store, L3. */
+static int at_hand(const struct nm_ckpt *a, uint32_t job, uint32_t epoch,
+		   uint32_t rank, const char *name)
+{
+	const char *roots[3] = { a->root,
+				 a->buddy ? nm_buddy_dir(a->buddy) : "",
+				 a->shared };
+	struct nm_buddy_file file[CKPT_CHAIN + 3];
+	char names[CKPT_CHAIN + 3][NM_BUDDY_NAME_MAX];
+	int fds[CKPT_CHAIN + 3];
+	int n = nm_buddy_find(roots, 3, job, epoch, rank, name, file, names,
+			      fds, CKPT_CHAIN + 3);
+
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	return n > 0;
+}
+
+int nm_ckpt_gather(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
+		   const char *side, char *why, size_t whylen)
+{
+	for (uint32_t i = 0; i <= j->nlocal; i++) {
+		uint32_t rank = i < j->nlocal ? j->ranks[i].rank : UINT32_MAX;
+		const char *name = i < j->nlocal ? NULL : side;
+		int rc;
+
+		if ((i == j->nlocal && !side) ||
+		    at_hand(a, j->id, epoch, rank, name))
+			continue;
+		if (!a->buddy)
+			goto none;
+		if (a->fetching) { /* one request at a time */
+			int mine = a->fetch_job == j->id &&
+				   a->fetch_epoch == epoch &&
+				   a->fetch_rank == rank;
+
+			if (!(rc = nm_buddy_fetched(a->buddy, FETCH_WAIT_MS)))
+				return 0;
+			a->fetching = 0;
+			if (mine) {
+				if (rc == 1 &&
+				    at_hand(a, j->id, epoch, rank, name))
+					continue;
+				goto none;
+			}
+		}
+		if (nm_buddy_want(a->buddy, j->id, epoch, rank, name))
+			return 0;
+		a->fetching = 1;
+		a->fetch_job = j->id;
+		a->fetch_epoch = epoch;
+		a->fetch_rank = rank;
+		qb_log(LOG_INFO, "job %u: %s of epoch %u not here: asked the "
+		       "other nodes", j->id, name ? name : "a rank's images",
+		       epoch);
+		return 0;
+none:
+		if (rank == UINT32_MAX)
+			return refuse(why, whylen, -ENOENT, "its %s of epoch "
+				      "%u is on no node left", name, epoch);
+		return refuse(why, whylen, -ENOENT, "rank %u: its images of "
+			      "epoch %u are on no node left (not here%s, and "
+			      "no live node has them)", rank, epoch,
+			      a->shared[0] ? " or in the shared directory" :
+			      "");
+	}
+	return 1;
 }
 
 int nm_ckpt_restore(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,

@@ -11,8 +11,9 @@
  * manager's loop polls nm_ckpt_fd() and calls nm_ckpt_poll().
  *
  * Images: ROOT/job-J/epoch-E/rank-R.img, directories root's (0711), each
- * image the job owner's, mode 0600; with a shared directory (L3), a copy
- * there too, made by the writer before the epoch is reported written.  A job's next capture is a delta of
+ * image the job owner's, mode 0600; with a buddy (L2) and a shared
+ * directory (L3), a copy there too, made by the writer before the epoch
+ * is reported written.  A job's next capture is a delta of
  * its last one here, up to CKPT_CHAIN deltas, then a full one again; the
  * chain before the previous full image is deleted.
  */
@@ -26,6 +27,7 @@
 
 struct nm_job;
 struct nm_ckpt;
+struct nm_buddy;
 
 /* What the node manager saves of a job beside its ranks' images (a
  * BCS-MPI job: the engine's image and the segment's bytes).  held() is
@@ -76,6 +78,16 @@ int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 int nm_ckpt_side_read(struct nm_ckpt *a, const struct nm_job *j,
 		      uint32_t epoch, const char *name, uint8_t **buf,
 		      size_t *len, char *why, size_t whylen);
+/* L2 (buddy.h): every image written here is copied to a buddy, and a
+ * restore's images missing here are fetched from the node that has
+ * them.  NULL: neither.  Before the first epoch. */
+void nm_ckpt_set_buddy(struct nm_ckpt *a, struct nm_buddy *b);
+/* Whether what epoch of j needs here (its local ranks' chains, and the
+ * blob side if not NULL) is at hand, in L1, L2 or L3: 1; 0 while it is
+ * being fetched from the node that keeps it (call again later); -errno
+ * with why when no node has it. */
+int nm_ckpt_gather(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
+		   const char *side, char *why, size_t whylen);
 /* The local ranks of j, started stopped at their exec and traced by the
  * calling thread (nm_launch_start, traced), made the processes of epoch
  * of j: their images found here (L1) or in the shared directory (L3),

@@ -47,6 +47,7 @@
 #include "bcs.h"
 #include "bcs_ckpt.h"
 #include "cgroup.h"
+#include "buddy.h"
 #include "ckpt_agent.h"
 #include "gang.h"
 #include "job.h"
@@ -76,6 +77,7 @@ struct nm {
 	struct nm_relay relay;   /* batch lines to another node's file */
 	struct nm_bcs bcs;       /* the BCS-MPI engine (bcs.h) */
 	struct nm_ckpt *ckpt;    /* the checkpoint agent (ckpt_agent.h) */
+	struct nm_buddy *buddy;  /* L2: copies for and from other nodes */
 	uint32_t self;           /* this node's world id */
 	struct nm_job *jobs;
 	struct nm_job *dying;    /* unlisted, processes left: killing */
@@ -676,6 +678,32 @@ out:
 	return rc;
 }
 
+/* A job restarting from an epoch: 1 once its images are at hand here
+ * (fetched from the node that keeps them if need be), 0 while they come;
+ * a job whose images no node has fails. */
+static int restore_gathered(struct nm *nm, struct nm_job *j)
+{
+	char side[32], why[512], err[700];
+	int rc;
+
+	if (!j->restore)
+		return 1;
+	if (nm_job_place(j, nm->launch.node_id)) {
+		job_fail(nm, j, "out of memory");
+		return 0;
+	}
+	if (j->m->mpi)
+		nm_bcs_ckpt_name(j, side, sizeof(side));
+	rc = nm_ckpt_gather(nm->ckpt, j, j->restore, j->m->mpi ? side : NULL,
+			    why, sizeof(why));
+	if (rc < 0) {
+		snprintf(err, sizeof(err), "job %u: restore from epoch %u: %s",
+			 j->id, j->restore, why);
+		job_fail(nm, j, err);
+	}
+	return rc == 1;
+}
+
 static void job_start(struct nm *nm, struct nm_job *j)
 {
 	char err[1536];
@@ -986,7 +1014,8 @@ static void on_heartbeat(struct nm *nm)
 	nm_gang_switch(nm->jobs, nm->slice);
 	/* 3. jobs at their first RUN start, after the stops */
 	for (j = nm->jobs; j; j = j->next) {
-		if (j->want == ST_HB_RUN && !j->started && j->written)
+		if (j->want == ST_HB_RUN && !j->started && j->written &&
+		    restore_gathered(nm, j))
 			job_start(nm, j);
 		job_check_end(nm, j);
 	}
@@ -1359,7 +1388,7 @@ int main(int argc, char **argv)
 	qb_loop_poll_add(nm.loop, QB_LOOP_HIGH, nm.nfd, POLLIN, &nm, on_notify);
 	nm.self = nm.host->world_id;
 	{
-		char root[1200], why[1400];
+		char root[1200], bdir[1300], why[1400];
 
 		/* L1: node-local, the ramdisk unless configured */
 		if (nm.cfg.ckpt_dir[0])
@@ -1383,6 +1412,19 @@ int main(int argc, char **argv)
 		}
 		nm_ckpt_limits(nm.ckpt, (uint64_t)nm.cfg.ckpt_quota_mib << 20,
 			       nm.cfg.ckpt_linger_s);
+		/* L2: copies other nodes keep here, below L1's root */
+		snprintf(bdir, sizeof(bdir), "%s/buddy", root);
+		if (nm_buddy_create(&nm.buddy, nm.w, &nm.lay,
+				    nm.cfg.nmanagers, nm.cfg.nnodes, bdir,
+				    root, seq_base, nm.cfg.ckpt_linger_s, why,
+				    sizeof(why))) {
+			qb_log(LOG_ERR, "checkpoint copies (L2): %s", why);
+			fprintf(stderr, "storm-nm: checkpoint copies (L2): "
+				"%s\n", why);
+			rc = 2;
+			goto out;
+		}
+		nm_ckpt_set_buddy(nm.ckpt, nm.buddy);
 		qb_loop_poll_add(nm.loop, QB_LOOP_MED, nm_ckpt_fd(nm.ckpt),
 				 POLLIN, &nm, on_ckpt);
 	}
@@ -1417,7 +1459,8 @@ out:
 	nm_relay_fini(&nm.relay);
 	nm_quiet_fini(&nm.quiet);
 	nm_bcs_fini(&nm.bcs);
-	nm_ckpt_destroy(nm.ckpt);
+	nm_ckpt_destroy(nm.ckpt); /* its writer may be sending to a buddy */
+	nm_buddy_destroy(nm.buddy);
 	sp_close(nm.w);
 	free(nm.hb.jobs);
 	free(nm.hb_copy);

@@ -200,6 +200,7 @@ static const struct u32_key {
 	{ "ckpt_mtbf_h", 1, 1000000, offsetof(st_config_t, ckpt_mtbf_h) },
 	{ "ckpt_quota_mib", 0, 1u << 30, offsetof(st_config_t, ckpt_quota_mib) },
 	{ "ckpt_linger_s", 0, 31536000, offsetof(st_config_t, ckpt_linger_s) },
+	{ "ckpt_buddy_kib", 0, 16384, offsetof(st_config_t, ckpt_buddy_kib) },
 	{ "clients_max", 1, 1000000, offsetof(st_config_t, clients_max) },
 	{ "clients_root_reserved", 0, 10000,
 	  offsetof(st_config_t, clients_root_reserved) },
@@ -456,6 +457,7 @@ static void defaults(st_config_t *c)
 	c->ckpt_chain = 8;
 	c->ckpt_mtbf_h = 720;
 	c->ckpt_linger_s = 86400;
+	c->ckpt_buddy_kib = 256;
 	c->clients_max = 1024;
 	c->clients_root_reserved = 32;
 	c->clients_per_user = 64;

@@ -51,5 +51,11 @@ void st_layout(const st_config_t *cfg, st_layout_t *out)
 	out->bcs = at;
 	out->bcs_len = (cfg->bcs_kib ? cfg->bcs_kib : 512) << 10;
 	at = ALIGN(at + 2ull * out->bcs_len * nworld, 4096);
+	out->buddy = at;
+	out->buddy_len = cfg->ckpt_buddy_kib << 10;
+	at = ALIGN(at + (uint64_t)out->buddy_len * cfg->nnodes, 4096);
+	out->buddy_ack = at;
+	out->buddy_want = at + 32ull * cfg->nnodes;
+	at = ALIGN(out->buddy_want + 64ull * cfg->nnodes, 4096);
 	out->size = at;
 }

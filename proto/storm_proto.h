@@ -110,6 +110,7 @@ typedef struct st_config {
 	uint32_t ckpt_quota_mib;  /* one user's images on a node (0: any) */
 	uint32_t ckpt_linger_s;   /* a job's images kept after it left */
 	char ckpt_shared_dir[1024]; /* a copy of every image (L3), "": none */
+	uint32_t ckpt_buddy_kib;  /* L2 box size (0: no copy on a buddy) */
 	uint32_t kill_grace_ms;   /* SIGTERM to a job's processes, then this
 				   * long before every one is killed */
 	char run_dir[1024];       /* sockets, pid files, logs */
@@ -314,7 +315,10 @@ enum st_event {
 	ST_EV_WAKE = 16,    /* manager: a node manager has work at the next
 			     * slice while the strobe idles (ST_HB_IDLE) */
 	ST_EV_LOCAL_WAKE = 17,
-	ST_EV_COUNT = 18
+	ST_EV_BUDDY = 18,   /* node: a checkpoint box or request arrived */
+	ST_EV_BUDDY_ACK = 19, /* node: our box was written out there */
+	ST_EV_LOCAL_BUDDY = 20,
+	ST_EV_COUNT = 21
 };
 
 /** Where things live in every node's global memory for cfg.  All offsets
@@ -344,6 +348,14 @@ typedef struct st_layout {
 	uint64_t bcs;         /* node: BCS-MPI records, two buffers per
 			       * world id (the sender), bcs_len each */
 	uint32_t bcs_len;
+	uint64_t buddy;       /* node: L2 checkpoint copies and fetches,
+			       * one box per node (the sender's index),
+			       * buddy_len each (0: L2 off) */
+	uint32_t buddy_len;
+	uint64_t buddy_ack;   /* node: one 32-byte line per node, where the
+			       * receiver of this node's box acknowledges it */
+	uint64_t buddy_want;  /* node: one 64-byte line per node, its
+			       * request for images it lacks */
 	uint64_t size;        /* total */
 } st_layout_t;
 

@@ -24,6 +24,13 @@ namespace of its own (stormlab) and runs tests/ckpt/ckpt_loop as the job:
              a committed epoch copied to ckpt_shared_dir: the job goes
              back to the queue by itself, runs on from the epoch on the
              nodes left and ends with an uninterrupted run's result.
+  buddy      no shared directory: epoch 1 of a 2-rank job is on L1+L2
+             (each node's images copied to the next node manager); kill
+             -9 of one of its nodes: the job runs on from the epoch on
+             the nodes left, each rank's images taken from the node that
+             keeps them (a copy, or the image itself) where its new node
+             has none, and ends with an uninterrupted run's result;
+             with ckpt_buddy_kib = 0 (no copy) the epoch is L1 only.
   requeue    a job with --requeue and no checkpoint: kill -9 of a node
              manager queues it again, it runs from the start on the
              nodes left and ends well; without --requeue it FAILS.
@@ -427,7 +434,7 @@ def test_bcs(lab):
         r = checkpoint(lab, job, uid=NOBODY)
         check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
         j = show(lab, job)
-        check(j["checkpoints"][0]["levels"] == "L1+L3", "levels: %s" % j)
+        check(j["checkpoints"][0]["levels"] == "L1+L2+L3", "levels: %s" % j)
         at = len(run.lines)
         stormlab.wait_for(lambda: len(run.lines) >= at + 20, 30,
                           "iterations after the epoch")
@@ -457,7 +464,7 @@ def test_node_kill(lab):
     r = checkpoint(lab, job, uid=NOBODY)
     check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
     j = show(lab, job)
-    check(j["checkpoints"][0]["levels"] == "L1+L3", "levels: %s" % j)
+    check(j["checkpoints"][0]["levels"] == "L1+L2+L3", "levels: %s" % j)
     victim = j["node_names"][-1]
     before = stormlab.pids_of(lab, job)
     t0 = time.monotonic()
@@ -488,6 +495,46 @@ def test_node_kill(lab):
                     job) == 1, "no restart mark in %r" % got)
     print("node_kill: %s killed; job %d RUNNING again from epoch 1 on %s "
           "after %.2f s" % (victim, job, ",".join(j["node_names"]), took))
+
+
+def node_log(lab):
+    with open(os.path.join(lab.dir, "storm.log"), errors="replace") as f:
+        return f.read()
+
+
+def test_buddy(lab):
+    prog_args = ["8", "2", "10"]
+    job = submit(lab, prog_args, uid=NOBODY)
+    wait_started(lab, job)
+    r = checkpoint(lab, job, uid=NOBODY)
+    check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
+    j = show(lab, job)
+    check(j["checkpoints"][0]["levels"] == "L1+L2", "levels: %s" % j)
+    first = j["node_names"]
+    # each node's copies are with the next node manager, the owner's
+    copies = sorted(glob.glob(os.path.join(
+        lab.dir, "ramdisk", "*", "ckpt", "buddy", "job-%d" % job, "epoch-1",
+        "rank-*.img")))
+    check(len(copies) == 2, "copies: %s" % copies)
+    for c in copies:
+        st = os.stat(c)
+        check(st.st_uid == NOBODY and stat.S_IMODE(st.st_mode) == 0o600,
+              "%s: uid %d mode %o" % (c, st.st_uid, st.st_mode))
+    victim = first[-1]
+    check(lab.p.kill(victim) is not None, "no process %s" % victim)
+    stormlab.wait_for(lambda: show(lab, job).get("restarts") == 1, 30,
+                      "job %d requeued" % job)
+    j = check_result(lab, job, prog_args)
+    check(victim not in j["node_names"], "ran again on %s: %s" % (victim, j))
+    fetched = node_log(lab).count("not here: asked the other nodes")
+    # rank 0's copy was on the victim: away from its first node, its
+    # image came from that node's L1
+    if first[0] not in j["node_names"]:
+        check(fetched >= 1, "rank 0 on %s without a fetch" % j)
+    print("buddy: epoch 1 on L1+L2 (%s); %s killed; job %d ran on from it "
+          "on %s, %d rank(s) fetched from another node" % (
+              ",".join(first), victim, job, ",".join(j["node_names"]),
+              fetched))
 
 
 def test_requeue(lab):
@@ -724,6 +771,7 @@ TESTS = {
     "restart": (test_restart, dict(managers=1, nodes=2)),
     "node_kill": (test_node_kill, dict(managers=1, nodes=4)),
     "requeue": (test_requeue, dict(managers=1, nodes=4)),
+    "buddy": (test_buddy, dict(managers=1, nodes=4, shared=False)),
     "bcs": (test_bcs, dict(managers=1, nodes=2, cpus=4)),
     "compact": (test_compact, dict(managers=1, nodes=2,
                                    setup=lambda d: ["ckpt_chain = 2"])),
@@ -756,7 +804,8 @@ def main():
     os.chmod(d, 0o755)  # the job's user reaches its output file
     kw = dict(kw)
     setup = kw.pop("setup", None)
-    kw["extra"] = ["ckpt_shared_dir = %s/shared" % d] + (
+    shared = kw.pop("shared", True)
+    kw["extra"] = (["ckpt_shared_dir = %s/shared" % d] if shared else []) + (
         setup(d) if setup else [])
     return stormlab.run_test(name, d, lambda: stormlab.Lab(build, d, **kw),
                              fn)
