@@ -73,6 +73,19 @@ void nm_buddy_box_encode(uint8_t *p, const struct nm_buddy_box *x)
 	memcpy(p + 64, x->name, strnlen(x->name, NM_BUDDY_NAME_MAX - 1));
 }
 
+/* A name field: a name, NUL-ended, zeros after it (one spelling). */
+static int name_field_ok(const char *f, int empty_ok)
+{
+	size_t k = strnlen(f, NM_BUDDY_NAME_MAX);
+
+	if (k == NM_BUDDY_NAME_MAX || (k ? !nm_buddy_name_ok(f) : !empty_ok))
+		return 0;
+	for (size_t i = k; i < NM_BUDDY_NAME_MAX; i++)
+		if (f[i])
+			return 0;
+	return 1;
+}
+
 int nm_buddy_box_decode(const uint8_t *p, size_t n, struct nm_buddy_box *x)
 {
 	if (n < NM_BUDDY_HDR || get32(p) != MAGIC)
@@ -90,7 +103,7 @@ int nm_buddy_box_decode(const uint8_t *p, size_t n, struct nm_buddy_box *x)
 	x->want_seq = get64(p + 56);
 	memcpy(x->name, p + 64, NM_BUDDY_NAME_MAX);
 	x->data = p + NM_BUDDY_HDR;
-	if (x->name[NM_BUDDY_NAME_MAX - 1] || !nm_buddy_name_ok(x->name) ||
+	if (!name_field_ok(x->name, 0) ||
 	    x->len > n - NM_BUDDY_HDR || x->total > TOTAL_MAX ||
 	    x->off > x->total || x->len > x->total - x->off ||
 	    !x->job || !x->epoch)
@@ -119,7 +132,7 @@ int nm_buddy_want_decode(const uint8_t *p, uint64_t *seq, uint32_t *job,
 	*epoch = get32(p + 12);
 	*rank = get32(p + 16);
 	memcpy(name, p + 24, NM_BUDDY_NAME_MAX);
-	if (name[NM_BUDDY_NAME_MAX - 1] || (name[0] && !nm_buddy_name_ok(name)) ||
+	if (!name_field_ok(name, 1) ||
 	    !*job || !*epoch || (*rank == UINT32_MAX && !name[0]))
 		return -EPROTO;
 	return 0;
