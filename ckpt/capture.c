@@ -38,21 +38,6 @@
 #define MAX_FILES 4096u
 #define SCRATCH_BYTES (64 * 1024)
 
-static int fail(char *why, size_t whylen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *why, size_t whylen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && whylen) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -164,26 +149,26 @@ static int vma_of(struct cap *c, const struct ckpt_map *m,
 		v->flags |= CKPT_VMA_VDSO;
 	else if (m->path[0] == '/') {
 		if (strstr(m->path, " (deleted)"))
-			return fail(c->why, c->whylen, -ENOTSUP, "the mapping "
+			return ckpt_fail(c->why, c->whylen, -ENOTSUP, "the mapping "
 				    "of %s, a deleted file", m->path);
 		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%"
 			 PRIx64, (int)c->t.pid, m->start, m->end);
 		if (stat(mf, &sb) < 0)
-			return fail(c->why, c->whylen, -errno, "the mapping of "
+			return ckpt_fail(c->why, c->whylen, -errno, "the mapping of "
 				    "%s: %s", m->path, strerror(errno));
 		if (!S_ISREG(sb.st_mode))
-			return fail(c->why, c->whylen, -ENOTSUP, "the mapping "
+			return ckpt_fail(c->why, c->whylen, -ENOTSUP, "the mapping "
 				    "of %s, a device", m->path);
 		v->flags |= CKPT_VMA_FILE;
 		v->size = (uint64_t)sb.st_size;
 		v->mtime_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
 			      (uint64_t)sb.st_mtim.tv_nsec;
 	} else if (m->path[0]) {
-		return fail(c->why, c->whylen, -ENOTSUP, "the mapping %s",
+		return ckpt_fail(c->why, c->whylen, -ENOTSUP, "the mapping %s",
 			    m->path);
 	}
 	if (m->shared && !(v->flags & CKPT_VMA_FILE))
-		return fail(c->why, c->whylen, -ENOTSUP, "a shared anonymous "
+		return ckpt_fail(c->why, c->whylen, -ENOTSUP, "a shared anonymous "
 			    "mapping at %#" PRIx64, m->start);
 	v->pathlen = (v->flags & (CKPT_VMA_FILE | CKPT_VMA_VDSO)) ?
 		     (uint32_t)strlen(m->path) : 0;
@@ -200,7 +185,7 @@ static int gather_files(struct cap *c)
 
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)c->t.pid);
 	if (!(d = opendir(dir)))
-		return fail(c->why, c->whylen, -errno, "%s: %s", dir,
+		return ckpt_fail(c->why, c->whylen, -errno, "%s: %s", dir,
 			    strerror(errno));
 	while ((e = readdir(d))) {
 		struct file_rec r = { 0 };
@@ -250,13 +235,13 @@ static int gather_files(struct cap *c)
 			r.path[0] = '\0';
 		} else {
 			closedir(d);
-			return fail(c->why, c->whylen, -ENOTSUP, "descriptor "
+			return ckpt_fail(c->why, c->whylen, -ENOTSUP, "descriptor "
 				    "%u, %s", r.f.fd, r.path);
 		}
 		r.f.pathlen = (uint32_t)strlen(r.path);
 		if (c->nfiles >= MAX_FILES) {
 			closedir(d);
-			return fail(c->why, c->whylen, -ENOTSUP, "more than %u "
+			return ckpt_fail(c->why, c->whylen, -ENOTSUP, "more than %u "
 				    "open descriptors", MAX_FILES);
 		}
 		if (c->nfiles == cap) {
@@ -287,7 +272,7 @@ static int gather_files(struct cap *c)
 				      O_WRONLY;
 			}
 		if (!rd || !wr)
-			return fail(c->why, c->whylen, -ENOTSUP, "descriptor "
+			return ckpt_fail(c->why, c->whylen, -ENOTSUP, "descriptor "
 				    "%u, a pipe to another process",
 				    c->files[i].f.fd);
 	}
@@ -643,7 +628,7 @@ static int plan_memory(struct cap *c, struct ckpt_track *tr, int full)
 	if (!(c->plan = calloc(c->nmaps ? c->nmaps : 1, 1)))
 		return -ENOMEM;
 	if (tr && full && (rc = ckpt_track_arm(tr, &c->t)))
-		return fail(c->why, c->whylen, rc, "tracking written pages "
+		return ckpt_fail(c->why, c->whylen, rc, "tracking written pages "
 			    "(userfaultfd): %s", strerror(-rc));
 	for (size_t i = 0; i < c->nmaps; i++) {
 		const struct ckpt_map *m = &c->maps[i];
@@ -665,7 +650,7 @@ static int plan_memory(struct cap *c, struct ckpt_track *tr, int full)
 				continue;
 			}
 			if (rc != -EPERM)
-				return fail(c->why, c->whylen, rc, "scanning "
+				return ckpt_fail(c->why, c->whylen, rc, "scanning "
 					    "written pages at %#" PRIx64 ": %s",
 					    m->start, strerror(-rc));
 		}
@@ -731,11 +716,11 @@ static int capture_held(struct cap *c, struct ckpt_writer *w, int fd,
 	uint64_t parent;
 
 	if ((threads = ckpt_proc_threads(c->t.pid)) != 1)
-		return threads < 0 ? threads : fail(c->why, c->whylen,
+		return threads < 0 ? threads : ckpt_fail(c->why, c->whylen,
 			-ENOTSUP, "%d threads (one is supported)", threads);
 	if (c->delta && (!ckpt_track_armed(tr, c->t.pid, &parent) ||
 			 parent != h->parent))
-		return fail(c->why, c->whylen, -EINVAL, "a delta of epoch %"
+		return ckpt_fail(c->why, c->whylen, -EINVAL, "a delta of epoch %"
 			    PRIu64 " with no tracked capture of it",
 			    h->parent);
 	if ((rc = ckpt_proc_maps(c->t.pid, &c->maps, &c->nmaps)))
@@ -758,7 +743,7 @@ static int capture_held(struct cap *c, struct ckpt_writer *w, int fd,
 			rc = ckpt_trace_find_syscall(&c->t, c->maps[i].start,
 						     c->maps[i].end) ? -1 : 1;
 	if (rc != 1)
-		return fail(c->why, c->whylen, -ENOTSUP, "no vDSO to make "
+		return ckpt_fail(c->why, c->whylen, -ENOTSUP, "no vDSO to make "
 			    "system calls from");
 	/* refuse what cannot be restored before anything is written; what
 	 * each mapping is (its file's size and time) is taken now, while the
@@ -775,7 +760,7 @@ static int capture_held(struct cap *c, struct ckpt_writer *w, int fd,
 				(long)(PROT_READ | PROT_WRITE),
 				(long)(MAP_PRIVATE | MAP_ANONYMOUS), -1L, 0L);
 	if (sc < 0)
-		return fail(c->why, c->whylen, (int)sc, "a scratch page in "
+		return ckpt_fail(c->why, c->whylen, (int)sc, "a scratch page in "
 			    "the process: %s", strerror((int)-sc));
 	c->scratch = (uint64_t)sc;
 	rc = ckpt_write_begin(w, fd, h);
@@ -830,7 +815,7 @@ int ckpt_capture_hold_inherit(pid_t pid, int fd, const struct ckpt_header *h,
 	if (why && whylen)
 		why[0] = '\0';
 	if (!k)
-		return fail(why, whylen, -ENOMEM, "out of memory");
+		return ckpt_fail(why, whylen, -ENOMEM, "out of memory");
 	k->c.why = k->why;
 	k->c.whylen = sizeof(k->why);
 	k->c.snap_fd = -1;
@@ -844,7 +829,7 @@ int ckpt_capture_hold_inherit(pid_t pid, int fd, const struct ckpt_header *h,
 	k->tr = tr;
 	k->epoch = h->epoch;
 	if ((rc = ckpt_trace_seize(&k->c.t, pid))) {
-		fail(why, whylen, rc, "cannot stop process %d: %s", (int)pid,
+		ckpt_fail(why, whylen, rc, "cannot stop process %d: %s", (int)pid,
 		     strerror(-rc));
 		free(k);
 		if (tr)
@@ -855,7 +840,7 @@ int ckpt_capture_hold_inherit(pid_t pid, int fd, const struct ckpt_header *h,
 	/* no snapshot: the pages would be read while the process and its
 	 * caller wait, as long as that takes; refused instead */
 	if (!rc && !k->c.snap)
-		rc = fail(k->why, sizeof(k->why), -EAGAIN, "the copy-on-write "
+		rc = ckpt_fail(k->why, sizeof(k->why), -EAGAIN, "the copy-on-write "
 			  "snapshot was refused (%s): a limit of the user's "
 			  "processes (RLIMIT_NPROC)?", strerror(-k->c.snap_rc));
 	ckpt_trace_detach(&k->c.t);
@@ -863,9 +848,9 @@ int ckpt_capture_hold_inherit(pid_t pid, int fd, const struct ckpt_header *h,
 	k->rc = rc;
 	if (rc) {
 		if (!k->why[0])
-			fail(k->why, sizeof(k->why), rc, "writing the image: "
+			ckpt_fail(k->why, sizeof(k->why), rc, "writing the image: "
 			     "%s", strerror(-rc));
-		fail(why, whylen, rc, "%s", k->why);
+		ckpt_fail(why, whylen, rc, "%s", k->why);
 		ckpt_capture_end(k, NULL, NULL, 0);
 		return rc;
 	}
@@ -883,7 +868,7 @@ int ckpt_capture_write(ckpt_capture_t *k)
 		k->rc = ckpt_write_end(&k->w);
 	k->st.bytes = k->w.bytes;
 	if (k->rc && !k->why[0])
-		fail(k->why, sizeof(k->why), k->rc, "writing the image: %s",
+		ckpt_fail(k->why, sizeof(k->why), k->rc, "writing the image: %s",
 		     strerror(-k->rc));
 	return k->rc;
 }
@@ -891,7 +876,7 @@ int ckpt_capture_write(ckpt_capture_t *k)
 int ckpt_capture_note(ckpt_capture_t *k, const void *note, size_t len)
 {
 	if (!k->rc && len > CKPT_NOTE_MAX)
-		k->rc = fail(k->why, sizeof(k->why), -EINVAL, "a note of %zu "
+		k->rc = ckpt_fail(k->why, sizeof(k->why), -EINVAL, "a note of %zu "
 			     "bytes (at most %d)", len, CKPT_NOTE_MAX);
 	if (!k->rc)
 		k->rc = put(&k->w, CKPT_S_NOTE, note, len, NULL, 0);
@@ -910,7 +895,7 @@ int ckpt_capture_end(ckpt_capture_t *k, struct ckpt_stats *st, char *why,
 	if (k->tr) /* the tracking holds for a next delta only after success */
 		ckpt_track_done(k->tr, rc ? 0 : k->epoch);
 	if (rc)
-		fail(why, whylen, rc, "%s", k->why);
+		ckpt_fail(why, whylen, rc, "%s", k->why);
 	else if (st)
 		*st = k->st;
 	ckpt_proc_maps_free(k->c.maps, k->c.nmaps);

@@ -16,6 +16,10 @@
 
 #define CKPT_PAGE 4096u
 
+/* why (whylen bytes, may be NULL) gets the message; returns rc. */
+int ckpt_fail(char *why, size_t whylen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /* A process under ptrace, stopped. */
 struct ckpt_tracee {
 	pid_t pid;

@@ -26,21 +26,6 @@ struct page {
 	const unsigned char *data;
 };
 
-static int fail(char *why, size_t whylen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *why, size_t whylen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && whylen) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 static int by_at(const void *a, const void *b)
 {
 	const struct page *p = a, *q = b;
@@ -187,7 +172,7 @@ int ckpt_compact(const struct ckpt_blob *chain, size_t n, int fd,
 
 		if (ckpt_read_begin(&rd, chain[i].buf, chain[i].len, NULL, rwhy,
 				    sizeof(rwhy))) {
-			rc = fail(why, whylen, -EINVAL, "image %zu: %s", i,
+			rc = ckpt_fail(why, whylen, -EINVAL, "image %zu: %s", i,
 				  rwhy);
 			goto out;
 		}
@@ -284,13 +269,13 @@ int ckpt_compact(const struct ckpt_blob *chain, size_t n, int fd,
 	if (!rc)
 		rc = ckpt_write_end(&w);
 	if (rc)
-		fail(why, whylen, rc, "writing the compacted image: %s",
+		ckpt_fail(why, whylen, rc, "writing the compacted image: %s",
 		     strerror(-rc));
 	else if (bytes)
 		*bytes = w.bytes;
 out:
 	if (rc == -ENOMEM)
-		fail(why, whylen, rc, "out of memory");
+		ckpt_fail(why, whylen, rc, "out of memory");
 	free(cur.p);
 	free(img.p);
 	free(next.p);

@@ -194,23 +194,9 @@ class Failed(Exception):
 
 # ---- building ---------------------------------------------------------------
 
-def sanitizer(build):
-    """The build's b_sanitize ('none' if unknown): a program linked
-    against a sanitized libbcsmpi must be built with the same."""
-    path = os.path.join(build, "meson-info", "intro-buildoptions.json")
-    try:
-        with open(path) as fp:
-            for o in json.load(fp):
-                if o.get("name") == "b_sanitize":
-                    return str(o.get("value") or "none")
-    except (OSError, ValueError):
-        pass
-    return "none"
-
-
 def compilers(build, peers):
     """MPI -> compiler wrapper argv."""
-    san = sanitizer(build)
+    san = stormlab.build_sanitizer(build)
     bcs = [os.path.join(build, "bcsmpi", "bcsmpicc")]
     if san not in ("", "none"):
         bcs.append("-fsanitize=" + san)
@@ -1010,7 +996,8 @@ def main():
         progs, calib = build_programs(build, d, peers)
         steps = calibrate(calib)
         log("== calibration: %.0f work() steps per ms" % steps)
-        ctx = Ctx(build, d, progs, peers, steps, SLICE_US, sanitizer(build))
+        ctx = Ctx(build, d, progs, peers, steps, SLICE_US,
+                  stormlab.build_sanitizer(build))
         ctx.quantum_us = QUANTUM_US
 
         if smoke:

@@ -270,48 +270,8 @@ def t4(build, sz):
     return with_lab(build, 4, 1, run)
 
 
-def sanitizer(build):
-    """The build's b_sanitize ('none' if unknown)."""
-    path = os.path.join(build, "meson-info", "intro-buildoptions.json")
-    try:
-        with open(path) as fp:
-            for o in json.load(fp):
-                if o.get("name") == "b_sanitize":
-                    return str(o.get("value") or "none")
-    except (OSError, ValueError):
-        pass
-    return "none"
-
-
-class BcsRun:
-    """`stormctl run --mpi=bcs` as nobody, its stdout read as it comes."""
-
-    def __init__(self, lab, args):
-        import threading
-        self.lines = []
-        self.proc = subprocess.Popen(
-            ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
-             "--clear-groups", os.path.join(lab.build, "cli/stormctl"),
-             "--config", lab.conf, "run", "--mpi=bcs"] + args,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            cwd=lab.dir)
-        self.reader = threading.Thread(target=self.lines.extend,
-                                       args=(self.proc.stdout,), daemon=True)
-        self.reader.start()
-
-    def wait(self, timeout=600):
-        try:
-            rc = self.proc.wait(timeout=timeout)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-        self.reader.join(10)
-        return rc
-
-
 def t5(build, sz):
-    if sanitizer(build) not in ("", "none"):
+    if stormlab.build_sanitizer(build) not in ("", "none"):
         return {"restart_output_identical": None}
     d = tempfile.mkdtemp(prefix="storm-bench-bcs-")
     os.chmod(d, 0o755)
@@ -327,10 +287,10 @@ def t5(build, sz):
             str(sz.bcs_mib)]
 
     def run(lab):
-        ref = BcsRun(lab, args)
-        check(ref.wait() == 0 and ref.lines, "T5: the uninterrupted run "
+        ref = stormlab.CtlRun(lab, ["--mpi=bcs"] + args, NOBODY)
+        check(ref.wait(600) == 0 and ref.lines, "T5: the uninterrupted run "
               "failed")
-        again = BcsRun(lab, args)
+        again = stormlab.CtlRun(lab, ["--mpi=bcs"] + args, NOBODY)
         try:
             stormlab.wait_for(lambda: len(again.lines) >= 20, 60,
                               "T5: iterations")
@@ -347,7 +307,7 @@ def t5(build, sz):
             wait_running(lab, job, 3)
             took = time.monotonic() - t0
         finally:
-            rc = again.wait()
+            rc = again.wait(600)
         return {"bcs_restart_s": took, "bcs_output_lines": len(ref.lines),
                 "restart_output_identical": rc == 0 and
                 again.lines == ref.lines}
@@ -362,7 +322,9 @@ def report(f, sz):
         return "%-34s %12s %-4s %14s %22s  %s" % (
             name, got, unit, floor, target, "ok" if ok else "MISSED")
     page_budget = 4160 * f["incr_dirty_pages"] + 65536 * 4
-    stop_budget = 10 + f["incr_dirty_pages"] / 2 / 1000.0  # per node
+    # the issue's target: 10 ms + 1 us a page written since the epoch
+    # before (all the job's: its nodes stop at once, each for its own)
+    stop_budget = 10 + f["incr_dirty_pages"] / 1000.0
     lines = [
         "Checkpoint/restart (%d MiB rank for T1; 4 x %d MiB ranks on 2 NMs, "
         "%d MiB/s rewritten; T3 %d s at %d s)" % (

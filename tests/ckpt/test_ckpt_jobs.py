@@ -294,21 +294,10 @@ def test_restart(lab):
 def test_rerun_output(lab):
     """An interactive run restarted from an epoch prints every line once:
     what the restored ranks print again is dropped by the managers."""
-    import threading
     args = ["8", "1", "6", "say"]
-    cmd = [os.path.join(lab.build, "cli/stormctl"), "--config", lab.conf,
-           "run", "-n", "2", "--", loop_prog(lab)] + args
-    pre = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
-           "--clear-groups"]
-    proc = subprocess.Popen(pre + cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=lab.dir)
-    lines, errs, ids = [], [], []
-    readers = [threading.Thread(target=lambda f, into: into.extend(f),
-                                args=(proc.stdout, lines), daemon=True),
-               threading.Thread(target=lambda f, into: into.extend(f),
-                                args=(proc.stderr, errs), daemon=True)]
-    for t in readers:
-        t.start()
+    run = stormlab.CtlRun(lab, ["-n", "2", "--", loop_prog(lab)] + args,
+                          NOBODY)
+    lines, errs, ids = run.lines, run.errs, []
     try:
         stormlab.wait_for(lambda: sum(l.startswith("step ") for l in lines)
                           >= 4, 30, "the run's first steps")
@@ -327,13 +316,9 @@ def test_rerun_output(lab):
                           "steps after the epoch")
         r = stormctl(lab, ["restart", str(job)], uid=NOBODY)
         check(r.returncode == 0, "restart: %s %s" % (r.stdout, r.stderr))
-        rc = proc.wait(timeout=120)
+        rc = run.wait(120)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    for t in readers:
-        t.join(10)
+        run.stop()
     check(rc == 0, "run: exit %d: %s" % (rc, "".join(errs)))
     check(show(lab, job).get("restarts") == 1, "restarted: %s" %
           show(lab, job))
@@ -369,38 +354,6 @@ def build_bcs(lab):
     return out
 
 
-class Run:
-    """`stormctl run` as nobody in the background, its output read."""
-
-    def __init__(self, lab, args):
-        import threading
-        self.lines, self.errs = [], []
-        self.proc = subprocess.Popen(
-            ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
-             "--clear-groups", os.path.join(lab.build, "cli/stormctl"),
-             "--config", lab.conf, "run"] + args,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            cwd=lab.dir)
-        self.readers = [threading.Thread(target=lambda f, into:
-                                         into.extend(f), args=a,
-                                         daemon=True)
-                        for a in ((self.proc.stdout, self.lines),
-                                  (self.proc.stderr, self.errs))]
-        for t in self.readers:
-            t.start()
-
-    def wait(self, timeout):
-        try:
-            rc = self.proc.wait(timeout=timeout)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-        for t in self.readers:
-            t.join(10)
-        return rc
-
-
 def running_job(lab):
     ids = []
 
@@ -420,12 +373,12 @@ def test_bcs(lab):
     what an uninterrupted run prints."""
     prog = build_bcs(lab)
     args = ["--mpi=bcs", "-n", "3", "--", prog, "150", "20", "8"]
-    ref = Run(lab, args)
+    ref = stormlab.CtlRun(lab, args, NOBODY)
     rc = ref.wait(120)
     check(rc == 0 and ref.lines and ref.lines[-1].startswith("done 3"),
           "uninterrupted: exit %d: %s %s" % (rc, "".join(ref.lines[-3:]),
                                              "".join(ref.errs)))
-    run = Run(lab, args)
+    run = stormlab.CtlRun(lab, args, NOBODY)
     try:
         job = running_job(lab)
         j = show(lab, job)
@@ -442,8 +395,9 @@ def test_bcs(lab):
         check(lab.p.kill(victim) is not None, "no process %s" % victim)
         stormlab.wait_for(lambda: show(lab, job).get("restarts") == 1, 30,
                           "job %d requeued" % job)
-    finally:
         rc = run.wait(120)
+    finally:
+        run.stop()
     j = show(lab, job)
     check(rc == 0 and j["state"] == "COMPLETED",
           "restarted run: exit %d, %s: %s" % (rc, j, "".join(run.errs)))

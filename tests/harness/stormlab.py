@@ -584,6 +584,58 @@ system {
 """
 
 
+def build_sanitizer(build):
+    """A meson build's b_sanitize ('none' if unknown): a program linked
+    against its sanitized libraries must be built with the same."""
+    path = os.path.join(build, "meson-info", "intro-buildoptions.json")
+    try:
+        with open(path) as fp:
+            for o in json.load(fp):
+                if o.get("name") == "b_sanitize":
+                    return str(o.get("value") or "none")
+    except (OSError, ValueError):
+        pass
+    return "none"
+
+
+class CtlRun:
+    """`stormctl run ARGS` as uid (the same gid) in the background, its
+    stdout and stderr read into lines and errs as they come."""
+
+    def __init__(self, lab, args, uid):
+        import threading
+        self.lines, self.errs = [], []
+        self.proc = subprocess.Popen(
+            ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid,
+             "--clear-groups", os.path.join(lab.build, "cli/stormctl"),
+             "--config", lab.conf, "run"] + list(args),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=lab.dir)
+        self.readers = [threading.Thread(target=lambda f, into:
+                                         into.extend(f), args=a,
+                                         daemon=True)
+                        for a in ((self.proc.stdout, self.lines),
+                                  (self.proc.stderr, self.errs))]
+        for t in self.readers:
+            t.start()
+
+    def wait(self, timeout):
+        """Its exit status; killed (and reaped) if it outlives timeout."""
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        finally:
+            self.stop()
+        return rc
+
+    def stop(self):
+        """Killed if still running, reaped, its output read to the end."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for t in self.readers:
+            t.join(10)
+
+
 def pids_of(lab, job):
     """The PIDs of job's rank processes (their environment names it)."""
     want = b"STORM_JOB_ID=%d\0" % job
