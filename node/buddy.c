@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,7 +82,7 @@ struct nm_buddy {
 	struct line *lines;
 	uint8_t *post;               /* lines to post again (EBUSY) */
 	struct incoming *in;
-	uint8_t *copy;
+	const uint8_t *gmem;         /* global memory, where boxes land */
 	time_t swept;
 	/* the requests: this node's, and answers owed (under mu) */
 	pthread_mutex_t mu;
@@ -411,9 +413,12 @@ static int in_open(struct nm_buddy *b, struct incoming *in, uint32_t s,
 	return 0;
 }
 
-/* A box from node index s, n bytes landed: written out; 0 or -errno. */
+/* A box from node index s: its header h (a copy), n bytes landed, its
+ * file's bytes read where they landed (the sender writes the box again
+ * only once this one is acknowledged: no copy first).  Written out; 0
+ * or -errno. */
 static int take_box(struct nm_buddy *b, uint32_t s, const uint8_t *h,
-		    size_t n, int *done)
+		    size_t n, const uint8_t *data, int *done)
 {
 	struct incoming *in = &b->in[s];
 	struct nm_buddy_box x;
@@ -422,6 +427,7 @@ static int take_box(struct nm_buddy *b, uint32_t s, const uint8_t *h,
 	*done = 0;
 	if (nm_buddy_box_decode(h, n, &x))
 		return -EPROTO;
+	x.data = data;
 	if (x.flags & F_DROP) { /* the sender deleted the job's images */
 		char p[32];
 		int root = open(b->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -604,11 +610,20 @@ static void sweep(struct nm_buddy *b)
 	closedir(d);
 }
 
+/* Copies travel while jobs run: the threads yield to the ranks. */
+static void background(void)
+{
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10) < 0)
+		qb_log(LOG_DEBUG, "checkpoint copies: nice: %s",
+		       strerror(errno));
+}
+
 static void *receiver(void *arg)
 {
 	struct nm_buddy *b = arg;
 	int owed = 0;
 
+	background();
 	for (;;) {
 		int rc = sp_test_event(b->w, ST_EV_BUDDY, owed ? 5 : 500);
 
@@ -627,12 +642,9 @@ static void *receiver(void *arg)
 			    get64(h + 8) && get64(h + 8) != b->taken[s]) {
 				uint32_t len = get32(h + 36);
 
-				if (len > b->lay.buddy_len - HDR ||
-				    sp_gmem_read(b->w, at, b->copy, HDR + len))
-					rc = -EPROTO;
-				else
-					rc = take_box(b, s, b->copy, HDR + len,
-						     &done);
+				rc = len > b->lay.buddy_len - HDR ? -EPROTO :
+				     take_box(b, s, h, HDR + len,
+					      b->gmem + at + HDR, &done);
 				if (rc)
 					qb_log(LOG_WARNING, "checkpoint copy "
 					       "from node %u: %s", b->first + s,
@@ -663,6 +675,7 @@ static void *answerer(void *arg)
 {
 	struct nm_buddy *b = arg;
 
+	background();
 	pthread_mutex_lock(&b->mu);
 	for (;;) {
 		struct answer *a;
@@ -865,14 +878,14 @@ int nm_buddy_create(struct nm_buddy **out, sp_world_t *w,
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->cv, NULL);
 	b->box = malloc(lay->buddy_len);
-	b->copy = malloc(lay->buddy_len);
+	b->gmem = sp_gmem(w, NULL);
 	b->taken = calloc(nnodes, sizeof(*b->taken));
 	b->want_taken = calloc(nnodes, sizeof(*b->want_taken));
 	b->lines = calloc(nnodes, sizeof(*b->lines));
 	b->post = calloc(nnodes, 1);
 	b->want_todo = calloc(nnodes, 1);
 	b->in = calloc(nnodes, sizeof(*b->in));
-	if (!b->box || !b->copy || !b->taken || !b->want_taken ||
+	if (!b->box || !b->gmem || !b->taken || !b->want_taken ||
 	    !b->lines || !b->post || !b->want_todo || !b->in ||
 	    sp_nodeset_create(sp_node_count(w), &b->one)) {
 		nm_buddy_destroy(b);
@@ -931,7 +944,6 @@ void nm_buddy_destroy(struct nm_buddy *b)
 		in_close(&b->in[s], 0);
 	sp_nodeset_destroy(b->one);
 	free(b->box);
-	free(b->copy);
 	free(b->taken);
 	free(b->want_taken);
 	free(b->lines);
