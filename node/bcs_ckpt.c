@@ -18,27 +18,6 @@
 #define BLOB_SUM 32u
 #define BLOB_ENGINE_MAX (1ull << 32) /* bytes of an engine image read */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* The agent calls it with the job's ranks stopped: the engine stops the
  * job too (it builds no round meanwhile), saves it, and the segment is
  * copied; the engine's stop then follows the job's own (gang) state. */
@@ -66,12 +45,12 @@ static int held(void *ctx, struct nm_job *j, uint8_t **buf, size_t *len,
 	rc = nm_bcs_save(e, j->id, &eng, &englen, why, whylen);
 	b = rc ? NULL : malloc(BLOB_HEAD + seglen + englen + BLOB_SUM);
 	if (b) {
-		put32(b, BLOB_MAGIC);
-		put32(b + 4, BLOB_VERSION);
-		put32(b + 8, e->self);
-		put32(b + 12, 0);
-		put64(b + 16, seglen);
-		put64(b + 24, englen);
+		st_put32(b, BLOB_MAGIC);
+		st_put32(b + 4, BLOB_VERSION);
+		st_put32(b + 8, e->self);
+		st_put32(b + 12, 0);
+		st_put64(b + 16, seglen);
+		st_put64(b + 24, englen);
 		memcpy(b + BLOB_HEAD, seg, seglen);
 		memcpy(b + BLOB_HEAD + seglen, eng, englen);
 		crypto_generichash(b + BLOB_HEAD + seglen + englen, BLOB_SUM,
@@ -124,14 +103,14 @@ int nm_bcs_ckpt_restore(struct nm_bcs *e, const struct nm_job *j,
 	size_t have;
 	void *seg;
 
-	if (len < BLOB_HEAD + BLOB_SUM || get(blob, 4) != BLOB_MAGIC ||
-	    get(blob + 4, 4) != BLOB_VERSION) {
+	if (len < BLOB_HEAD + BLOB_SUM || st_get32(blob) != BLOB_MAGIC ||
+	    st_get32(blob + 4) != BLOB_VERSION) {
 		snprintf(why, whylen, "its BCS-MPI state is not one (%zu "
 			 "bytes, no magic or another version)", len);
 		return -EINVAL;
 	}
-	seglen = get(blob + 16, 8);
-	englen = get(blob + 24, 8);
+	seglen = st_get64(blob + 16);
+	englen = st_get64(blob + 24);
 	if (seglen > len || englen > BLOB_ENGINE_MAX ||
 	    BLOB_HEAD + seglen + englen + BLOB_SUM != len) {
 		snprintf(why, whylen, "its BCS-MPI state is torn (%zu bytes, "
@@ -152,6 +131,6 @@ int nm_bcs_ckpt_restore(struct nm_bcs *e, const struct nm_job *j,
 	}
 	memcpy(seg, blob + BLOB_HEAD, (size_t)seglen);
 	return nm_bcs_restore_moved(e, j->id, blob + BLOB_HEAD + seglen,
-				    (size_t)englen, (uint32_t)get(blob + 8, 4),
+				    (size_t)englen, (uint32_t)st_get32(blob + 8),
 				    why, whylen);
 }

@@ -27,6 +27,7 @@
 #include <ckpt.h>
 
 #include "buddy.h"
+#include "ckpt_store.h"
 
 #define HDR NM_BUDDY_HDR
 #define F_FIRST NM_BUDDY_F_FIRST
@@ -97,27 +98,6 @@ struct nm_buddy {
 	int want_got;
 };
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -152,7 +132,7 @@ int64_t nm_buddy_pick(struct nm_buddy *b)
 	return pick;
 }
 
-/* ---- sending ---------------------------------------------------------------- */
+/* ---- sending ------------------------------------------------------------ */
 
 static int refuse(char *why, size_t whylen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -177,16 +157,16 @@ static void line_of(struct nm_buddy *b, uint32_t dest, struct line *l)
 			 (uint64_t)(dest - b->first) * ACK_LINE, raw,
 			 sizeof(raw)))
 		return;
-	l->box_seq = get64(raw);
-	l->box_rc = (int64_t)get64(raw + 8);
-	l->want_seq = get64(raw + 16);
-	l->want_rc = (int64_t)get64(raw + 24);
+	l->box_seq = st_get64(raw);
+	l->box_rc = (int64_t)st_get64(raw + 8);
+	l->want_seq = st_get64(raw + 16);
+	l->want_rc = (int64_t)st_get64(raw + 24);
 }
 
 /* One box to dest, taken there: 0, or -errno (its write's, or ours). */
 static int send_box(struct nm_buddy *b, uint32_t dest, size_t len)
 {
-	uint64_t seq = get64(b->box + 8), until = now_ms() + BOX_WAIT_MS;
+	uint64_t seq = st_get64(b->box + 8), until = now_ms() + BOX_WAIT_MS;
 	struct line l;
 	int rc;
 
@@ -297,29 +277,7 @@ int nm_buddy_drop(struct nm_buddy *b, uint32_t dest, uint32_t job,
 	return send_file(b, dest, &f, -1, F_DROP, 0, why, whylen);
 }
 
-/* ---- receiving ------------------------------------------------------------- */
-
-static void rm_tree(int dirfd, const char *name)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			O_CLOEXEC);
-	struct dirent *e;
-	DIR *d;
-
-	if (fd < 0) {
-		unlinkat(dirfd, name, 0);
-		return;
-	}
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return;
-	}
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			rm_tree(fd, e->d_name);
-	closedir(d);
-	unlinkat(dirfd, name, AT_REMOVEDIR);
-}
+/* ---- receiving ---------------------------------------------------------- */
 
 static int subdir(int at, const char *name)
 {
@@ -435,7 +393,7 @@ static int take_box(struct nm_buddy *b, uint32_t s, const uint8_t *h,
 		if (root < 0)
 			return -errno;
 		snprintf(p, sizeof(p), "job-%u", x.job);
-		rm_tree(root, p);
+		nm_store_rm_tree(root, p);
 		close(root);
 		return 0;
 	}
@@ -528,10 +486,10 @@ static int post_lines(struct nm_buddy *b)
 
 		if (!b->post[s])
 			continue;
-		put64(raw, b->lines[s].box_seq);
-		put64(raw + 8, (uint64_t)b->lines[s].box_rc);
-		put64(raw + 16, b->lines[s].want_seq);
-		put64(raw + 24, (uint64_t)b->lines[s].want_rc);
+		st_put64(raw, b->lines[s].box_seq);
+		st_put64(raw + 8, (uint64_t)b->lines[s].box_rc);
+		st_put64(raw + 16, b->lines[s].want_seq);
+		st_put64(raw + 24, (uint64_t)b->lines[s].want_rc);
 		rc = sp_put_posted(b->w, b->first + s, raw, sizeof(raw),
 				   b->lay.buddy_ack +
 				   (uint64_t)b->self * ACK_LINE,
@@ -604,7 +562,7 @@ static void sweep(struct nm_buddy *b)
 			qb_log(LOG_DEBUG, "buddy copies %s: none written for "
 			       "%u s, deleted", e->d_name,
 			       b->linger_s + 86400);
-			rm_tree(dirfd(d), e->d_name);
+			nm_store_rm_tree(dirfd(d), e->d_name);
 		}
 	}
 	closedir(d);
@@ -639,8 +597,8 @@ static void *receiver(void *arg)
 			if (s == b->self)
 				continue;
 			if (!sp_gmem_read(b->w, at, h, HDR) &&
-			    get64(h + 8) && get64(h + 8) != b->taken[s]) {
-				uint32_t len = get32(h + 36);
+			    st_get64(h + 8) && st_get64(h + 8) != b->taken[s]) {
+				uint32_t len = st_get32(h + 36);
 
 				rc = len > b->lay.buddy_len - HDR ? -EPROTO :
 				     take_box(b, s, h, HDR + len,
@@ -649,7 +607,7 @@ static void *receiver(void *arg)
 					qb_log(LOG_WARNING, "checkpoint copy "
 					       "from node %u: %s", b->first + s,
 					       strerror(-rc));
-				b->taken[s] = get64(h + 8);
+				b->taken[s] = st_get64(h + 8);
 				b->lines[s].box_seq = b->taken[s];
 				b->lines[s].box_rc = rc;
 				b->post[s] = 1;
@@ -657,8 +615,8 @@ static void *receiver(void *arg)
 			if (!sp_gmem_read(b->w, b->lay.buddy_want +
 					  (uint64_t)s * WANT_LINE, l,
 					  WANT_LINE) &&
-			    get64(l) && get64(l) != b->want_taken[s]) {
-				b->want_taken[s] = get64(l);
+			    st_get64(l) && st_get64(l) != b->want_taken[s]) {
+				b->want_taken[s] = st_get64(l);
 				take_want(b, s, l);
 			}
 		}
@@ -669,7 +627,7 @@ static void *receiver(void *arg)
 	return NULL;
 }
 
-/* ---- answering ---------------------------------------------------------------- */
+/* ---- answering ---------------------------------------------------------- */
 
 static void *answerer(void *arg)
 {
@@ -707,7 +665,7 @@ static void *answerer(void *arg)
 	return NULL;
 }
 
-/* ---- finding a chain --------------------------------------------------------- */
+/* ---- finding a chain ---------------------------------------------------- */
 
 static int open_in(const char *const *roots, int nroots, uint32_t job,
 		   uint32_t epoch, const char *name)
@@ -765,9 +723,9 @@ int nm_buddy_find(const char *const *roots, int nroots, uint32_t job,
 			goto missing;
 		n = k;
 		/* ckpt_image.h: the kind at 12, a delta's parent at 56 */
-		if (get32(h + 12) == CKPT_FULL)
+		if (st_get32(h + 12) == CKPT_FULL)
 			break;
-		if ((e = (uint32_t)get64(h + 56)) == 0 || e >= file[n - 1].epoch)
+		if ((e = (uint32_t)st_get64(h + 56)) == 0 || e >= file[n - 1].epoch)
 			goto missing;
 	}
 	if (rank != UINT32_MAX && (n == 0 || n >= max - 1))
@@ -786,7 +744,7 @@ missing:
 	return 0;
 }
 
-/* ---- requests ---------------------------------------------------------------- */
+/* ---- requests ----------------------------------------------------------- */
 
 int nm_buddy_want(struct nm_buddy *b, uint32_t job, uint32_t epoch,
 		  uint32_t rank, const char *name)
@@ -841,7 +799,7 @@ int nm_buddy_fetched(struct nm_buddy *b, uint32_t wait_ms)
 	return rc;
 }
 
-/* ---- life ------------------------------------------------------------------- */
+/* ---- life --------------------------------------------------------------- */
 
 int nm_buddy_create(struct nm_buddy **out, sp_world_t *w,
 		    const st_layout_t *lay, uint32_t first_node,
@@ -900,10 +858,10 @@ int nm_buddy_create(struct nm_buddy **out, sp_world_t *w,
 
 		if (!sp_gmem_read(w, lay->buddy + (uint64_t)s * lay->buddy_len,
 				  h, sizeof(h)))
-			b->taken[s] = get64(h + 8);
+			b->taken[s] = st_get64(h + 8);
 		if (!sp_gmem_read(w, lay->buddy_want + (uint64_t)s * WANT_LINE,
 				  l, sizeof(l)))
-			b->want_taken[s] = get64(l);
+			b->want_taken[s] = st_get64(l);
 	}
 	if (pthread_create(&b->rx, NULL, receiver, b)) {
 		nm_buddy_destroy(b);

@@ -17,29 +17,6 @@
 #define MAGIC 0x31444253u /* "SBD1" */
 #define TOTAL_MAX (64ull << 30)
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 int nm_buddy_name_ok(const char *s)
 {
 	size_t n = strnlen(s, NM_BUDDY_NAME_MAX);
@@ -57,18 +34,18 @@ int nm_buddy_name_ok(const char *s)
 
 void nm_buddy_box_encode(uint8_t *p, const struct nm_buddy_box *x)
 {
-	put32(p, MAGIC);
-	put32(p + 4, x->flags);
-	put64(p + 8, x->seq);
-	put32(p + 16, x->job);
-	put32(p + 20, x->epoch);
-	put32(p + 24, x->base);
-	put32(p + 28, x->uid);
-	put32(p + 32, x->gid);
-	put32(p + 36, x->len);
-	put64(p + 40, x->off);
-	put64(p + 48, x->total);
-	put64(p + 56, x->want_seq);
+	st_put32(p, MAGIC);
+	st_put32(p + 4, x->flags);
+	st_put64(p + 8, x->seq);
+	st_put32(p + 16, x->job);
+	st_put32(p + 20, x->epoch);
+	st_put32(p + 24, x->base);
+	st_put32(p + 28, x->uid);
+	st_put32(p + 32, x->gid);
+	st_put32(p + 36, x->len);
+	st_put64(p + 40, x->off);
+	st_put64(p + 48, x->total);
+	st_put64(p + 56, x->want_seq);
 	memset(p + 64, 0, NM_BUDDY_NAME_MAX);
 	memcpy(p + 64, x->name, strnlen(x->name, NM_BUDDY_NAME_MAX - 1));
 }
@@ -88,19 +65,19 @@ static int name_field_ok(const char *f, int empty_ok)
 
 int nm_buddy_box_decode(const uint8_t *p, size_t n, struct nm_buddy_box *x)
 {
-	if (n < NM_BUDDY_HDR || get32(p) != MAGIC)
+	if (n < NM_BUDDY_HDR || st_get32(p) != MAGIC)
 		return -EPROTO;
-	x->flags = get32(p + 4);
-	x->seq = get64(p + 8);
-	x->job = get32(p + 16);
-	x->epoch = get32(p + 20);
-	x->base = get32(p + 24);
-	x->uid = get32(p + 28);
-	x->gid = get32(p + 32);
-	x->len = get32(p + 36);
-	x->off = get64(p + 40);
-	x->total = get64(p + 48);
-	x->want_seq = get64(p + 56);
+	x->flags = st_get32(p + 4);
+	x->seq = st_get64(p + 8);
+	x->job = st_get32(p + 16);
+	x->epoch = st_get32(p + 20);
+	x->base = st_get32(p + 24);
+	x->uid = st_get32(p + 28);
+	x->gid = st_get32(p + 32);
+	x->len = st_get32(p + 36);
+	x->off = st_get64(p + 40);
+	x->total = st_get64(p + 48);
+	x->want_seq = st_get64(p + 56);
 	memcpy(x->name, p + 64, NM_BUDDY_NAME_MAX);
 	x->data = p + NM_BUDDY_HDR;
 	if (!name_field_ok(x->name, 0) ||
@@ -115,10 +92,10 @@ void nm_buddy_want_encode(uint8_t *p, uint64_t seq, uint32_t job,
 			  uint32_t epoch, uint32_t rank, const char *name)
 {
 	memset(p, 0, NM_BUDDY_WANT_LINE);
-	put64(p, seq);
-	put32(p + 8, job);
-	put32(p + 12, epoch);
-	put32(p + 16, rank);
+	st_put64(p, seq);
+	st_put32(p + 8, job);
+	st_put32(p + 12, epoch);
+	st_put32(p + 16, rank);
 	if (name)
 		memcpy(p + 24, name, strnlen(name, NM_BUDDY_NAME_MAX - 1));
 }
@@ -127,10 +104,10 @@ int nm_buddy_want_decode(const uint8_t *p, uint64_t *seq, uint32_t *job,
 			 uint32_t *epoch, uint32_t *rank,
 			 char name[NM_BUDDY_NAME_MAX])
 {
-	*seq = get64(p);
-	*job = get32(p + 8);
-	*epoch = get32(p + 12);
-	*rank = get32(p + 16);
+	*seq = st_get64(p);
+	*job = st_get32(p + 8);
+	*epoch = st_get32(p + 12);
+	*rank = st_get32(p + 16);
 	memcpy(name, p + 24, NM_BUDDY_NAME_MAX);
 	if (!name_field_ok(name, 1) ||
 	    !*job || !*epoch || (*rank == UINT32_MAX && !name[0]))

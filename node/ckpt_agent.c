@@ -31,6 +31,7 @@
 
 #include "buddy.h"
 #include "ckpt_agent.h"
+#include "ckpt_store.h"
 #include "job.h"
 
 static uint64_t le(const unsigned char *p, int n)
@@ -182,10 +183,7 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000ull + (uint64_t)ts.tv_nsec / 1000;
 }
 
-/* ---- the writer thread ---------------------------------------------------- */
-
-static int epoch_dir_in(const char *root, uint32_t job, uint32_t epoch,
-			int fresh);
+/* ---- the writer thread -------------------------------------------------- */
 
 /* The file src of w (named name in the epoch's directory) copied to the
  * shared directory (L3): the same path below it, the same owner and
@@ -196,7 +194,8 @@ static int copy_shared(struct nm_ckpt *a, struct work *w, int src,
 	char part[80];
 	off_t len = lseek(src, 0, SEEK_END), off = 0;
 	/* never made afresh: other nodes write their ranks' copies there */
-	int dfd = epoch_dir_in(a->shared, w->job, w->epoch, 0), fd, rc = 0;
+	int dfd = nm_store_epoch_dir(a->shared, w->job, w->epoch, 0);
+	int fd, rc = 0;
 
 	if (dfd < 0) {
 		snprintf(w->why, sizeof(w->why), "%s: shared directory "
@@ -370,139 +369,14 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-/* ---- images on disk ------------------------------------------------------- */
-
-static void rm_tree(int dirfd, const char *name)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			O_CLOEXEC);
-	struct dirent *e;
-	DIR *d;
-
-	if (fd < 0) {
-		unlinkat(dirfd, name, 0);
-		return;
-	}
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return;
-	}
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			rm_tree(fd, e->d_name);
-	closedir(d);
-	unlinkat(dirfd, name, AT_REMOVEDIR);
-}
-
-static void job_path(const struct nm_ckpt *a, uint32_t job, char *p,
-		     size_t n)
-{
-	snprintf(p, n, "%s/job-%u", a->root, job);
-}
-
-/* The L3 copies of what this node wrote of epoch `name` of job (its
- * files in the L1 directory efd_l1): the same names removed in the
- * shared directory, then the directories there if nothing else is left
- * (other nodes' copies stay theirs to remove). */
-static void remove_shared(const struct nm_ckpt *a, uint32_t job,
-			  int l1_job, const char *name)
-{
-	char p[1200];
-	struct dirent *e;
-	int efd, sfd;
-	DIR *d;
-
-	if (!a->shared[0])
-		return;
-	snprintf(p, sizeof(p), "%s/job-%u/%s", a->shared, job, name);
-	if ((sfd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			O_CLOEXEC)) < 0)
-		return;
-	if ((efd = openat(l1_job, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			  O_CLOEXEC)) >= 0 && (d = fdopendir(efd))) {
-		while ((e = readdir(d)))
-			if (e->d_name[0] != '.')
-				unlinkat(sfd, e->d_name, 0);
-		closedir(d);
-	} else if (efd >= 0) {
-		close(efd);
-	}
-	close(sfd);
-	rmdir(p); /* fails while another node's copies are there */
-	snprintf(p, sizeof(p), "%s/job-%u", a->shared, job);
-	rmdir(p);
-}
-
-static void remove_epoch(const struct nm_ckpt *a, uint32_t job,
-			 uint32_t epoch)
-{
-	char p[1100], name[32];
-	int fd;
-
-	job_path(a, job, p, sizeof(p));
-	if ((fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return;
-	snprintf(name, sizeof(name), "epoch-%u", epoch);
-	remove_shared(a, job, fd, name);
-	rm_tree(fd, name);
-	close(fd);
-}
-
-/* Epochs of job before `before` go (the chains older than the last
- * two full images). */
-static void remove_before(const struct nm_ckpt *a, uint32_t job,
-			  uint32_t before)
-{
-	char p[1100];
-	struct dirent *e;
-	DIR *d;
-
-	job_path(a, job, p, sizeof(p));
-	if (!(d = opendir(p)))
-		return;
-	while ((e = readdir(d))) {
-		unsigned long v;
-
-		if (sscanf(e->d_name, "epoch-%lu", &v) == 1 && v < before) {
-			remove_shared(a, job, dirfd(d), e->d_name);
-			rm_tree(dirfd(d), e->d_name);
-		}
-	}
-	closedir(d);
-}
-
-/* The directory of epoch e of job below root, made (afresh if fresh):
- * its descriptor, or -errno. */
-static int epoch_dir_in(const char *root, uint32_t job, uint32_t epoch,
-			int fresh)
-{
-	char p[1100], name[32];
-	int jfd, efd;
-
-	snprintf(p, sizeof(p), "%s/job-%u", root, job);
-	if (mkdir(p, 0711) < 0 && errno != EEXIST)
-		return -errno;
-	if ((jfd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			O_CLOEXEC)) < 0)
-		return -errno;
-	snprintf(name, sizeof(name), "epoch-%u", epoch);
-	if (fresh)
-		rm_tree(jfd, name); /* a half-written one of before */
-	if ((mkdirat(jfd, name, 0711) < 0 && errno != EEXIST) ||
-	    (efd = openat(jfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			  O_CLOEXEC)) < 0) {
-		efd = -errno;
-	}
-	close(jfd);
-	return efd;
-}
+/* ---- images on disk (ckpt_store.h) -------------------------------------- */
 
 static int epoch_dir(const struct nm_ckpt *a, uint32_t job, uint32_t epoch)
 {
-	return epoch_dir_in(a->root, job, epoch, 1);
+	return nm_store_epoch_dir(a->root, job, epoch, 1);
 }
 
-/* ---- the agent ------------------------------------------------------------ */
+/* ---- the agent ---------------------------------------------------------- */
 
 int nm_ckpt_create(struct nm_ckpt **out, const char *root,
 		   const char *shared, const char *cluster, uint32_t chain,
@@ -881,7 +755,7 @@ int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 	close(dfd);
 	if (rc) {
 		work_end(w, NULL);
-		remove_epoch(a, j->id, epoch);
+		nm_store_remove_epoch(a->root, a->shared, j->id, epoch);
 		aj->parent = 0; /* the next one is full */
 		return rc;
 	}
@@ -904,54 +778,6 @@ int nm_ckpt_start(struct nm_ckpt *a, struct nm_job *j, uint32_t epoch,
 static uint64_t now_ms(void)
 {
 	return now_us() / 1000u;
-}
-
-/* Bytes of uid's images below root (every job's, every epoch's). */
-static uint64_t usage_of(const struct nm_ckpt *a, uid_t uid)
-{
-	uint64_t sum = 0;
-	struct dirent *j, *e, *f;
-	DIR *dj, *de, *df;
-
-	if (!(dj = opendir(a->root)))
-		return 0;
-	while ((j = readdir(dj))) {
-		int jfd;
-
-		if (strncmp(j->d_name, "job-", 4) ||
-		    (jfd = openat(dirfd(dj), j->d_name, O_RDONLY |
-				  O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-			continue;
-		if (!(de = fdopendir(jfd))) {
-			close(jfd);
-			continue;
-		}
-		while ((e = readdir(de))) {
-			int efd;
-
-			if (strncmp(e->d_name, "epoch-", 6) ||
-			    (efd = openat(dirfd(de), e->d_name, O_RDONLY |
-					  O_DIRECTORY | O_NOFOLLOW |
-					  O_CLOEXEC)) < 0)
-				continue;
-			if (!(df = fdopendir(efd))) {
-				close(efd);
-				continue;
-			}
-			while ((f = readdir(df))) {
-				struct stat sb;
-
-				if (!fstatat(dirfd(df), f->d_name, &sb,
-					     AT_SYMLINK_NOFOLLOW) &&
-				    S_ISREG(sb.st_mode) && sb.st_uid == uid)
-					sum += (uint64_t)sb.st_size;
-			}
-			closedir(df);
-		}
-		closedir(de);
-	}
-	closedir(dj);
-	return sum;
 }
 
 void nm_ckpt_limits(struct nm_ckpt *a, uint64_t quota_bytes,
@@ -1002,10 +828,11 @@ void nm_ckpt_sweep(struct nm_ckpt *a, int (*held)(void *, uint32_t),
 			continue;
 		}
 		snprintf(name, sizeof(name), "job-%u", g->job);
-		remove_before(a, g->job, UINT32_MAX); /* and their L3 copies */
+		/* and their L3 copies */
+		nm_store_remove_before(a->root, a->shared, g->job, UINT32_MAX);
 		if ((fd = open(a->root, O_RDONLY | O_DIRECTORY |
 			       O_CLOEXEC)) >= 0) {
-			rm_tree(fd, name);
+			nm_store_rm_tree(fd, name);
 			close(fd);
 		}
 		qb_log(LOG_DEBUG, "job %u: its images here deleted (%u s "
@@ -1068,7 +895,7 @@ static void compacted(struct nm_ckpt *a, struct work *w)
 		aj->compacting = 0;
 		if (!w->rc && aj->full < w->epoch) {
 			if (aj->full)
-				remove_before(a, w->job, aj->full);
+				nm_store_remove_before(a->root, a->shared, w->job, aj->full);
 			aj->prev_full = aj->full;
 			aj->full = w->epoch;
 			aj->chain = aj->chain > aj->compact_chain ?
@@ -1117,7 +944,7 @@ int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d)
 			keep.n = 0;
 		work_end(w, d); /* here: the thread that held ends */
 		if (!d->rc && a->quota) {
-			uint64_t used = usage_of(a, uid);
+			uint64_t used = nm_store_usage(a->root, uid);
 
 			if (used > a->quota) {
 				d->rc = -EDQUOT;
@@ -1134,7 +961,7 @@ int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d)
 		if (aj)
 			aj->busy = 0;
 		if (d->rc) {
-			remove_epoch(a, d->job, d->epoch);
+			nm_store_remove_epoch(a->root, a->shared, d->job, d->epoch);
 			if (aj)
 				aj->parent = 0;
 		} else if (aj) {
@@ -1145,7 +972,7 @@ int nm_ckpt_poll(struct nm_ckpt *a, struct nm_ckpt_done *d)
 			 * fewer than a chain) */
 			if (full) {
 				if (aj->full)
-					remove_before(a, d->job, aj->full);
+					nm_store_remove_before(a->root, a->shared, d->job, aj->full);
 				aj->prev_full = aj->full;
 				aj->full = d->epoch;
 			}
@@ -1191,7 +1018,7 @@ void nm_ckpt_forget(struct nm_ckpt *a, uint32_t job)
 		}
 }
 
-/* ---- restore -------------------------------------------------------------- */
+/* ---- restore ------------------------------------------------------------ */
 
 /* The image of rank at epoch of job, here (L1), else in the shared
  * directory (L3), read into private anonymous memory: the file is its
@@ -1347,7 +1174,7 @@ static int do_compact(struct nm_ckpt *a, struct work *w)
 		}
 		snprintf(name, sizeof(name), "rank-%u.img", w->ranks[i]);
 		snprintf(part, sizeof(part), "%s.part", name);
-		dfd = epoch_dir_in(a->root, w->job, w->epoch, 0);
+		dfd = nm_store_epoch_dir(a->root, w->job, w->epoch, 0);
 		fd = dfd < 0 ? -1 : openat(dfd, part, O_RDWR | O_CREAT |
 					   O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 					   0600);

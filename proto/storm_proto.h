@@ -321,6 +321,31 @@ enum st_event {
 	ST_EV_COUNT = 21
 };
 
+/* Little-endian fields of what goes between processes and to disk
+ * (records, snapshots, checkpoint blobs, L2 boxes). */
+static inline void st_put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void st_put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint32_t st_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t st_get64(const uint8_t *p)
+{
+	return (uint64_t)st_get32(p) | (uint64_t)st_get32(p + 4) << 32;
+}
+
 /** Where things live in every node's global memory for cfg.  All offsets
  * 8-byte aligned; gvars are int64. */
 typedef struct st_layout {

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <storm_proto.h>
+
 #include "jobrec.h"
 
 static uint32_t hash(uint32_t id, uint32_t nbuckets)
@@ -188,29 +190,6 @@ uint32_t mmd_jobs_count(const struct mmd_jobs *t)
 
 #define SNAP_RANK 28 /* i32 + 3 x u64 */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 /* A record whose statuses a joiner needs: its job holds PEs still. */
 static int wanted(const struct mmd_job *j, const mm_state_t *st)
 {
@@ -242,18 +221,18 @@ void mmd_jobs_snap_encode(struct mmd_jobs *t, const mm_state_t *st,
 		for (struct mmd_job *j = t->bucket[i]; j; j = j->next) {
 			if (!wanted(j, st))
 				continue;
-			put32(p, j->id);
-			put32(p + 4, j->ranks);
+			st_put32(p, j->id);
+			st_put32(p + 4, j->ranks);
 			p += 8;
 			for (uint32_t r = 0; r < j->ranks; r++, p += SNAP_RANK) {
-				put32(p, (uint32_t)j->status[r]);
-				put64(p + 4, j->usage[r].utime_us);
-				put64(p + 12, j->usage[r].stime_us);
-				put64(p + 20, j->usage[r].maxrss_kib);
+				st_put32(p, (uint32_t)j->status[r]);
+				st_put64(p + 4, j->usage[r].utime_us);
+				st_put64(p + 12, j->usage[r].stime_us);
+				st_put64(p + 20, j->usage[r].maxrss_kib);
 			}
 			count++;
 		}
-	put32(out, count);
+	st_put32(out, count);
 }
 
 int mmd_jobs_snap_decode(struct mmd_jobs *t, const uint8_t *p, size_t len,
@@ -267,7 +246,7 @@ int mmd_jobs_snap_decode(struct mmd_jobs *t, const uint8_t *p, size_t len,
 			 len);
 		return -STORM_EPROTO;
 	}
-	count = get32(p);
+	count = st_get32(p);
 	/* the whole part first: nothing is taken from a torn one */
 	for (uint32_t k = 0; k < count; k++) {
 		uint32_t ranks;
@@ -277,7 +256,7 @@ int mmd_jobs_snap_decode(struct mmd_jobs *t, const uint8_t *p, size_t len,
 				 "inside entry %u", k);
 			return -STORM_EPROTO;
 		}
-		ranks = get32(p + at + 4);
+		ranks = st_get32(p + at + 4);
 		if (ranks == 0 || ranks > (len - at - 8) / SNAP_RANK) {
 			snprintf(err, errlen, "snapshot's job statuses: entry "
 				 "%u of %u ranks does not fit", k, ranks);
@@ -291,7 +270,7 @@ int mmd_jobs_snap_decode(struct mmd_jobs *t, const uint8_t *p, size_t len,
 		return -STORM_EPROTO;
 	}
 	for (at = 4; at < len;) {
-		uint32_t id = get32(p + at), ranks = get32(p + at + 4);
+		uint32_t id = st_get32(p + at), ranks = st_get32(p + at + 4);
 		struct mmd_job *j = mmd_jobs_get(t, id);
 
 		at += 8;
@@ -299,10 +278,10 @@ int mmd_jobs_snap_decode(struct mmd_jobs *t, const uint8_t *p, size_t len,
 			return -ENOMEM;
 		j->got = 0;
 		for (uint32_t r = 0; r < ranks; r++, at += SNAP_RANK) {
-			j->status[r] = (int32_t)get32(p + at);
-			j->usage[r].utime_us = get64(p + at + 4);
-			j->usage[r].stime_us = get64(p + at + 12);
-			j->usage[r].maxrss_kib = get64(p + at + 20);
+			j->status[r] = (int32_t)st_get32(p + at);
+			j->usage[r].utime_us = st_get64(p + at + 4);
+			j->usage[r].stime_us = st_get64(p + at + 12);
+			j->usage[r].maxrss_kib = st_get64(p + at + 20);
 			j->got += j->status[r] != -1;
 		}
 	}

@@ -150,12 +150,18 @@ def checkpoint(lab, job, uid=None):
     return r
 
 
+def committed(lab, job):
+    """`stormctl checkpoint` of job as its owner, which must commit."""
+    r = checkpoint(lab, job, uid=NOBODY)
+    check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
+    return r
+
+
 def test_commit(lab):
     prog_args = ["16", "2", "6"]
     job = submit(lab, prog_args, uid=NOBODY)
     wait_started(lab, job)
-    r = checkpoint(lab, job, uid=NOBODY)
-    check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
+    r = committed(lab, job)
     first = json.loads(r.stdout)
     check(first["epoch"] == 1, "first epoch: %s" % first)
     j = show(lab, job)
@@ -255,8 +261,7 @@ def test_restart(lab):
     r = stormctl(lab, ["restart", str(job)], uid=NOBODY)
     check(r.returncode == 1 and "no committed checkpoint" in r.stderr,
           "restart without an epoch: %d %s" % (r.returncode, r.stderr))
-    r = checkpoint(lab, job, uid=NOBODY)
-    check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
+    r = committed(lab, job)
     r = stormctl(lab, ["restart", "--epoch", "5", str(job)], uid=NOBODY)
     check(r.returncode == 1 and "no committed epoch 5" in r.stderr,
           "restart from an unknown epoch: %d %s" % (r.returncode, r.stderr))
@@ -309,8 +314,7 @@ def test_rerun_output(lab):
             return ids
         stormlab.wait_for(running, 10, "the run's job")
         job = ids[0]
-        r = checkpoint(lab, job, uid=NOBODY)
-        check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
+        r = committed(lab, job)
         after = len(lines)
         stormlab.wait_for(lambda: len(lines) >= after + 4, 30,
                           "steps after the epoch")
@@ -384,8 +388,7 @@ def test_bcs(lab):
         j = show(lab, job)
         check(len(j["node_names"]) == 1, "not on one node: %s" % j)
         stormlab.wait_for(lambda: len(run.lines) >= 20, 30, "iterations")
-        r = checkpoint(lab, job, uid=NOBODY)
-        check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
+        r = committed(lab, job)
         j = show(lab, job)
         check(j["checkpoints"][0]["levels"] == "L1+L2+L3", "levels: %s" % j)
         at = len(run.lines)
@@ -415,8 +418,7 @@ def test_node_kill(lab):
     job = submit(lab, prog_args, uid=NOBODY)
     wait_started(lab, job)
     j = show(lab, job)
-    r = checkpoint(lab, job, uid=NOBODY)
-    check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
+    r = committed(lab, job)
     j = show(lab, job)
     check(j["checkpoints"][0]["levels"] == "L1+L2+L3", "levels: %s" % j)
     victim = j["node_names"][-1]
@@ -460,8 +462,7 @@ def test_buddy(lab):
     prog_args = ["8", "2", "10"]
     job = submit(lab, prog_args, uid=NOBODY)
     wait_started(lab, job)
-    r = checkpoint(lab, job, uid=NOBODY)
-    check(r.returncode == 0, "checkpoint: %s %s" % (r.stdout, r.stderr))
+    r = committed(lab, job)
     j = show(lab, job)
     check(j["checkpoints"][0]["levels"] == "L1+L2", "levels: %s" % j)
     first = j["node_names"]
