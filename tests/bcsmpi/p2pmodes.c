@@ -177,6 +177,9 @@ static void test_get_status_and_cancel(void)
 	MPI_Wait(&r, &st);
 	MPI_Test_cancelled(&st, &cancelled);
 	CHECK(cancelled, "a persistent receive was not cancelled");
+	/* The sender below may run ahead; before every rank has cancelled,
+	 * its tag-14 message could match the receive being cancelled. */
+	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Start(&r);
 	MPI_Send(&rank, 1, MPI_INT, next, 14, MPI_COMM_WORLD);
 	MPI_Wait(&r, &st);
