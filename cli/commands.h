@@ -160,9 +160,8 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	  "m or h; at most a year), or auto: an interval from what its "    \
 	  "checkpoints cost and the nodes' MTBF (ckpt_mtbf_h).  A job "      \
 	  "whose node dies runs on from its last one (its images have a "   \
-	  "copy on another node, and in ckpt_shared_dir if set).  A "       \
-	  "BCS-MPI job with checkpoints runs on one node "                   \
-	  "(docs/checkpoint.md)." },                                         \
+	  "copy on another node, and in ckpt_shared_dir if set; "           \
+	  "docs/checkpoint.md)." },                                          \
 	{ SC_OPT_REQUEUE, "requeue", NULL,                                   \
 	  "If a node of the job dies, queue it again rather than fail it: "  \
 	  "it runs on from its last checkpoint that survives the node, or "  \

@@ -18,9 +18,9 @@
  * from that epoch's images instead of starting them.
  *
  * A REQUEST of a job not RUNNING is refused (-EAGAIN before it runs,
- * -EALREADY once it ended), as is one of a job of BCS-MPI ranks on more
- * than one node (-ENOTSUP: not yet), or of another user's job (-EPERM).  When a job ends its
- * pending epoch is dropped (mmi_job_end); its catalog stays with it.
+ * -EALREADY once it ended), as is one of another user's job (-EPERM).
+ * When a job ends its pending epoch is dropped (mmi_job_end); its
+ * catalog stays with it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -58,12 +58,6 @@ int mmi_op_ckpt_request(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 		return mmi_refuse(res, -EALREADY, "checkpoint: job %u already "
 				  "ended (%s); nothing to checkpoint", j->v.id,
 				  mm_job_state_name(j->v.state));
-	if (j->v.mpi != MM_MPI_NONE && sp_nodeset_count(j->nodes) > 1)
-		return mmi_refuse(res, -ENOTSUP, "checkpoint: job %u runs "
-				  "BCS-MPI ranks on %u nodes; a BCS-MPI job is "
-				  "checkpointed only with all its ranks on one "
-				  "node today (docs/checkpoint.md)", j->v.id,
-				  sp_nodeset_count(j->nodes));
 	if (op->code == MM_OP_CKPT_REQUEUE && j->v.restarts >= MM_RESTARTS_MAX)
 		return mmi_refuse(res, -EMLINK, "checkpoint --requeue: job %u "
 				  "was restarted %u times, the most a job may "

@@ -234,30 +234,9 @@ static uint64_t node_mttf(const mm_state_t *s, const mm_node_t *n)
 	return up / ((uint64_t)n->failures + 1);
 }
 
-/* Whether the columns j would take in [lo, lo + w) are all one node's.
- * A BCS-MPI job to checkpoint, or restarting from an epoch, needs that:
- * its engine's image is of a job on one node (docs/checkpoint.md §1). */
-static int on_one_node(const mm_state_t *s, const struct mm_jobrec *j,
-		       uint32_t lo, uint32_t w)
-{
-	uint32_t used = 0, node = UINT32_MAX;
-
-	for (uint32_t c = lo; c < lo + w && c < s->ncols &&
-	     used < j->v.ranks; c++) {
-		if (!mmi_col_usable(s, j, c))
-			continue;
-		if (used++ && s->col_node[c] != node)
-			return 0;
-		node = s->col_node[c];
-	}
-	return 1;
-}
-
 int mmi_find_block(const mm_state_t *s, const uint32_t *row,
 		   const struct mm_jobrec *j, uint32_t *col, uint32_t *width)
 {
-	int one = j->v.mpi != MM_MPI_NONE &&
-		  (j->v.restore_epoch || j->v.ckpt_every_s);
 	uint8_t *tree = s->tree;
 	uint32_t k0 = 0;
 
@@ -277,8 +256,7 @@ int mmi_find_block(const mm_state_t *s, const uint32_t *row,
 				continue;
 			for (uint32_t c = lo; c < lo + w && c < s->ncols; c++)
 				cap += mmi_col_usable(s, j, c);
-			if (cap < j->v.ranks ||
-			    (one && !on_one_node(s, j, lo, w)))
+			if (cap < j->v.ranks)
 				continue;
 			/* the largest free block holding this one */
 			for (uint32_t p = k / 2; p >= 1 && tree[p]; p /= 2)

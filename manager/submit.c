@@ -168,25 +168,6 @@ static int check_spec(mm_state_t *s, const mm_job_spec_t *sp,
 		*want = NULL;
 		return -EINVAL;
 	}
-	/* checkpoints of a BCS-MPI job are of one node's (matrix.c) */
-	if (sp->mpi != MM_MPI_NONE && sp->ckpt_every_s) {
-		uint32_t most = 0;
-
-		for (uint32_t i = 0; i < s->nnodes; i++)
-			if ((!*want || sp_nodeset_has(*want, s->nodes[i].id)) &&
-			    s->nodes[i].cpus > most)
-				most = s->nodes[i].cpus;
-		if (sp->ranks > most) {
-			mmi_refuse(res, -ENOTSUP, "submit: a BCS-MPI job with "
-				   "--checkpoint runs on one node, and %u "
-				   "ranks fit on none (at most %u cpus on a "
-				   "node); ask for fewer ranks, or submit it "
-				   "without --checkpoint", sp->ranks, most);
-			sp_nodeset_destroy(*want);
-			*want = NULL;
-			return -ENOTSUP;
-		}
-	}
 	return 0;
 }
 

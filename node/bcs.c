@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <qb/qblog.h>
@@ -159,7 +160,7 @@ void bcs_complete_late(struct bcs_job *j, uint32_t i)
 /* A section that came before its job opened here. */
 struct bcs_early {
 	struct bcs_early *next;
-	uint32_t job, from;
+	uint32_t job, inc, from;
 	uint64_t round;
 	size_t len;
 	uint8_t data[];
@@ -356,19 +357,23 @@ static int job_nodes(struct nm_bcs *e, struct bcs_job *j,
 	return j->sect ? 0 : -ENOMEM;
 }
 
-/* Sections that came for the job before it opened. */
-static void adopt_early(struct nm_bcs *e, struct bcs_job *j)
+/* Sections that came for the job before it opened (or while it was
+ * restored): its incarnation's are taken, an earlier one's dropped, a
+ * later one's stay. */
+void bcs_early_adopt(struct nm_bcs *e, struct bcs_job *j)
 {
 	for (struct bcs_early **pp = &e->early; *pp;) {
 		struct bcs_early *x = *pp;
 
-		if (x->job != j->id) {
+		if (x->job != j->id || x->inc > j->inc) {
 			pp = &x->next;
 			continue;
 		}
 		*pp = x->next;
 		e->nearly--;
-		bcs_round_section(e, j, x->from, x->round, x->data, x->len);
+		if (x->inc == j->inc)
+			bcs_round_section(e, j, x->from, x->round, x->data,
+					  x->len);
 		free(x);
 	}
 }
@@ -376,15 +381,16 @@ static void adopt_early(struct nm_bcs *e, struct bcs_job *j)
 /* A section for a job not open here (yet): kept, the oldest dropped
  * past NM_BCS_EARLY_MAX (a job this node is not in, or one that ended
  * here, never opens). */
-void bcs_early_keep(struct nm_bcs *e, uint32_t job, uint32_t from,
-		    uint64_t round, const uint8_t *data, size_t len)
+void bcs_early_keep(struct nm_bcs *e, uint32_t job, uint32_t inc,
+		    uint32_t from, uint64_t round, const uint8_t *data,
+		    size_t len)
 {
 	struct bcs_early *x = malloc(sizeof(*x) + len), **pp;
 
 	if (!x)
 		return;
-	*x = (struct bcs_early){ .job = job, .from = from, .round = round,
-				 .len = len };
+	*x = (struct bcs_early){ .job = job, .inc = inc, .from = from,
+				 .round = round, .len = len };
 	memcpy(x->data, data, len);
 	for (pp = &e->early; *pp; pp = &(*pp)->next)
 		;
@@ -420,8 +426,8 @@ int bcs_job_alloc(struct bcs_job *j, uint32_t size, uint32_t nlocal)
 		       -ENOMEM;
 }
 
-int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
-		uint32_t nlocal, const uint32_t *ranks,
+int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t inc, int restoring,
+		uint32_t size, uint32_t nlocal, const uint32_t *ranks,
 		const uint32_t *rank_node, uid_t uid, gid_t gid,
 		enum bcs_order order, int *fd, char *err, size_t errlen)
 {
@@ -436,6 +442,8 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 	j->trace_fd = -1;
 	j->bell_fd = -1;
 	j->id = job;
+	j->inc = inc;
+	j->restoring = restoring;
 	j->size = size;
 	j->nlocal = nlocal;
 	j->xtail = &j->xfers;
@@ -510,7 +518,8 @@ int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
 	j->next = e->jobs;
 	e->jobs = j;
 	*fd = j->fd;
-	adopt_early(e, j);
+	if (!restoring)
+		bcs_early_adopt(e, j);
 	return 0;
 nomem:
 	snprintf(err, errlen, "out of memory for a BCS-MPI job");
@@ -531,13 +540,6 @@ int nm_bcs_segment(struct nm_bcs *e, uint32_t job, void **base,
 	*base = j->seg;
 	*len = (size_t)j->bytes;
 	return 0;
-}
-
-int nm_bcs_one_node(struct nm_bcs *e, uint32_t job)
-{
-	struct bcs_job *j = bcs_job_find(e, job);
-
-	return j && j->nnodes == 1;
 }
 
 int nm_bcs_bell_fd(struct nm_bcs *e, uint32_t job)
@@ -618,20 +620,45 @@ const char *bcs_node_name(const struct nm_bcs *e, uint32_t node)
 	return buf;
 }
 
+uint64_t bcs_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* A node of the job left the view: its rounds stop, and its ranks here
+ * wait, for the manager decides what follows (it sees the node's death
+ * too): a restart from the job's last checkpoint, which ends this
+ * incarnation here, or the job's end.  Failed here at once, the job
+ * would end FAILED before the manager could restart it.  Should the
+ * manager say nothing for NM_BCS_LOST_MS, the job fails here. */
 void nm_bcs_view(struct nm_bcs *e, const sp_nodeset_t *live)
 {
 	for (uint32_t n = 0; e->x.w && n < e->x.nworld; n++)
 		if (n != e->self && !sp_nodeset_has(live, n))
 			bcs_xchg_reset(&e->x, n);
 	for (struct bcs_job *j = e->jobs; j; j = j->next)
-		for (uint32_t k = 0; k < j->nnodes; k++)
+		for (uint32_t k = 0; k < j->nnodes && !j->lost; k++)
 			if (!sp_nodeset_has(live, j->nodes[k])) {
-				bcs_job_fail(j, "node %s, which holds ranks of "
-					     "the job, left the view (its node "
-					     "manager or its host failed)",
-					     bcs_node_name(e, j->nodes[k]));
-				break;
+				j->lost = j->nodes[k] + 1;
+				j->lost_since_ms = bcs_mono_ms();
+				qb_log(LOG_WARNING, "job %u: BCS-MPI: node %s, "
+				       "which holds ranks of the job, left the "
+				       "view: its rounds wait for the manager",
+				       j->id, bcs_node_name(e, j->nodes[k]));
 			}
+}
+
+void bcs_lost_expire(struct bcs_job *j)
+{
+	if (!j->lost || j->failed ||
+	    bcs_mono_ms() - j->lost_since_ms < NM_BCS_LOST_MS)
+		return;
+	bcs_job_fail(j, "node %s, which holds ranks of the job, left the "
+		     "view (its node manager or its host failed)",
+		     bcs_node_name(j->e, j->lost - 1));
 }
 
 /* The run left the replayed log: the job stops naming the first match

@@ -36,6 +36,9 @@
 #define NM_BCS_HELD_DESCS (1u << 20)  /* unmatched sends and receives */
 #define NM_BCS_SECT_LOCAL (16u << 20) /* a one-node job's section */
 #define NM_BCS_EARLY_MAX 256u         /* sections of jobs not open yet */
+#define NM_BCS_CUT_HOLD_MS 10000u     /* a cut held with no order here */
+#define NM_BCS_LOST_MS 10000u         /* a job whose node left, with no
+				       * word from the manager */
 
 struct bcs_job;
 struct bcs_early;
@@ -75,12 +78,15 @@ int nm_bcs_attach(struct nm_bcs *e, sp_world_t *w, uint64_t base,
 		  uint32_t len, uint32_t self, uint32_t nworld,
 		  const st_config_t *cfg);
 
-/* A BCS-MPI job with nlocal ranks here (world ranks ranks[], of size in
- * all, rank r on node rank_node[r], a world id): its segment is owned by
- * uid:gid, mode 0600.  The descriptor the ranks inherit (not
- * close-on-exec; *fd), or -errno with err naming the cause. */
-int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t size,
-		uint32_t nlocal, const uint32_t *ranks,
+/* A BCS-MPI job, incarnation inc (its restarts: sections of another
+ * incarnation are not its), with nlocal ranks here (world ranks ranks[],
+ * of size in all, rank r on node rank_node[r], a world id): its segment
+ * is owned by uid:gid, mode 0600.  restoring: nm_bcs_restore follows,
+ * and sections that came for it wait until then.  The descriptor the
+ * ranks inherit (not close-on-exec; *fd), or -errno with err naming the
+ * cause. */
+int nm_bcs_open(struct nm_bcs *e, uint32_t job, uint32_t inc, int restoring,
+		uint32_t size, uint32_t nlocal, const uint32_t *ranks,
 		const uint32_t *rank_node, uid_t uid, gid_t gid,
 		enum bcs_order order, int *fd, char *err, size_t errlen);
 /* The job's match log (--bcs-trace): every match appended to fd (the
@@ -137,19 +143,32 @@ int nm_bcs_save(struct nm_bcs *e, uint32_t job, uint8_t **buf, size_t *len,
  * was. */
 int nm_bcs_restore(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
 		   size_t len, char *err, size_t errlen);
-/* The same for an image made on node `was` (its world id), the job now
- * on this one: only a job whose ranks are all on one node moves (-EINVAL
- * otherwise), its image's node ids read as this node's. */
-int nm_bcs_restore_moved(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
-			 size_t len, uint32_t was, char *err, size_t errlen);
+/* The same for a job placed anew (a restart): the image's nodes are
+ * read as the nodes the job's ranks have now, which must group the ranks
+ * as they were (-EINVAL otherwise, err naming two ranks that were
+ * together and are not, or the reverse); this node the one that has the
+ * image's ranks.  An image with sections of rounds to come moves only
+ * if the job's nodes keep their order. */
+int nm_bcs_restore_placed(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
+			  size_t len, char *err, size_t errlen);
 /* The job's segment as the engine maps it: 0 with *base and *len, or
  * -ENOENT.  Its bytes are the ranks' and the engine's together: saved
  * with the engine's image while the job is stopped, put back before
  * nm_bcs_restore. */
 int nm_bcs_segment(struct nm_bcs *e, uint32_t job, void **base,
 		   size_t *len);
-/* The job's ranks are all on this node. */
-int nm_bcs_one_node(struct nm_bcs *e, uint32_t job);
+
+/* A checkpoint's cut of a job on several nodes (bcs_cut.c): every node
+ * captures the job after one same round.  nm_bcs_cut: this node is to
+ * take epoch; 1 when the job is held at that epoch's cut (or on one
+ * node: no cut needed; or the cut passed without this node, which
+ * nm_bcs_at_cut then refuses), 0 while it waits (this node's next
+ * section asks for the cut).  nm_bcs_at_cut: whether a capture now is
+ * of epoch's cut.  nm_bcs_cut_release: captured (or failed): the job
+ * runs on. */
+int nm_bcs_cut(struct nm_bcs *e, uint32_t job, uint32_t epoch);
+int nm_bcs_at_cut(struct nm_bcs *e, uint32_t job, uint32_t epoch);
+void nm_bcs_cut_release(struct nm_bcs *e, uint32_t job);
 
 /* A slice boundary: every running job's round starts — its ranks'
  * descriptors taken into this node's section, sent to the job's other

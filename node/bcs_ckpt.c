@@ -20,7 +20,8 @@
 
 /* The agent calls it with the job's ranks stopped: the engine stops the
  * job too (it builds no round meanwhile), saves it, and the segment is
- * copied; the engine's stop then follows the job's own (gang) state. */
+ * copied; the engine's stop then follows the job's own (gang) state.  A
+ * job on several nodes is saved at the epoch's cut only (bcs_cut.c). */
 static int held(void *ctx, struct nm_job *j, uint8_t **buf, size_t *len,
 		char *why, size_t whylen)
 {
@@ -30,16 +31,18 @@ static int held(void *ctx, struct nm_job *j, uint8_t **buf, size_t *len,
 	void *seg;
 	int rc;
 
-	if (!nm_bcs_one_node(e, j->id)) {
-		snprintf(why, whylen, "job %u is a BCS-MPI job on more than "
-			 "one node: only one whose ranks are all on one node "
-			 "is checkpointed yet", j->id);
-		return -ENOTSUP;
-	}
 	if (nm_bcs_segment(e, j->id, &seg, &seglen)) {
 		snprintf(why, whylen, "job %u has no BCS-MPI segment here",
 			 j->id);
 		return -ENOENT;
+	}
+	if (!nm_bcs_at_cut(e, j->id, j->ckpt_want)) {
+		snprintf(why, whylen, "job %u's BCS-MPI rounds went past the "
+			 "cut of epoch %u before this node was told to take "
+			 "it (a cut is held %u ms at most): the epoch is given "
+			 "up, the next one is taken anew", j->id, j->ckpt_want,
+			 NM_BCS_CUT_HOLD_MS);
+		return -ESTALE;
 	}
 	nm_bcs_stopped(e, j->id, 1);
 	rc = nm_bcs_save(e, j->id, &eng, &englen, why, whylen);
@@ -130,7 +133,6 @@ int nm_bcs_ckpt_restore(struct nm_bcs *e, const struct nm_job *j,
 		return -EINVAL;
 	}
 	memcpy(seg, blob + BLOB_HEAD, (size_t)seglen);
-	return nm_bcs_restore_moved(e, j->id, blob + BLOB_HEAD + seglen,
-				    (size_t)englen, (uint32_t)st_get32(blob + 8),
-				    why, whylen);
+	return nm_bcs_restore_placed(e, j->id, blob + BLOB_HEAD + seglen,
+				     (size_t)englen, why, whylen);
 }

@@ -7,10 +7,10 @@
  * The ranks map the segment from the descriptor their launcher gave them
  * (NM_BCS_RANK_FD) and keep the doorbell (NM_BCS_BELL_FD): their images
  * record both as inherited (ckpt_inherit), and a restored rank maps the
- * new segment, made by nm_bcs_open, where the old one was.  Only a job
- * whose ranks are all on one node is checkpointed today: its rounds
- * need no other node, so nothing is in flight between engines; a job on
- * more nodes is refused with that reason.
+ * new segment, made by nm_bcs_open, where the old one was.  A job on
+ * several nodes is saved at the epoch's cut (bcs_cut.c), so nothing is
+ * in flight between the engines' images, and restored on nodes that
+ * group its ranks as before (nm_bcs_restore_placed).
  *
  * The blob: "BCSK" u32 | version u32 (1) | node u32 (the world id that
  * saved it) | u32 0 | segment bytes u64 | engine image bytes u64 | the

@@ -86,6 +86,9 @@ struct bcs_job {
 	struct bcs_job *next;
 	struct nm_bcs *e;
 	uint32_t id, size, nlocal;
+	uint32_t inc;            /* its incarnation: sections name it */
+	int restoring;           /* opened for a restore: sections wait
+				  * for it (bcs_early_keep) */
 	int fd;
 	struct bcs_seg *seg;
 	uint64_t bytes;
@@ -143,6 +146,13 @@ struct bcs_job {
 				  * none of these leaves nothing to chain */
 	uint32_t nap;            /* the areas' nap value, 0 awake */
 	uint32_t naps;           /* naps taken (the next value) */
+	/* a checkpoint's cut (docs/checkpoint.md §3, bcs_cut.c): local */
+	uint32_t ckpt_want;      /* the epoch this node was told to take */
+	uint32_t cut;            /* held after the round that named it */
+	uint32_t cut_last;       /* the last epoch whose cut was reached */
+	uint64_t cut_since_ms;   /* when the hold began (monotonic) */
+	uint32_t lost;           /* 1 + a node of it that left the view */
+	uint64_t lost_since_ms;
 	int stopped;
 	int failed;              /* reported by nm_bcs_failed once */
 	int reported;
@@ -160,6 +170,9 @@ struct bcs_job {
 
 /* bcs.c */
 struct bcs_job *bcs_job_find(struct nm_bcs *e, uint32_t id);
+uint64_t bcs_mono_ms(void);
+/* A job whose node left the view NM_BCS_LOST_MS ago fails (nm_bcs_view). */
+void bcs_lost_expire(struct bcs_job *j);
 /* The job's per-rank and per-area arrays (size ranks, nlocal here):
  * 0, or -ENOMEM (those made are freed with the job). */
 int bcs_job_alloc(struct bcs_job *j, uint32_t size, uint32_t nlocal);
@@ -167,8 +180,11 @@ int bcs_job_alloc(struct bcs_job *j, uint32_t size, uint32_t nlocal);
  * its descriptors if open), and the job. */
 void bcs_job_free(struct bcs_job *j);
 const char *bcs_node_name(const struct nm_bcs *e, uint32_t node);
-void bcs_early_keep(struct nm_bcs *e, uint32_t job, uint32_t from,
-		    uint64_t round, const uint8_t *data, size_t len);
+void bcs_early_keep(struct nm_bcs *e, uint32_t job, uint32_t inc,
+		    uint32_t from, uint64_t round, const uint8_t *data,
+		    size_t len);
+/* Sections kept for the job (its incarnation's; older ones go). */
+void bcs_early_adopt(struct nm_bcs *e, struct bcs_job *j);
 struct bcs_area *bcs_job_area(const struct bcs_job *j, uint32_t i);
 uint8_t *bcs_job_eager(const struct bcs_job *j, uint32_t i, uint32_t k);
 void bcs_job_fail(struct bcs_job *j, const char *fmt, ...)
@@ -220,13 +236,25 @@ void bcs_coll_round(struct nm_bcs *e, struct bcs_job *j, uint32_t parity);
 int bcs_save_encode(const struct bcs_job *j, uint8_t **buf, size_t *len);
 int bcs_save_decode(struct nm_bcs *e, const uint8_t *buf, size_t len,
 		    struct bcs_job **out, char *err, size_t errlen);
-/* The same, node id `from` of the image read as `to` (a job moved). */
-int bcs_save_decode_moved(struct nm_bcs *e, const uint8_t *buf, size_t len,
-			  uint32_t from, uint32_t to, struct bcs_job **out,
-			  char *err, size_t errlen);
+/* The same for a job placed anew: place[r] (nplace = its size) is rank
+ * r's node now; the image's node ids are read as those (nm_bcs_restore_
+ * placed says what moves). */
+int bcs_save_decode_placed(struct nm_bcs *e, const uint8_t *buf, size_t len,
+			   const uint32_t *place, uint32_t nplace,
+			   struct bcs_job **out, char *err, size_t errlen);
 
 /* bcs_round.c */
 void bcs_round_section(struct nm_bcs *e, struct bcs_job *j, uint32_t from,
 		       uint64_t round, const uint8_t *data, size_t len);
+
+/* bcs_cut.c: a checkpoint's cut of a job on several nodes.  The epoch a
+ * node's section asks for (an item appended to it, or nothing), the
+ * round just applied's requests (every node alike: the job is held),
+ * whether a section may be built, and the hold's time bound. */
+int bcs_cut_request(const struct bcs_job *j, uint8_t *sec, size_t cap,
+		    size_t *len);
+void bcs_cut_round(struct bcs_job *j, uint32_t epoch);
+int bcs_cut_wanted(const struct bcs_job *j);
+void bcs_cut_expire(struct bcs_job *j);
 
 #endif

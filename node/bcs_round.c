@@ -365,7 +365,9 @@ static int build(struct nm_bcs *e, struct bcs_job *j)
 	size_t cap = NM_BCS_SECT_LOCAL, len = 0, common, need;
 	uint64_t nheld = j->nheld, held = j->held;
 
-	if (sect_of(j, j->me, r)->have || j->failed || j->stopped || !j->seg)
+	/* held at a checkpoint's cut: nothing of the next round yet */
+	if (sect_of(j, j->me, r)->have || j->failed || j->stopped ||
+	    !j->seg || j->cut)
 		return 0;
 	j->seen_digest = digest(j);
 	j->quiet = 0;
@@ -386,7 +388,8 @@ static int build(struct nm_bcs *e, struct bcs_job *j)
 	/* the states of every rank here, at least, after the chunk */
 	if (cap - need < 4096 + (size_t)j->nlocal * 64)
 		return 0;
-	if (bcs_coll_build(e, j, e->sbuf, cap, &len))
+	if (bcs_coll_build(e, j, e->sbuf, cap, &len) ||
+	    bcs_cut_request(j, e->sbuf, cap, &len))
 		return 0;
 	/* a quarter of the room stays for bytes of matched messages */
 	common = j->out ? cap - cap / 4 : cap;
@@ -406,7 +409,7 @@ static int build(struct nm_bcs *e, struct bcs_job *j)
 		room = bcs_xchg_room(&e->x, j->nodes[k]);
 		memcpy(e->pbuf, e->sbuf, len);
 		ship(j, j->nodes[k], e->pbuf, room, &plen);
-		if (bcs_xchg_put(&e->x, j->nodes[k], j->id, r, e->pbuf,
+		if (bcs_xchg_put(&e->x, j->nodes[k], j->id, j->inc, r, e->pbuf,
 				 plen)) {
 			bcs_job_fail(j, "round %llu: no room for the section "
 				     "to node %s",
@@ -740,7 +743,7 @@ static int apply_desc(struct bcs_job *j, uint32_t node,
 }
 
 static int apply_section(struct bcs_job *j, uint32_t k, const uint8_t *sec,
-			 size_t len, char *why, size_t whylen)
+			 size_t len, uint32_t *cut, char *why, size_t whylen)
 {
 	struct bcs_witem it;
 	size_t off = 0;
@@ -791,6 +794,10 @@ static int apply_section(struct bcs_job *j, uint32_t k, const uint8_t *sec,
 			break;
 		case BCS_W_COLL: /* bcs_coll_round, once all are applied */
 			break;
+		case BCS_W_CUT: /* held once the round is applied */
+			if (it.u.cut.epoch > *cut)
+				*cut = it.u.cut.epoch;
+			break;
 		}
 	}
 	return rc;
@@ -800,6 +807,7 @@ static int apply_section(struct bcs_job *j, uint32_t k, const uint8_t *sec,
 static int apply(struct nm_bcs *e, struct bcs_job *j)
 {
 	uint64_t r = j->round + 1;
+	uint32_t cut = 0;
 	char why[256];
 
 	for (uint32_t k = 0; k < j->nnodes; k++)
@@ -809,7 +817,8 @@ static int apply(struct nm_bcs *e, struct bcs_job *j)
 	for (uint32_t k = 0; k < j->nnodes && !j->failed; k++) {
 		struct bcs_sect *s = sect_of(j, k, r);
 
-		if (apply_section(j, k, s->data, s->len, why, sizeof(why))) {
+		if (apply_section(j, k, s->data, s->len, &cut, why,
+				  sizeof(why))) {
 			bcs_job_fail(j, "round %llu: node %s's section: %s",
 				     (unsigned long long)r,
 				     bcs_node_name(e, j->nodes[k]), why);
@@ -838,6 +847,7 @@ static int apply(struct nm_bcs *e, struct bcs_job *j)
 			bcs_wake(a);
 		}
 	}
+	bcs_cut_round(j, cut);
 	return 1;
 }
 
@@ -860,16 +870,20 @@ void bcs_round_section(struct nm_bcs *e, struct bcs_job *j, uint32_t from,
 		bcs_job_fail(j, "out of memory for a round");
 }
 
-static void on_section(void *ctx, uint32_t from, uint32_t job,
+/* A section of another incarnation of an open job: an earlier one's
+ * (killed, its sections still in flight) is dropped, a later one's (this
+ * node is yet to close the job and open it again) kept, as are those of
+ * a job being restored here. */
+static void on_section(void *ctx, uint32_t from, uint32_t job, uint32_t inc,
 		       uint64_t round, const uint8_t *data, size_t len)
 {
 	struct nm_bcs *e = ctx;
 	struct bcs_job *j = bcs_job_find(e, job);
 
-	if (j)
+	if (j && inc == j->inc && !j->restoring)
 		bcs_round_section(e, j, from, round, data, len);
-	else
-		bcs_early_keep(e, job, from, round, data, len);
+	else if (!j || inc > j->inc || (inc == j->inc && j->restoring))
+		bcs_early_keep(e, job, inc, from, round, data, len);
 }
 
 /* Another node has sent its section of the job's next round. */
@@ -921,10 +935,11 @@ static void wake(struct bcs_job *j)
 		__atomic_store_n(&bcs_job_area(j, i)->nap, 0, __ATOMIC_RELAXED);
 }
 
-/* The job's rounds may run here: not failed, not gang-stopped, mapped. */
+/* The job's rounds may run here: not failed, not gang-stopped, mapped,
+ * none of its nodes lost. */
 static int running(const struct bcs_job *j)
 {
-	return !j->failed && !j->stopped && j->seg;
+	return !j->failed && !j->stopped && j->seg && !j->lost;
 }
 
 /* Our section of the job's next round, then every round whose sections
@@ -1014,7 +1029,7 @@ static int news(const struct bcs_job *j)
 				    __ATOMIC_ACQUIRE) != j->tail[i])
 			return 1;
 	return digest(j) != j->seen_digest || more_rounds(j) ||
-	       j->pulls || peer_started(j);
+	       j->pulls || peer_started(j) || bcs_cut_wanted(j);
 }
 
 /* The quiet bound is for a digest that hides a change; a napping job's
@@ -1053,6 +1068,8 @@ void nm_bcs_slice(struct nm_bcs *e, uint64_t slice)
 	nm_bcs_events(e);
 	for (struct bcs_job *j = e->jobs; j; j = j->next) {
 		j->early = 0;
+		bcs_cut_expire(j);
+		bcs_lost_expire(j);
 		if (!running(j))
 			continue;
 		if (due(j))
@@ -1068,8 +1085,8 @@ int nm_bcs_busy(const struct nm_bcs *e)
 	if (bcs_xchg_pending(&e->x))
 		return 1;
 	for (const struct bcs_job *j = e->jobs; j; j = j->next)
-		if (running(j) && !j->nap)
-			return 1;
+		if ((running(j) && !j->nap) || (j->lost && !j->failed))
+			return 1; /* a lost one: slices until it fails */
 	return 0;
 }
 

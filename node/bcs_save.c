@@ -416,8 +416,11 @@ struct dec {
 	struct rd r;
 	struct bcs_job *j;
 	uint32_t self;
-	int moved;         /* node ids `from` are read as `to` */
-	uint32_t from, to;
+	/* a job placed anew: place[r] is rank r's node now, and the
+	 * image's node ids old[k] are read as new[k] (nmap of them) */
+	const uint32_t *place;
+	uint32_t *old, *new, nmap;
+	int reordered;     /* the job's nodes are in another order now */
 	uint64_t matcher_descs, matcher_eager, xfer_eager;
 	uint64_t lists;    /* entries of the capped lists so far */
 	char *err;
@@ -428,12 +431,25 @@ struct dec {
 static int fail(struct dec *x, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* A node id of the image, as the job moved to another node has it. */
+/* A node id of the image as the job placed anew has it: k < nmap, or
+ * -1 (not a node of the job's). */
+static int64_t map_node(const struct dec *x, uint32_t v)
+{
+	for (uint32_t k = 0; k < x->nmap; k++)
+		if (x->old[k] == v)
+			return x->new[k];
+	return -1;
+}
+
+/* Not a node of the job's: UINT32_MAX, which no check lets pass. */
 static uint32_t get_node(struct dec *x)
 {
 	uint32_t v = get_u32(&x->r);
+	int64_t m;
 
-	return x->moved && v == x->from ? x->to : v;
+	if (!x->place)
+		return v;
+	return (m = map_node(x, v)) < 0 ? UINT32_MAX : (uint32_t)m;
 }
 
 static int fail(struct dec *x, int rc, const char *fmt, ...)
@@ -861,6 +877,10 @@ static int get_sects(struct dec *x)
 			return bad(x, "a section's flag");
 		if (!have)
 			continue;
+		if (x->reordered)
+			return fail(x, -EINVAL, "job %u's image holds sections "
+				    "of rounds to come, and its nodes are in "
+				    "another order now", j->id);
 		len = get_u64(&x->r);
 		if (x->r.bad)
 			return short_image(x, "a section");
@@ -1008,6 +1028,57 @@ static int cmp_u32(const void *a, const void *b)
 	return p < q ? -1 : p > q;
 }
 
+/* The job placed anew (x->place): the image's nodes read as the ones its
+ * ranks have now, one for one, or the image is refused naming two ranks
+ * grouped otherwise; node_of, and the image's node, as now. */
+static int placed(struct dec *x, struct bcs_job *j)
+{
+	int64_t self;
+
+	if (!(x->old = malloc(j->size * sizeof(*x->old))) ||
+	    !(x->new = malloc(j->size * sizeof(*x->new))))
+		return fail(x, -ENOMEM, "out of memory for a BCS-MPI image");
+	for (uint32_t r = 0; r < j->size; r++) {
+		uint32_t k;
+
+		for (k = 0; k < x->nmap; k++)
+			if (x->old[k] == j->node_of[r] ||
+			    x->new[k] == x->place[r])
+				break;
+		if (k == x->nmap) {
+			x->old[k] = j->node_of[r];
+			x->new[k] = x->place[r];
+			x->nmap++;
+		} else if (x->old[k] != j->node_of[r] ||
+			   x->new[k] != x->place[r]) {
+			uint32_t s;
+
+			for (s = 0; s < r; s++)
+				if (j->node_of[s] == x->old[k] ||
+				    x->place[s] == x->new[k])
+					break;
+			return fail(x, -EINVAL, "job %u's ranks are grouped "
+				    "on nodes otherwise than at its checkpoint "
+				    "(ranks %u and %u were on %s node, and now "
+				    "on %s): a BCS-MPI job restarts with its "
+				    "ranks together as they were", j->id, s, r,
+				    j->node_of[s] == j->node_of[r] ? "one" :
+				    "two", x->place[s] == x->place[r] ? "one" :
+				    "two");
+		}
+	}
+	for (uint32_t a = 0; a < x->nmap; a++)
+		for (uint32_t b = 0; b < x->nmap; b++)
+			if (x->old[a] < x->old[b] && x->new[a] > x->new[b])
+				x->reordered = 1;
+	for (uint32_t r = 0; r < j->size; r++)
+		j->node_of[r] = x->place[r];
+	if ((self = map_node(x, x->self)) < 0)
+		return bad(x, "the image's node has no rank of the job");
+	x->self = (uint32_t)self;
+	return 0;
+}
+
 /* A job with the image's size, ranks and nodes, as nm_bcs_open would
  * have it but for its segment: the arrays, the matcher, the nodes. */
 static int job_shape(struct dec *x, uint32_t id, uint32_t size,
@@ -1029,9 +1100,11 @@ static int job_shape(struct dec *x, uint32_t id, uint32_t size,
 	    bcs_match_init(&j->m, size, (enum bcs_order)order))
 		return fail(x, -ENOMEM, "out of memory for a BCS-MPI image");
 	for (uint32_t r = 0; r < size; r++) {
-		j->node_of[r] = get_node(x);
+		j->node_of[r] = get_u32(&x->r);
 		j->area_of[r] = UINT32_MAX;
 	}
+	if (!x->r.bad && x->place && placed(x, j))
+		return x->rc;
 	for (uint32_t i = 0; i < nlocal; i++)
 		j->world_of[i] = get_i32(&x->r);
 	if (x->r.bad)
@@ -1064,16 +1137,15 @@ static int job_shape(struct dec *x, uint32_t id, uint32_t size,
 int bcs_save_decode(struct nm_bcs *e, const uint8_t *buf, size_t len,
 		    struct bcs_job **out, char *err, size_t errlen)
 {
-	return bcs_save_decode_moved(e, buf, len, 0, 0, out, err, errlen);
+	return bcs_save_decode_placed(e, buf, len, NULL, 0, out, err, errlen);
 }
 
-int bcs_save_decode_moved(struct nm_bcs *e, const uint8_t *buf, size_t len,
-			  uint32_t from, uint32_t to, struct bcs_job **out,
-			  char *err, size_t errlen)
+int bcs_save_decode_placed(struct nm_bcs *e, const uint8_t *buf, size_t len,
+			   const uint32_t *place, uint32_t nplace,
+			   struct bcs_job **out, char *err, size_t errlen)
 {
 	struct dec x = { .r = { .p = buf, .len = len }, .err = err,
-			 .errlen = errlen, .moved = from != to, .from = from,
-			 .to = to };
+			 .errlen = errlen, .place = place };
 	uint8_t sum[SAVE_SUM];
 	uint32_t magic, version, id, size, nlocal, order, failed, built;
 	uint64_t bytes;
@@ -1083,7 +1155,7 @@ int bcs_save_decode_moved(struct nm_bcs *e, const uint8_t *buf, size_t len,
 	version = get_u32(&x.r);
 	bytes = get_u64(&x.r);
 	id = get_u32(&x.r);
-	x.self = get_node(&x);
+	x.self = get_u32(&x.r); /* mapped with the ranks' nodes */
 	if (x.r.bad || magic != SAVE_MAGIC)
 		return fail(&x, -EBADMSG, "not a BCS-MPI engine image (%zu "
 			    "bytes%s)", len, x.r.bad ? "" : ", no magic");
@@ -1109,6 +1181,9 @@ int bcs_save_decode_moved(struct nm_bcs *e, const uint8_t *buf, size_t len,
 	    (uint64_t)size * 4 + (uint64_t)nlocal * 4 > x.r.len - x.r.off ||
 	    (order != BCS_ORDER_DETERMINISTIC && order != BCS_ORDER_ARRIVAL))
 		return bad(&x, "the job's size, local ranks or order");
+	if (x.place && nplace != size)
+		return fail(&x, -EINVAL, "job %u's image has %u ranks, the "
+			    "job placed now %u", id, size, nplace);
 	if (job_shape(&x, id, size, nlocal, order))
 		goto out;
 	x.j->e = e;
@@ -1155,9 +1230,13 @@ int bcs_save_decode_moved(struct nm_bcs *e, const uint8_t *buf, size_t len,
 		bad(&x, "bytes after the last transfer");
 		goto out;
 	}
+	free(x.old);
+	free(x.new);
 	*out = x.j;
 	return 0;
 out:
+	free(x.old);
+	free(x.new);
 	bcs_job_free(x.j);
 	return x.rc ? x.rc : -EBADMSG;
 }
@@ -1180,7 +1259,21 @@ int nm_bcs_save(struct nm_bcs *e, uint32_t job, uint8_t **buf, size_t *len,
 			 job);
 		return -EBUSY;
 	}
-	if ((rc = bcs_save_encode(j, buf, len)))
+	if (j->cut) {
+		/* at a cut: round j->round applied, and nothing of the next
+		 * is in the image — a section of it from a node that ran on
+		 * after its capture is that node's, not this image's
+		 * (bcs_cut.c) */
+		struct bcs_sect *kept = j->sect;
+
+		j->sect = calloc(2 * (size_t)j->nnodes, sizeof(*j->sect));
+		rc = j->sect ? bcs_save_encode(j, buf, len) : -ENOMEM;
+		free(j->sect);
+		j->sect = kept;
+	} else {
+		rc = bcs_save_encode(j, buf, len);
+	}
+	if (rc)
 		snprintf(err, errlen, "out of memory for job %u's BCS-MPI "
 			 "engine image", job);
 	return rc;
@@ -1254,14 +1347,8 @@ static void fix_xtail(struct bcs_job *j)
 		j->xtail = &(*j->xtail)->next;
 }
 
-int nm_bcs_restore(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
-		   size_t len, char *err, size_t errlen)
-{
-	return nm_bcs_restore_moved(e, job, buf, len, e->self, err, errlen);
-}
-
-int nm_bcs_restore_moved(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
-			 size_t len, uint32_t was, char *err, size_t errlen)
+static int restore(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
+		   size_t len, int placed, char *err, size_t errlen)
 {
 	struct bcs_job *j = bcs_job_find(e, job), *d;
 	bcs_pick_fn pick;
@@ -1272,14 +1359,9 @@ int nm_bcs_restore_moved(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
 		snprintf(err, errlen, "no BCS-MPI job %u here", job);
 		return -ENOENT;
 	}
-	if (was != e->self && j->nnodes != 1) {
-		snprintf(err, errlen, "job %u spans %u nodes: its BCS-MPI "
-			 "engine image restores on the node that made it "
-			 "only", job, j->nnodes);
-		return -EINVAL;
-	}
-	if ((rc = bcs_save_decode_moved(e, buf, len, was, e->self, &d, err,
-					errlen)))
+	if ((rc = bcs_save_decode_placed(e, buf, len,
+					 placed ? j->node_of : NULL, j->size,
+					 &d, err, errlen)))
 		return rc;
 	if ((rc = same_job(e, j, d, err, errlen))) {
 		bcs_job_free(d);
@@ -1318,5 +1400,21 @@ int nm_bcs_restore_moved(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
 	j->reported = 0;
 	j->stopped = 1;
 	bcs_job_free(d);
+	/* what the other nodes sent meanwhile, of the rounds after the
+	 * image's */
+	j->restoring = 0;
+	bcs_early_adopt(e, j);
 	return 0;
+}
+
+int nm_bcs_restore(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
+		   size_t len, char *err, size_t errlen)
+{
+	return restore(e, job, buf, len, 0, err, errlen);
+}
+
+int nm_bcs_restore_placed(struct nm_bcs *e, uint32_t job, const uint8_t *buf,
+			  size_t len, char *err, size_t errlen)
+{
+	return restore(e, job, buf, len, 1, err, errlen);
 }

@@ -21,6 +21,8 @@ static size_t fixed_size(enum bcs_w_type type)
 		return sizeof(struct bcs_w_data);
 	case BCS_W_COLL:
 		return sizeof(struct bcs_w_coll);
+	case BCS_W_CUT:
+		return sizeof(struct bcs_w_cut);
 	}
 	return 0;
 }

@@ -12,6 +12,9 @@
  *          from the sender's node to the receiver's
  *   COLL   bytes of a collective's chunk (struct bcs_w_coll, then bytes):
  *          the root's for a broadcast, each member's for a reduction
+ *   CUT    a checkpoint epoch this node was told to take (struct
+ *          bcs_w_cut): every node holds the job after this round
+ *          (bcs_cut.c)
  *
  * Sections come from other node managers over the authenticated fabric,
  * but are decoded as if they could be anything: bcs_wire_next bounds
@@ -25,7 +28,9 @@
 
 #include <storm_bcs.h>
 
-enum bcs_w_type { BCS_W_STATE = 1, BCS_W_DESC, BCS_W_DATA, BCS_W_COLL };
+enum bcs_w_type {
+	BCS_W_STATE = 1, BCS_W_DESC, BCS_W_DATA, BCS_W_COLL, BCS_W_CUT
+};
 
 struct bcs_item {
 	uint16_t type;
@@ -67,6 +72,11 @@ struct bcs_w_coll {
 	uint64_t off;
 };
 
+struct bcs_w_cut {
+	uint32_t epoch;
+	uint32_t pad;
+};
+
 /* One decoded item: its fixed part copied out, its bytes in place. */
 struct bcs_witem {
 	enum bcs_w_type type;
@@ -75,6 +85,7 @@ struct bcs_witem {
 		struct bcs_w_desc desc;
 		struct bcs_w_data data;
 		struct bcs_w_coll coll;
+		struct bcs_w_cut cut;
 	} u;
 	const uint8_t *bytes;
 	size_t nbytes;

@@ -87,11 +87,11 @@ size_t bcs_xchg_room(const struct bcs_xchg *x, uint32_t peer)
 }
 
 int bcs_xchg_put(struct bcs_xchg *x, uint32_t peer, uint32_t job,
-		 uint64_t round, const void *data, size_t len)
+		 uint32_t inc, uint64_t round, const void *data, size_t len)
 {
 	struct bcs_chan *c;
 	struct bcs_sect_hdr h = { .job = job, .len = (uint32_t)len,
-				  .round = round };
+				  .round = round, .inc = inc };
 
 	/* not ready: room is 0, which an empty section would pass */
 	if (!bcs_xchg_ready(x, peer) || len > bcs_xchg_room(x, peer))
@@ -306,7 +306,7 @@ static int take(struct bcs_xchg *x, uint32_t from, int buf,
 
 		memcpy(&s, x->copy + off, sizeof(s));
 		off += sizeof(s);
-		fn(ctx, from, s.job, s.round, x->copy + off, s.len);
+		fn(ctx, from, s.job, s.inc, s.round, x->copy + off, s.len);
 		off += ALIGN8(s.len);
 	}
 	return 1;

@@ -54,6 +54,10 @@ struct bcs_sect_hdr {
 	uint32_t job;
 	uint32_t len;
 	uint64_t round;
+	uint32_t inc;    /* the job's incarnation (its restarts): a section
+			  * of a killed incarnation still in flight is not
+			  * taken for the restarted one's */
+	uint32_t pad;
 };
 
 struct bcs_chan {
@@ -93,11 +97,11 @@ void bcs_xchg_fini(struct bcs_xchg *x);
 int bcs_xchg_ready(const struct bcs_xchg *x, uint32_t peer);
 /* Bytes a section to peer may still hold in this boundary's record. */
 size_t bcs_xchg_room(const struct bcs_xchg *x, uint32_t peer);
-/* Append a section (job, round, len bytes of data) to the record for
- * peer.  0; -ENOSPC (no room, or not bcs_xchg_ready: a section of any
+/* Append a section (job and its incarnation, round, len bytes of data)
+ * to the record for peer.  0; -ENOSPC (no room, or not bcs_xchg_ready: a section of any
  * length), -ENOMEM: nothing appended. */
 int bcs_xchg_put(struct bcs_xchg *x, uint32_t peer, uint32_t job,
-		 uint64_t round, const void *data, size_t len);
+		 uint32_t inc, uint64_t round, const void *data, size_t len);
 /* Start this boundary's transfers: every record with sections, and an
  * acknowledgement to each node owed one.  Returns the transfers
  * started. */
@@ -110,8 +114,8 @@ void bcs_xchg_events(struct bcs_xchg *x);
 /* Records that arrived (ST_EV_BCS), per sender in order: each section
  * handed to fn (data valid during the call). */
 typedef void (*bcs_xchg_section_fn)(void *ctx, uint32_t from, uint32_t job,
-				    uint64_t round, const uint8_t *data,
-				    size_t len);
+				    uint32_t inc, uint64_t round,
+				    const uint8_t *data, size_t len);
 void bcs_xchg_receive(struct bcs_xchg *x, bcs_xchg_section_fn fn, void *ctx);
 /* The node left the view or came back: forget both directions. */
 void bcs_xchg_reset(struct bcs_xchg *x, uint32_t peer);

@@ -618,8 +618,9 @@ static int bcs_open(struct nm *nm, struct nm_job *j, char *err,
 	}
 	for (uint32_t i = 0; i < j->nlocal; i++)
 		ranks[i] = j->ranks[i].rank;
-	rc = nm_bcs_open(&nm->bcs, j->id, j->m->ranks, j->nlocal, ranks,
-			 j->m->rank_node, j->ident ? j->ident->uid : getuid(),
+	rc = nm_bcs_open(&nm->bcs, j->id, j->inc, j->restore != 0,
+			 j->m->ranks, j->nlocal, ranks, j->m->rank_node,
+			 j->ident ? j->ident->uid : getuid(),
 			 j->ident ? j->ident->gid : getgid(),
 			 j->m->mpi == ST_MPI_BCS_ARRIVAL ? BCS_ORDER_ARRIVAL :
 			 BCS_ORDER_DETERMINISTIC, &j->bcs_fd, err, errlen);
@@ -1019,11 +1020,17 @@ static void on_heartbeat(struct nm *nm)
 			job_start(nm, j);
 		job_check_end(nm, j);
 	}
-	/* 3b. checkpoints ordered: each epoch taken once */
+	/* 3b. checkpoints ordered: each epoch taken once; a BCS-MPI job on
+	 * several nodes at the round every node cuts it at */
 	for (j = nm->jobs; j; j = j->next)
 		if (j->ckpt_want && j->started && j->want != ST_HB_STAGING &&
-		    nm_ckpt_wanted(nm->ckpt, j, j->ckpt_want))
+		    nm_ckpt_wanted(nm->ckpt, j, j->ckpt_want) &&
+		    (j->bcs_fd < 0 ||
+		     nm_bcs_cut(&nm->bcs, j->id, j->ckpt_want))) {
 			ckpt_start(nm, j);
+			if (j->bcs_fd >= 0)
+				nm_bcs_cut_release(&nm->bcs, j->id);
+		}
 	nm_ckpt_sweep(nm->ckpt, job_held, nm);
 	/* 4. BCS-MPI: the slice's communication, for the jobs running */
 	for (j = nm->jobs; j; j = j->next)

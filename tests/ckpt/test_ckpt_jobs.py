@@ -41,6 +41,10 @@ namespace of its own (stormlab) and runs tests/ckpt/ckpt_loop as the job:
              checkpointed, its node killed: it runs on from the epoch on
              the other node and prints byte for byte what an
              uninterrupted run prints.
+  bcs_spread the same with 4 ranks over 2 of 4 node managers: the nodes
+             cut the job after one same round; one killed, the job runs
+             on from the epoch on two others, commits an epoch again,
+             and prints what an uninterrupted run prints.
   compact    ckpt_chain = 2: after a full image and two deltas the chain is
              folded into a full image in the background (here and in
              L3), the images before the full one before go, and a
@@ -375,29 +379,53 @@ def test_bcs(lab):
     (its engine's state and segment with its ranks), its node killed, it
     runs on from the epoch on the other node and prints byte for byte
     what an uninterrupted run prints."""
+    bcs_killed(lab, "bcs", 3, 1, 150)
+
+
+def test_bcs_spread(lab):
+    """The same over two nodes (4 ranks, 2 a node): both nodes cut the
+    job after one round and capture it there, so the epoch holds no
+    section in flight; one node killed, the job runs on from the epoch
+    on two others, whose engines read the images' nodes as theirs, and
+    prints what an uninterrupted run prints; a second epoch after the
+    restart commits too."""
+    bcs_killed(lab, "bcs_spread", 4, 2, 300)
+
+
+def bcs_killed(lab, name, ranks, nnodes, iters):
     prog = build_bcs(lab)
-    args = ["--mpi=bcs", "-n", "3", "--", prog, "150", "20", "8"]
+    args = ["--mpi=bcs", "-n", str(ranks), "--", prog, str(iters), "20",
+            "8"]
     ref = stormlab.CtlRun(lab, args, NOBODY)
     rc = ref.wait(120)
-    check(rc == 0 and ref.lines and ref.lines[-1].startswith("done 3"),
+    check(rc == 0 and ref.lines and ref.lines[-1].startswith("done %d " % ranks),
           "uninterrupted: exit %d: %s %s" % (rc, "".join(ref.lines[-3:]),
                                              "".join(ref.errs)))
     run = stormlab.CtlRun(lab, args, NOBODY)
     try:
         job = running_job(lab)
         j = show(lab, job)
-        check(len(j["node_names"]) == 1, "not on one node: %s" % j)
+        check(len(j["node_names"]) == nnodes, "not on %d node(s): %s"
+              % (nnodes, j))
         stormlab.wait_for(lambda: len(run.lines) >= 20, 30, "iterations")
-        r = committed(lab, job)
+        committed(lab, job)
         j = show(lab, job)
         check(j["checkpoints"][0]["levels"] == "L1+L2+L3", "levels: %s" % j)
         at = len(run.lines)
         stormlab.wait_for(lambda: len(run.lines) >= at + 20, 30,
                           "iterations after the epoch")
-        victim = j["node_names"][0]
+        victim = j["node_names"][-1]
         check(lab.p.kill(victim) is not None, "no process %s" % victim)
         stormlab.wait_for(lambda: show(lab, job).get("restarts") == 1, 30,
                           "job %d requeued" % job)
+        if nnodes > 1:
+            # the restored run cuts and commits an epoch of its own
+            stormlab.wait_for(lambda: show(lab, job)["state"] == "RUNNING",
+                              60, "job %d running again" % job)
+            at = len(run.lines)
+            stormlab.wait_for(lambda: len(run.lines) >= at + 10, 60,
+                              "iterations after the restart")
+            committed(lab, job)
         rc = run.wait(120)
     finally:
         run.stop()
@@ -407,9 +435,10 @@ def test_bcs(lab):
     check(victim not in j["node_names"], "ran again on %s: %s" % (victim, j))
     check(run.lines == ref.lines, "output differs:\n%s\nvs\n%s" % (
         "".join(run.lines), "".join(ref.lines)))
-    print("bcs: job %d (3 BCS-MPI ranks, ANY_SOURCE) killed with %s after "
+    print("%s: job %d (%d BCS-MPI ranks, ANY_SOURCE) killed with %s after "
           "epoch 1, ran on from it on %s; its %d lines identical to an "
-          "uninterrupted run's" % (job, victim, ",".join(j["node_names"]),
+          "uninterrupted run's" % (name, job, ranks, victim,
+                                   ",".join(j["node_names"]),
                                    len(run.lines)))
 
 
@@ -728,6 +757,7 @@ TESTS = {
     "requeue": (test_requeue, dict(managers=1, nodes=4)),
     "buddy": (test_buddy, dict(managers=1, nodes=4, shared=False)),
     "bcs": (test_bcs, dict(managers=1, nodes=2, cpus=4)),
+    "bcs_spread": (test_bcs_spread, dict(managers=1, nodes=4, cpus=2)),
     "compact": (test_compact, dict(managers=1, nodes=2,
                                    setup=lambda d: ["ckpt_chain = 2"])),
     "rerun_output": (test_rerun_output, dict(managers=1, nodes=2)),
@@ -748,7 +778,7 @@ def main():
         return 2
     build, name = sys.argv[1], sys.argv[2]
     fn, kw = TESTS[name]
-    if name == "bcs" and SAN not in ("", "none"):
+    if name.startswith("bcs") and SAN not in ("", "none"):
         # a sanitized rank (the library is instrumented) maps terabytes
         # of shadow memory: not what a checkpoint of a user's rank is for
         print("SKIP: BCS-MPI ranks built with sanitizers", file=sys.stderr)

@@ -33,7 +33,7 @@ static void restore(const uint8_t *p, size_t n)
 
 	memset(&j, 0, sizeof(j));
 	j.id = 7;
-	if (nm_bcs_open(&engine, 7, 2, 2, ranks, rank_node, getuid(),
+	if (nm_bcs_open(&engine, 7, 0, 1, 2, 2, ranks, rank_node, getuid(),
 			getgid(), BCS_ORDER_DETERMINISTIC, &fd, err,
 			sizeof(err)))
 		return;

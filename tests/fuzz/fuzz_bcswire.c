@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc <= 0)
 			break;
 		FUZZ_CHECK(rc == 1);
-		FUZZ_CHECK(it.type >= BCS_W_STATE && it.type <= BCS_W_COLL);
+		FUZZ_CHECK(it.type >= BCS_W_STATE && it.type <= BCS_W_CUT);
 		fixed = bcs_wire_size(it.type, 0) - sizeof(struct bcs_item);
 		FUZZ_CHECK(off > at && off <= size);
 		FUZZ_CHECK(off - at == bcs_wire_size(it.type, it.nbytes));

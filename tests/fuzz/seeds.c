@@ -290,13 +290,15 @@ static size_t bcs_section(uint8_t *b, size_t cap)
 				       .bytes = 5, .clock = 11 } };
 	struct bcs_w_data da = { .match = 4, .off = 0 };
 	struct bcs_w_coll co = { .ctx = 1, .n = 2, .member = 1, .off = 0 };
+	struct bcs_w_cut cu = { .epoch = 3 };
 	size_t len = 0;
 
 	if (bcs_wire_put(b, cap, &len, BCS_W_STATE, &st, NULL, 0) ||
 	    bcs_wire_put(b, cap, &len, BCS_W_DESC, &d, "hello", 5) ||
 	    bcs_wire_put(b, cap, &len, BCS_W_DATA, &da, "0123456789abcdef",
 			 16) ||
-	    bcs_wire_put(b, cap, &len, BCS_W_COLL, &co, "\1\0\0\0", 4))
+	    bcs_wire_put(b, cap, &len, BCS_W_COLL, &co, "\1\0\0\0", 4) ||
+	    bcs_wire_put(b, cap, &len, BCS_W_CUT, &cu, NULL, 0))
 		exit(1);
 	return len;
 }
@@ -327,7 +329,7 @@ static void bcsrec(void)
 
 	for (uint32_t k = 0; k < 2; k++) {
 		struct bcs_sect_hdr s = { .job = 7 + k, .len = (uint32_t)slen,
-					  .round = 3 };
+					  .round = 3, .inc = k };
 
 		memcpy(b + len, &s, sizeof(s));
 		memcpy(b + len + sizeof(s), sec, slen);

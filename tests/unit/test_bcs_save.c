@@ -139,7 +139,7 @@ static int job_open(struct eng *g, uint32_t job, uint32_t size)
 		ranks[r] = r;
 		nodes[r] = 0; /* the engine's self with no world attached */
 	}
-	rc = nm_bcs_open(&g->e, job, size, size, ranks, nodes, getuid(),
+	rc = nm_bcs_open(&g->e, job, 0, 0, size, size, ranks, nodes, getuid(),
 			 getgid(), BCS_ORDER_DETERMINISTIC, &fd, err,
 			 sizeof(err));
 	if (rc)
@@ -714,6 +714,41 @@ static void test_image_of_another_job_or_shape_refused(void **state)
 	ckpt_free(&c);
 }
 
+/* A job placed anew (a restart): the image's nodes are read as the ones
+ * its ranks have now when they group the ranks alike, and the image is
+ * refused, the two ranks named, when they do not. */
+static void test_image_read_on_the_nodes_placed_now(void **state)
+{
+	static const uint32_t alike[SIZE] = { 3, 3, 3, 3 };
+	static const uint32_t split[SIZE] = { 3, 3, 4, 4 };
+	struct bcs_job *d = NULL;
+	struct ckpt c;
+	char err[256] = "";
+
+	(void)state;
+	checkpoint(&c);
+	assert_int_equal(bcs_save_decode_placed(&c.g.e, c.img, c.len, alike,
+						SIZE, &d, err, sizeof(err)),
+			 0);
+	assert_int_equal(d->nnodes, 1);
+	assert_int_equal(d->nodes[d->me], 3);
+	for (uint32_t r = 0; r < SIZE; r++)
+		assert_int_equal(d->node_of[r], 3);
+	bcs_job_free(d);
+	assert_int_equal(bcs_save_decode_placed(&c.g.e, c.img, c.len, split,
+						SIZE, &d, err, sizeof(err)),
+			 -EINVAL);
+	assert_null(d);
+	assert_non_null(strstr(err, "ranks 0 and 2 were on one node, and "
+				    "now on two"));
+	assert_int_equal(bcs_save_decode_placed(&c.g.e, c.img, c.len, alike,
+						SIZE - 1, &d, err,
+						sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "has 4 ranks, the job placed now 3"));
+	ckpt_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -724,6 +759,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_image_refused),
 		cmocka_unit_test(test_damaged_image_refused),
 		cmocka_unit_test(test_image_of_another_job_or_shape_refused),
+		cmocka_unit_test(test_image_read_on_the_nodes_placed_now),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 

@@ -34,6 +34,8 @@ static const struct bcs_w_data data0 = { .match = 123, .off = 4096 };
 static const struct bcs_w_coll coll0 = { .ctx = 5, .n = 7, .member = 1,
 					 .off = 8192 };
 
+static const struct bcs_w_cut cut0 = { .epoch = 7 };
+
 static const void *fixed_of(enum bcs_w_type t)
 {
 	switch (t) {
@@ -45,6 +47,8 @@ static const void *fixed_of(enum bcs_w_type t)
 		return &data0;
 	case BCS_W_COLL:
 		return &coll0;
+	case BCS_W_CUT:
+		return &cut0;
 	}
 	return NULL;
 }
@@ -68,7 +72,7 @@ static void test_every_item_type_round_trips(void **state)
 	for (size_t i = 0; i < sizeof(bytes); i++)
 		bytes[i] = (uint8_t)(i * 7 + 1);
 	memset(sec, GUARD, sizeof(sec));
-	for (enum bcs_w_type t = BCS_W_STATE; t <= BCS_W_COLL; t++)
+	for (enum bcs_w_type t = BCS_W_STATE; t <= BCS_W_CUT; t++)
 		for (size_t n = 0; n < sizeof(nbytes) / sizeof(*nbytes); n++) {
 			size_t before = len;
 
@@ -80,7 +84,7 @@ static void test_every_item_type_round_trips(void **state)
 					 bcs_wire_size(t, nbytes[n]));
 			assert_int_equal(len % 8, 0);
 		}
-	for (enum bcs_w_type t = BCS_W_STATE; t <= BCS_W_COLL; t++)
+	for (enum bcs_w_type t = BCS_W_STATE; t <= BCS_W_CUT; t++)
 		for (size_t n = 0; n < sizeof(nbytes) / sizeof(*nbytes); n++) {
 			size_t at = off;
 
@@ -105,7 +109,7 @@ static void test_every_item_type_round_trips(void **state)
 					 bcs_wire_size(t, nbytes[n]));
 			k++;
 		}
-	assert_int_equal(k, 4 * sizeof(nbytes) / sizeof(*nbytes));
+	assert_int_equal(k, BCS_W_CUT * sizeof(nbytes) / sizeof(*nbytes));
 	assert_int_equal(off, len);
 	assert_int_equal(bcs_wire_next(sec, len, &off, &it, why, sizeof(why)),
 			 0);
@@ -240,7 +244,7 @@ static void test_bad_items_are_refused_with_a_reason(void **state)
 	refused(sec, len - 3, one, "past the section");
 	/* unknown types, 0 and past the last */
 	for (uint16_t t = 0; t < 8; t++) {
-		if (t >= BCS_W_STATE && t <= BCS_W_COLL)
+		if (t >= BCS_W_STATE && t <= BCS_W_CUT)
 			continue;
 		h.type = t;
 		memcpy(sec + one, &h, sizeof(h));

@@ -53,11 +53,12 @@ static uint8_t pattern(uint32_t job, uint64_t round, size_t i)
 	return (uint8_t)(job * 31u + round * 7u + i);
 }
 
-static void on_section(void *ctx, uint32_t from, uint32_t job,
+static void on_section(void *ctx, uint32_t from, uint32_t job, uint32_t inc,
 		       uint64_t round, const uint8_t *data, size_t len)
 {
 	struct got *g = ctx;
 
+	assert_int_equal(inc, job % 3); /* put()'s */
 	assert_true(g->n < MAXS);
 	assert_true(len <= BLEN);
 	g->s[g->n].from = from;
@@ -111,7 +112,7 @@ static int put(struct t *t, uint32_t from, uint32_t to, uint32_t job,
 	assert_true(len <= sizeof(data));
 	for (size_t i = 0; i < len; i++)
 		data[i] = pattern(job, round, i);
-	return bcs_xchg_put(&t->x[from], to, job, round, data, len);
+	return bcs_xchg_put(&t->x[from], to, job, job % 3, round, data, len);
 }
 
 /* Node i takes its completions and what arrived. */
