@@ -218,6 +218,31 @@ static json_t *parse_interval_or_die(const char *cmd, const char *v)
 	return json_integer((json_int_t)(n * mult));
 }
 
+/* --mpi's default: what the program's libraries say it is. */
+static int mpi_lib(const char *lib, void *ctx)
+{
+	static const struct { const char *soname, *mpi; } known[] = {
+		{ "libmpich.so.12", "pmi1" },  /* MPICH */
+		{ "libbcsmpi.so.0", "bcs" },   /* bcsmpicc, bcsmpifort */
+	};
+	const char **mpi = ctx;
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(*known); i++)
+		if (!strcmp(lib, known[i].soname)) {
+			*mpi = known[i].mpi;
+			return 1;
+		}
+	return 0;
+}
+
+static const char *mpi_of(int fd)
+{
+	const char *mpi = NULL;
+
+	sc_elf_needed(fd, mpi_lib, &mpi);
+	return mpi;
+}
+
 static json_t *build_request(const struct sc_cmd *cmd,
 			     const struct sc_args *a, struct job_opts *jo)
 {
@@ -321,9 +346,11 @@ static json_t *build_request(const struct sc_cmd *cmd,
 			json_object_set_new(job, "requeue", json_true());
 			break;
 		case SC_OPT_MPI:
-			if (strcmp(v, "none") && strcmp(v, "bcs"))
+			if (strcmp(v, "none") && strcmp(v, "bcs") &&
+			    strcmp(v, "pmi1"))
 				sc_die(SC_EXIT_USAGE, "%s: option --mpi: '%s' "
-				       "is not one of none, bcs", cmd->name, v);
+				       "is not one of none, pmi1, bcs",
+				       cmd->name, v);
 			json_object_set_new(job, "mpi", json_string(v));
 			break;
 		case SC_OPT_BCS_TRACE:
@@ -393,6 +420,12 @@ static json_t *build_request(const struct sc_cmd *cmd,
 	json_array_append_new(argv, jtext(cmd->name, "the program path", prog));
 	jo->nfds = 0;
 	open_input(cmd->name, jo, "the program", prog);
+	if (!json_object_get(job, "mpi")) {
+		const char *mpi = mpi_of(jo->fds[0]);
+
+		if (mpi)
+			json_object_set_new(job, "mpi", json_string(mpi));
+	}
 	for (size_t i = 0; i < json_array_size(files); i++)
 		open_input(cmd->name, jo, "--file",
 			   json_string_value(json_array_get(files, i)));

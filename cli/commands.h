@@ -91,6 +91,11 @@ struct sc_exit_doc {
 	const char *text;
 };
 
+/* The shared libraries the ELF program on fd asks for, each to fn (a
+ * nonzero return stops): their count, or -1 if fd is not a 64-bit ELF
+ * file (elfdeps.c). */
+int sc_elf_needed(int fd, int (*fn)(const char *lib, void *ctx), void *ctx);
+
 int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	       const struct sc_args *args);
 int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
@@ -168,10 +173,13 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	  "from the start if none does (what it wrote before is not "        \
 	  "undone)." },                                                      \
 	{ SC_OPT_MPI, "mpi", "KIND",                                         \
-	  "What the ranks communicate with: none (the default) or bcs "      \
+	  "What the ranks communicate with: none, pmi1 (an MPI of its "     \
+	  "own, such as MPICH, started through PMI-1 on PMI_FD) or bcs "     \
 	  "(Storm's BCS-MPI: each node's engine sets up the job's "          \
 	  "communication; programs built with bcsmpicc or bcsmpifort, or "  \
-	  "with MPICH's mpicc or mpif90, unchanged)." },                     \
+	  "with MPICH's mpicc or mpif90, unchanged).  By default, from "     \
+	  "the libraries the program asks for: libmpich.so.12 pmi1, "        \
+	  "libbcsmpi.so.0 bcs, else none." },                                \
 	{ SC_OPT_BCS_ORDER, "bcs-order", "ORDER",                            \
 	  "With --mpi=bcs: deterministic (the default: MPI_ANY_SOURCE "      \
 	  "receives match in an order the program alone decides) or "       \

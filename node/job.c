@@ -52,6 +52,7 @@ int nm_job_place(struct nm_job *j, uint32_t self)
 		if (j->m->rank_node[r] == self) {
 			j->ranks[k].rank = r;
 			j->ranks[k].fd[0] = j->ranks[k].fd[1] = -1;
+			j->ranks[k].pmi_fd = -1;
 			k++;
 		}
 	return 0;

@@ -26,6 +26,8 @@ struct nm_rank {
 	uint64_t utime_us, stime_us, maxrss_kib; /* wait4()'s, once reaped */
 	uint64_t said[2];  /* bytes it wrote to stdout, stderr that were
 			    * read (from its start, or its epoch's point) */
+	int pmi_fd;        /* its end of its PMI socket pair until it is
+			    * started (launch.c), or -1 */
 };
 
 struct nm_job {
@@ -62,6 +64,8 @@ struct nm_job {
 	uint64_t kill_timer; /* the node manager's timer for it (0 none) */
 	int bcs_fd;        /* its BCS-MPI segment (the engine's), or -1:
 			    * each rank inherits it (launch.c) */
+	int pmi;           /* a PMI-1 job: its server is open here
+			    * (pmi_node.h) */
 	int bcs_bell;      /* its doorbell (the engine's), or -1: each rank
 			    * inherits it too; polled by the node manager */
 };

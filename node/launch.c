@@ -75,8 +75,8 @@ static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
 	const st_manifest_t *m = j->m;
 	const struct nm_identity *id = j->ident;
 	size_t k = 0;
-	/* 6 STORM_*, 4 BCS-MPI, 5 of the allow-list, the NULL */
-	char **e = calloc(m->envc + 16, sizeof(char *));
+	/* 6 STORM_*, 4 BCS-MPI, 3 PMI, 5 of the allow-list, the NULL */
+	char **e = calloc(m->envc + 19, sizeof(char *));
 
 	if (!e)
 		return NULL;
@@ -100,6 +100,13 @@ static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
 		e[k - 1] = NULL;
 	if (j->bcs_fd >= 0)
 		k = abi_path(l, e, k);
+	/* PMI-1: the server on a descriptor of its own, as MPICH's
+	 * clients look for it */
+	if (j->ranks[local].pmi_fd >= 0 &&
+	    (asprintf(&e[k++], "PMI_FD=%d", NM_PMI_RANK_FD) < 0 ||
+	     asprintf(&e[k++], "PMI_RANK=%u", rank) < 0 ||
+	     asprintf(&e[k++], "PMI_SIZE=%u", m->ranks) < 0))
+		e[k - 1] = NULL;
 	{
 		/* the allow-list, where the user did not export it */
 		const char *const allow[][2] = {
@@ -233,11 +240,20 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 		     dup2(bell, NM_BCS_BELL_FD)) < 0)
 			child_fail("cannot pass the BCS-MPI doorbell to ",
 				   prog);
+		/* PMI-1: the server's socket (a PMI job has no BCS-MPI
+		 * descriptors) */
+		int pmi = j->ranks[local].pmi_fd;
+
+		if (pmi >= 0 && (pmi == NM_PMI_RANK_FD ?
+				 fcntl(NM_PMI_RANK_FD, F_SETFD, 0) :
+				 dup2(pmi, NM_PMI_RANK_FD)) < 0)
+			child_fail("cannot pass the PMI socket to ", prog);
 		/* nothing else of the daemon's: its log, its fabric
 		 * sockets and epolls would be the user's to write to (and
 		 * to checkpoint) otherwise */
-		close_range(j->bcs_fd < 0 ? 3 : bell >= 0 ? NM_BCS_BELL_FD + 1
-						       : NM_BCS_RANK_FD + 1,
+		close_range(pmi >= 0 ? NM_PMI_RANK_FD + 1 :
+			    j->bcs_fd < 0 ? 3 : bell >= 0 ? NM_BCS_BELL_FD + 1
+							  : NM_BCS_RANK_FD + 1,
 			    ~0u, 0);
 		for (size_t i = 0; i < sizeof(handled) / sizeof(*handled); i++)
 			signal(handled[i], SIG_DFL);

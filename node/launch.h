@@ -18,6 +18,9 @@
  * (STORM_BCS_BELL), when the job is on this node alone. */
 #define NM_BCS_BELL_FD 4
 
+/* The descriptor a PMI-1 rank finds its job's PMI server on (PMI_FD). */
+#define NM_PMI_RANK_FD 3
+
 struct nm_launch {
 	uint32_t node_id;   /* this node's world id */
 	const char *node;   /* and name */

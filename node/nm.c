@@ -53,6 +53,7 @@
 #include "job.h"
 #include "launch.h"
 #include "outbox.h"
+#include "pmi_node.h"
 #include "output.h"
 #include "quiet.h"
 #include "relay.h"
@@ -76,6 +77,9 @@ struct nm {
 	struct nm_outbox out;    /* records to the managers */
 	struct nm_relay relay;   /* batch lines to another node's file */
 	struct nm_bcs bcs;       /* the BCS-MPI engine (bcs.h) */
+	struct nm_pmi_node pmi;  /* PMI-1 jobs' servers (pmi_node.h) */
+	int pmi_up;              /* PMI records wait: the next box goes as
+				  * soon as the last is acknowledged */
 	struct nm_ckpt *ckpt;    /* the checkpoint agent (ckpt_agent.h) */
 	struct nm_buddy *buddy;  /* L2: copies for and from other nodes */
 	uint32_t self;           /* this node's world id */
@@ -247,6 +251,7 @@ static void unlink_job(struct nm_job **list, struct nm_job *j)
 /* A dying job whose processes are all gone: its cgroup removed, its
  * record freed.  1 when it went. */
 static void bcs_close(struct nm *nm, struct nm_job *j);
+static void pmi_close(struct nm *nm, struct nm_job *j);
 
 static int dying_done(struct nm *nm, struct nm_job *j)
 {
@@ -264,6 +269,7 @@ static int dying_done(struct nm *nm, struct nm_job *j)
 	unlink_job(&nm->dying, j);
 	qb_log(LOG_DEBUG, "job %u: every process gone", j->id);
 	bcs_close(nm, j);
+	pmi_close(nm, j);
 	nm_job_free(j);
 	return 1;
 }
@@ -705,6 +711,84 @@ static int restore_gathered(struct nm *nm, struct nm_job *j)
 	return rc == 1;
 }
 
+/* ---- PMI-1 (pmi_node.h) ---------------------------------------------------- */
+
+/* A barrier's entries up: the box goes now, not at the next heartbeat
+ * (the ranks wait), or as soon as the one in flight is acknowledged. */
+static void pmi_record(void *ctx, uint32_t job, const void *data,
+		       uint32_t len)
+{
+	struct nm *nm = ctx;
+
+	nm_outbox_put(&nm->out, ST_REC_PMI, job, nm->self, data, len);
+	nm->pmi_up = 1;
+	box_flush(nm);
+}
+
+static void pmi_failed(void *ctx, uint32_t job, const char *why)
+{
+	struct nm *nm = ctx;
+	struct nm_job *j = job_by_id(nm, job);
+
+	if (j && !j->reported) {
+		job_fail(nm, j, why);
+		box_flush(nm);
+	}
+}
+
+static int pmi_open(struct nm *nm, struct nm_job *j, char *err,
+		    size_t errlen)
+{
+	uint32_t *ranks;
+	int *fds, rc;
+
+	if (j->m->mpi != ST_MPI_PMI1)
+		return 0;
+	ranks = calloc(j->nlocal + 1, sizeof(*ranks));
+	fds = calloc(j->nlocal + 1, sizeof(*fds));
+	if (!ranks || !fds) {
+		free(ranks);
+		free(fds);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < j->nlocal; i++)
+		ranks[i] = j->ranks[i].rank;
+	rc = nm_pmi_node_open(&nm->pmi, j->id, j->inc, j->done_slot,
+			      j->m->ranks, j->m->rank_node, j->nlocal, ranks,
+			      fds, err, errlen);
+	for (uint32_t i = 0; !rc && i < j->nlocal; i++)
+		j->ranks[i].pmi_fd = fds[i];
+	j->pmi = !rc;
+	free(ranks);
+	free(fds);
+	return rc;
+}
+
+/* The ranks started (or failed to): the ranks' ends are closed here. */
+static void pmi_started(struct nm *nm, struct nm_job *j)
+{
+	int *fds;
+
+	if (!j->pmi || !(fds = calloc(j->nlocal + 1, sizeof(*fds))))
+		return;
+	for (uint32_t i = 0; i < j->nlocal; i++) {
+		fds[i] = j->ranks[i].pmi_fd;
+		j->ranks[i].pmi_fd = -1;
+	}
+	nm_pmi_node_started(&nm->pmi, j->id, fds);
+	free(fds);
+}
+
+static void pmi_close(struct nm *nm, struct nm_job *j)
+{
+	if (!j->pmi)
+		return;
+	pmi_started(nm, j); /* ends never handed over */
+	nm_pmi_node_close(&nm->pmi, j->id);
+	j->pmi = 0;
+}
+
 static void job_start(struct nm *nm, struct nm_job *j)
 {
 	char err[1536];
@@ -720,15 +804,18 @@ static void job_start(struct nm *nm, struct nm_job *j)
 			 &j->cg, err, sizeof(err)) ||
 	    bcs_open(nm, j, err, sizeof(err)) ||
 	    bcs_restore(nm, j, err, sizeof(err)) ||
+	    pmi_open(nm, j, err, sizeof(err)) ||
 	    nm_launch_start(&nm->launch, j, j->restore != 0, err,
 			    sizeof(err)) ||
 	    (j->restore && nm_ckpt_restore(nm->ckpt, j, j->restore, err,
 					   sizeof(err)))) {
 		if (j->restore)
 			nm_launch_kill(j); /* stubs not restored: they go */
+		pmi_started(nm, j);
 		job_fail(nm, j, err);
 		return;
 	}
+	pmi_started(nm, j);
 	if (j->restore)
 		qb_log(LOG_INFO, "job %u: %u rank(s) restored from checkpoint "
 		       "epoch %u", j->id, j->nlocal, j->restore);
@@ -1094,14 +1181,19 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 		hb = 1;
 	nm_quiet_events(&nm->quiet);
 	if (nm_outbox_events(&nm->out)) {
-		/* exits waiting behind the last box go now; output waits
-		 * for the heartbeat (one box per slice) */
+		/* exits and PMI records waiting behind the last box go
+		 * now; output waits for the heartbeat (one box per slice) */
 		for (struct nm_job *j = nm->jobs; j; j = j->next)
 			if (j->reported && !j->done) {
 				box_flush(nm);
 				break;
 			}
+		if (nm->pmi_up) {
+			nm->pmi_up = nm_outbox_waiting(&nm->out);
+			box_flush(nm);
+		}
 	}
+	nm_pmi_node_events(&nm->pmi);
 	nm_relay_receive(&nm->relay, relay_ready, relay_take, nm);
 	if (nm_relay_events(&nm->relay)) {
 		nm_relay_flush(&nm->relay);
@@ -1224,6 +1316,7 @@ static void shutdown_jobs(struct nm *nm)
 			qb_log(LOG_WARNING, "job %u: its cgroup %s still holds "
 			       "processes", j->id, j->cg.dir);
 		bcs_close(nm, j);
+		pmi_close(nm, j);
 		nm_job_free(j);
 	}
 	while (waitpid(-1, NULL, WNOHANG) > 0)
@@ -1384,12 +1477,27 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	{
+		/* a PMI record: whole entries that fit one box */
+		const struct nm_pmi_node_ops po = {
+			.record = pmi_record, .failed = pmi_failed,
+			.ctx = &nm };
+		uint32_t rec_max = (nm.lay.outbox_len - ST_BOX_HDR -
+				    ST_REC_HDR - ST_PMI_REC_HDR) / 2;
+
+		nm.loop = qb_loop_create();
+		if (!nm.loop || nm_pmi_node_init(&nm.pmi, nm.w, &nm.lay,
+						 nm.loop, rec_max, &po)) {
+			qb_log(LOG_ERR, "out of memory");
+			rc = 1;
+			goto out;
+		}
+	}
 	nm.launch.node_id = sp_node_id(nm.w);
 	nm.launch.node = nm.host->name;
 	nm.launch.mpich_abi_dir = nm.cfg.mpich_abi_dir;
 	cpu_binding(&nm);
 	nm_ring_init(&nm.ring, nm.w, &nm.lay, nm.host->name, &ring_ops, &nm);
-	nm.loop = qb_loop_create();
 	nm.nfd = sp_notify_fd(nm.w);
 	signal(SIGPIPE, SIG_IGN);
 	qb_loop_poll_add(nm.loop, QB_LOOP_HIGH, nm.nfd, POLLIN, &nm, on_notify);
@@ -1459,6 +1567,7 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	shutdown_jobs(&nm);
+	nm_pmi_node_fini(&nm.pmi);
 	if (nm.loop)
 		qb_loop_destroy(nm.loop);
 	nm_ring_fini(&nm.ring);

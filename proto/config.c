@@ -195,6 +195,7 @@ static const struct u32_key {
 	{ "heartbeat_kib", 1, 1024, offsetof(st_config_t, heartbeat_kib) },
 	{ "output_kib", 4, 4096, offsetof(st_config_t, output_kib) },
 	{ "bcs_kib", 16, 16384, offsetof(st_config_t, bcs_kib) },
+	{ "pmi_kib", 4, 16384, offsetof(st_config_t, pmi_kib) },
 	{ "ckpt_keep", 1, 64, offsetof(st_config_t, ckpt_keep) },
 	{ "ckpt_chain", 0, 64, offsetof(st_config_t, ckpt_chain) },
 	{ "ckpt_mtbf_h", 1, 1000000, offsetof(st_config_t, ckpt_mtbf_h) },
@@ -453,6 +454,7 @@ static void defaults(st_config_t *c)
 	c->output_kib = 64;
 	c->heartbeat_kib = 64;
 	c->bcs_kib = 512;
+	c->pmi_kib = 64;
 	c->ckpt_keep = 2;
 	c->ckpt_chain = 8;
 	c->ckpt_mtbf_h = 720;

@@ -229,7 +229,7 @@ int st_box_next(const uint8_t *box, size_t boxlen, size_t *off,
 	rec->job = (uint32_t)rd_n(&r, 4);
 	rec->rank = (uint32_t)rd_n(&r, 4);
 	rec->len = (uint32_t)rd_n(&r, 4);
-	if (r.bad || rec->type < ST_REC_STDOUT || rec->type > ST_REC_RERUN ||
+	if (r.bad || rec->type < ST_REC_STDOUT || rec->type > ST_REC_PMI ||
 	    rec->len > boxlen - r.off)
 		return -STORM_EPROTO;
 	rec->data = box + r.off;
@@ -538,7 +538,7 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 		/* an older manager's (SMF2) ends here: no MPI */
 		if (!r.bad && magic == MF_MAGIC3) {
 			n = rd_n(&r, 1);
-			if (n > ST_MPI_BCS_ARRIVAL)
+			if (n > ST_MPI_PMI1)
 				r.bad = 1;
 			m->mpi = (uint8_t)n;
 		}
@@ -551,5 +551,37 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 	}
 	*used = r.off;
 	*out = m;
+	return 0;
+}
+
+/* ---- PMI store chunks ----------------------------------------------------- */
+
+void st_pmi_chunk_put(uint8_t *p, const st_pmi_chunk_t *c)
+{
+	st_put32(p, ST_PMI_MAGIC);
+	st_put32(p + 4, c->job);
+	st_put32(p + 8, c->inc);
+	st_put32(p + 12, c->fence);
+	st_put64(p + 16, c->seq);
+	st_put32(p + 24, c->off);
+	st_put32(p + 28, c->total);
+	st_put32(p + 32, c->len);
+	st_put32(p + 36, 0);
+}
+
+int st_pmi_chunk_get(const uint8_t *p, size_t room, st_pmi_chunk_t *c)
+{
+	if (room < ST_PMI_HDR || st_get32(p) != ST_PMI_MAGIC)
+		return -STORM_EPROTO;
+	c->job = st_get32(p + 4);
+	c->inc = st_get32(p + 8);
+	c->fence = st_get32(p + 12);
+	c->seq = st_get64(p + 16);
+	c->off = st_get32(p + 24);
+	c->total = st_get32(p + 28);
+	c->len = st_get32(p + 32);
+	if (c->len > room - ST_PMI_HDR || c->off > c->total ||
+	    c->len > c->total - c->off || !c->seq)
+		return -STORM_EPROTO;
 	return 0;
 }

@@ -40,7 +40,10 @@ void st_layout(const st_config_t *cfg, st_layout_t *out)
 	out->gv_done = at + 384;
 	out->done_slots = ST_DONE_ROWS * st_matrix_cols(cfg);
 	out->gv_ckpt = out->gv_done + 8 * (uint64_t)out->done_slots;
-	at = ALIGN(at + 384 + 16 * (uint64_t)out->done_slots, 4096);
+	out->gv_pmi = out->gv_ckpt + 8 * (uint64_t)out->done_slots;
+	out->gv_pmi_seq = ALIGN(out->gv_pmi + 8 * (uint64_t)out->done_slots,
+				64);
+	at = ALIGN(out->gv_pmi_seq + 64, 4096);
 	out->chunk = cfg->chunk_kib << 10;
 	out->slots = cfg->slots;
 	out->ring = at;
@@ -51,6 +54,9 @@ void st_layout(const st_config_t *cfg, st_layout_t *out)
 	out->bcs = at;
 	out->bcs_len = (cfg->bcs_kib ? cfg->bcs_kib : 512) << 10;
 	at = ALIGN(at + 2ull * out->bcs_len * nworld, 4096);
+	out->pmi = at;
+	out->pmi_len = (cfg->pmi_kib ? cfg->pmi_kib : 64) << 10;
+	at = ALIGN(at + out->pmi_len, 4096);
 	out->buddy = at;
 	out->buddy_len = cfg->ckpt_buddy_kib << 10;
 	at = ALIGN(at + (uint64_t)out->buddy_len * cfg->nnodes, 4096);

@@ -64,6 +64,7 @@ typedef struct st_config {
 	uint32_t output_kib;      /* per-node output mailbox at the manager */
 	uint32_t heartbeat_kib;   /* heartbeat block: jobs listed per slice */
 	uint32_t bcs_kib;         /* BCS-MPI record from node to node, a slice */
+	uint32_t pmi_kib;         /* PMI: a node's inbox for merged stores */
 	char ramdisk[1024];       /* tmpfs directory for binaries on nodes */
 	char state_dir[1024];     /* manager state: LMDB, one directory per
 				   * manager below it */
@@ -311,7 +312,8 @@ enum st_event {
 			     * last one only in its slice (a node manager
 			     * with nothing to do at a slice keeps it quiet,
 			     * docs/launch.md) */
-	/* 14, 15: free on nodes; the manager's ring slots use 8..15 */
+	ST_EV_PMI = 14,     /* node: a PMI store chunk arrived in its inbox */
+	/* 15: free on nodes; the manager's ring slots use 8..15 */
 	ST_EV_WAKE = 16,    /* manager: a node manager has work at the next
 			     * slice while the strobe idles (ST_HB_IDLE) */
 	ST_EV_LOCAL_WAKE = 17,
@@ -364,6 +366,13 @@ typedef struct st_layout {
 	uint64_t gv_ckpt;     /* node: done_slots gvars; a job's slot holds
 			       * st_ckpt_done(job, epoch) once every image
 			       * of that epoch is written on this node */
+	uint64_t gv_pmi;      /* node: done_slots gvars; a job's slot holds
+			       * st_pmi_slot(job, 2 x barriers taken + 1
+			       * while its entries for the next are sent) */
+	uint64_t gv_pmi_seq;  /* node: the PMI chunk last copied out */
+	uint64_t pmi;         /* node: the PMI inbox (pmi_len bytes): a
+			       * chunk of a merged store from the master */
+	uint32_t pmi_len;
 	uint64_t gv_outseq;   /* node: output records the manager has taken */
 	uint64_t outack;      /* node: manager's ack (int64 seq) lands here */
 	uint64_t ring;        /* file ring: slots x chunk bytes */
@@ -401,6 +410,16 @@ static inline uint64_t st_ckpt_var(const st_layout_t *l, uint32_t slot)
 static inline int64_t st_ckpt_done(uint32_t job, uint32_t epoch)
 {
 	return (int64_t)((uint64_t)job << 32 | epoch);
+}
+static inline uint64_t st_pmi_var(const st_layout_t *l, uint32_t slot)
+{
+	return l->gv_pmi + 8u * (slot < l->done_slots ? slot : 0);
+}
+/** The gv_pmi value: job, and n = 2 x barriers whose merged store the
+ * node took, + 1 while its entries for the next are on their way. */
+static inline int64_t st_pmi_slot(uint32_t job, uint32_t n)
+{
+	return (int64_t)((uint64_t)job << 32 | n);
 }
 static inline uint64_t st_done_var(const st_layout_t *l, uint32_t slot)
 {
@@ -526,7 +545,30 @@ static inline int64_t st_consumed_inc(uint32_t job, uint32_t inc, uint32_t k)
  * world id), RERUN that the rank runs again from an earlier point of its
  * output (st_rerun_t). */
 enum st_rec_type { ST_REC_STDOUT = 1, ST_REC_STDERR = 2, ST_REC_EXIT = 3,
-		   ST_REC_FAIL = 4, ST_REC_CKPT = 5, ST_REC_RERUN = 6 };
+		   ST_REC_FAIL = 4, ST_REC_CKPT = 5, ST_REC_RERUN = 6,
+		   ST_REC_PMI = 7 };
+
+/* A PMI record (rank: the node's world id): the job's incarnation u32 |
+ * barrier u32 | last u32 (1: the node's last record for it) | entries
+ * (node/pmi.h: whole ones, so that the managers may concatenate every
+ * node's records in any order). */
+#define ST_PMI_REC_HDR 12
+
+/* A chunk of a merged PMI store in a node's inbox (manager -> node):
+ * magic u32 | job u32 | inc u32 | barrier u32 | seq u64 (the master's
+ * chunk number, copied into gv_pmi_seq once taken) | off u32 | total u32
+ * | len u32 | pad u32 | len bytes of entries, at off of total. */
+#define ST_PMI_MAGIC 0x53494d50u /* "PMIS" */
+#define ST_PMI_HDR 40
+typedef struct st_pmi_chunk {
+	uint32_t job, inc, fence;
+	uint64_t seq;
+	uint32_t off, total, len;
+} st_pmi_chunk_t;
+ST_API void st_pmi_chunk_put(uint8_t *p, const st_pmi_chunk_t *c);
+/** 0, or -STORM_EPROTO unless a whole chunk of at most room bytes. */
+ST_API int st_pmi_chunk_get(const uint8_t *p, size_t room,
+			    st_pmi_chunk_t *c);
 
 /* A RERUN record's bytes: the rank, restored from epoch (0: started
  * over), runs on from these offsets of its stdout and its stderr (bytes
@@ -623,7 +665,8 @@ typedef struct st_manifest {
 } st_manifest_t;
 
 /* A job's MPI (the manager's MM_MPI_* values). */
-enum { ST_MPI_NONE = 0, ST_MPI_BCS = 1, ST_MPI_BCS_ARRIVAL = 2 };
+enum { ST_MPI_NONE = 0, ST_MPI_BCS = 1, ST_MPI_BCS_ARRIVAL = 2,
+       ST_MPI_PMI1 = 3, ST_MPI_PMIX = 4 };
 
 /** Encode into a malloc'd buffer (*out, *len). @return 0 or -ENOMEM. */
 ST_API int st_manifest_encode(const st_manifest_t *m, uint8_t **out,

@@ -151,7 +151,8 @@ static int may_rerun(const mm_job_t *j)
 }
 
 static void take_record(struct mmd_mailbox *b, int master,
-			const mm_state_t *st, const st_rec_t *rec)
+			const mm_state_t *st, uint32_t node,
+			const st_rec_t *rec)
 {
 	mm_job_t j;
 
@@ -193,6 +194,11 @@ static void take_record(struct mmd_mailbox *b, int master,
 			e.utime_us, e.stime_us, e.maxrss_kib };
 	} else if (rec->type == ST_REC_CKPT) {
 		take_ckpt(b, master, st, &j, rec);
+	} else if (rec->type == ST_REC_PMI) {
+		/* the node is the box's, whatever the record says */
+		if (b->pmi)
+			mmd_pmi_record(b->pmi, master, st, node, rec->job,
+				       rec->data, rec->len);
 	} else if (rec->type == ST_REC_FAIL) {
 		char why[MM_REASON_MAX];
 		mm_op_t op = { .code = MM_OP_JOB_FAILED, .job = rec->job,
@@ -262,7 +268,7 @@ void mmd_mailbox_agreed(struct mmd_mailbox *b, sp_world_t *w, int master,
 		st_rec_t rec;
 
 		while (st_box_next(box, ST_BOX_HDR + len, &off, &rec) == 1)
-			take_record(b, master, st, &rec);
+			take_record(b, master, st, node, &rec);
 		b->box_seq[node] = seq;
 	}
 	if (!master || !w)

@@ -23,6 +23,7 @@
 #include <storm_replication.h>
 
 #include "jobrec.h"
+#include "pmi.h"
 #include "rerun.h"
 
 struct mmd_mailbox_hooks {
@@ -46,6 +47,7 @@ struct mmd_mailbox {
 	int ends_ready;     /* a job's last EXIT record was taken: the
 			     * caller looks for ended jobs now */
 	struct mmd_rerun *rerun; /* what restarted ranks print again */
+	struct mmd_pmi *pmi;     /* PMI records go there (NULL: dropped) */
 };
 
 /* Output kept for restarted ranks to be compared with, in all. */

@@ -41,6 +41,7 @@ struct mmd {
 	mm_state_t *st;
 	struct mmd_jobs jobs;
 	struct mmd_mailbox mbox;
+	struct mmd_pmi pmi;      /* PMI barriers' stores (pmi.h) */
 	struct mmd_strobe sb;
 	struct mmd_repl repl;
 	struct mmd_clients clients;
@@ -157,6 +158,7 @@ static int applied(void *ctx, const mm_op_t *op, const mm_result_t *res)
 	     j.state == MM_JOB_CANCELLED)) {
 		mmd_jobs_ended(&mm->jobs, op->job);
 		mmd_mailbox_forget(&mm->mbox, op->job);
+		mmd_pmi_forget(&mm->pmi, op->job);
 	}
 	return 0;
 }
@@ -179,6 +181,9 @@ static void box_agreed(void *ctx, uint32_t node, const uint8_t *box,
 		mm->mbox.ends_ready = 0;
 		mmd_strobe_ends(&mm->sb, mm->st);
 	}
+	/* a barrier's last entries: its store goes down now */
+	if (mmd_pmi_busy(&mm->pmi))
+		mmd_strobe_pmi(&mm->sb, mm->st);
 }
 
 static void repl_status(void *ctx, const rp_status_t *st)
@@ -554,11 +559,14 @@ int main(int argc, char **argv)
 		    mmd_mailbox_init(&mm.mbox, &mm.lay, mm.nworld,
 				     mm.cfg.nmanagers, &mm.jobs, &mh) ||
 		    mmd_strobe_init(&mm.sb, &mm.cfg, &mm.lay, mm.host->name,
-				    &mm.jobs, &mm.mbox, &sh_)) {
+				    &mm.jobs, &mm.mbox, &sh_) ||
+		    mmd_pmi_init(&mm.pmi, &mm.lay, mm.nworld, propose, &mm)) {
 			qb_log(LOG_ERR, "out of memory");
 			rc = 1;
 			goto out;
 		}
+		mm.mbox.pmi = &mm.pmi;
+		mm.sb.pmi = &mm.pmi;
 	}
 	{
 		/* the budget must hold at least the machine itself */
@@ -715,6 +723,7 @@ out:
 	if (mm.timer_fd >= 0)
 		close(mm.timer_fd);
 	mmd_strobe_fini(&mm.sb);
+	mmd_pmi_fini(&mm.pmi);
 	sp_close(mm.w);
 	mmd_mailbox_fini(&mm.mbox);
 	mmd_jobs_free(&mm.jobs);

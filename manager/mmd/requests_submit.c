@@ -430,12 +430,15 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 		const char *mpi = json_string_value(json_object_get(job,
 								    "mpi"));
 
-		if (!mpi || (strcmp(mpi, "none") && strcmp(mpi, "bcs"))) {
+		if (!mpi || (strcmp(mpi, "none") && strcmp(mpi, "bcs") &&
+			     strcmp(mpi, "pmi1"))) {
 			mmd_client_reply_err(c, EINVAL, "request: \"mpi\" "
-					     "must be \"none\" or \"bcs\"");
+					     "must be \"none\", \"bcs\" or "
+					     "\"pmi1\"");
 			goto out;
 		}
-		spec.mpi = !strcmp(mpi, "bcs") ? MM_MPI_BCS : MM_MPI_NONE;
+		spec.mpi = !strcmp(mpi, "bcs") ? MM_MPI_BCS :
+			   !strcmp(mpi, "pmi1") ? MM_MPI_PMI1 : MM_MPI_NONE;
 	}
 	if (json_object_get(job, "bcs_order")) {
 		const char *o = json_string_value(json_object_get(job,

@@ -358,6 +358,15 @@ static void check_ends(struct mmd_strobe *sb, const mm_state_t *st)
 	}
 }
 
+/* ---- 4b. PMI barriers: a store every node contributed to goes down -------- */
+
+void mmd_strobe_pmi(struct mmd_strobe *sb, const mm_state_t *st)
+{
+	if (sb->clk.master && sb->w && sb->pmi)
+		mmd_pmi_step(sb->pmi, sb->w, &sb->caw, st, sb->live,
+			     sb->clk.slice);
+}
+
 /* ---- 5. checkpoints: an epoch every node has written is committed ---------- */
 
 /* Each node of a job taking epoch e writes its images, then sets its
@@ -742,7 +751,8 @@ static int idle_allowed(struct mmd_strobe *sb, const mm_state_t *st)
 	    /* a TICK tick_due() would propose now (no free PE: it waits
 	     * for its once a second, which idle boundaries still see) */
 	    (sb->tick_wanted && mm_free_pes(st) > 0) ||
-	    sb->active_failed || mm_matrix_shared(st))
+	    sb->active_failed || mm_matrix_shared(st) ||
+	    (sb->pmi && mmd_pmi_busy(sb->pmi)))
 		return 0;
 	na = mmd_strobe_active(sb, st);
 	for (uint32_t i = 0; i < na; i++) {
@@ -964,6 +974,9 @@ void mmd_strobe_master(struct mmd_strobe *sb, const mm_state_t *st,
 		sb->seen[x] = (uint8_t)sp_nodeset_has(sb->live, x);
 	}
 	mmd_mailbox_master_reset(sb->mbox);
+	/* chunk numbers above any the last master used */
+	if (sb->pmi)
+		mmd_pmi_master_reset(sb->pmi, mmd_wall_us() << 8);
 	qb_log(LOG_NOTICE, "manager %s: strobe master from slice %llu",
 	       sb->name, (unsigned long long)sb->clk.slice);
 	sched_apply(sb, st);
@@ -999,6 +1012,7 @@ void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
 		mmd_strobe_notify(sb, st, rp, -1);
 		check_ends(sb, st);
 		check_ckpts(sb, st);
+		mmd_strobe_pmi(sb, st);
 		return;
 	}
 	sb->clk.slice += adv;
@@ -1026,6 +1040,7 @@ void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
 	}
 	check_ends(sb, st);
 	check_ckpts(sb, st);
+	mmd_strobe_pmi(sb, st);
 	check_ckpt_due(sb, st);
 	na = mmd_strobe_active(sb, st);
 	mmd_stage_step(&sb->stage, sb->w, st, sb->clk.slice, sb->active, na);

@@ -35,6 +35,7 @@
 #include "caw.h"
 #include "jobrec.h"
 #include "mailbox.h"
+#include "pmi.h"
 #include "stage.h"
 #include "stats.h"
 
@@ -79,6 +80,7 @@ struct mmd_strobe {
 	const char *name;          /* this manager's */
 	struct mmd_jobs *jobs;
 	struct mmd_mailbox *mbox;
+	struct mmd_pmi *pmi;       /* PMI stores down to the nodes (or NULL) */
 	struct mmd_strobe_hooks hooks;
 	uint32_t nworld;
 	uint64_t t0_ns;
@@ -161,6 +163,9 @@ void mmd_strobe_applied(struct mmd_strobe *sb, const mm_state_t *st,
  * (statuses agreed, every node's done slot set); at every micro-slice,
  * and when a job's last EXIT record was agreed. */
 void mmd_strobe_ends(struct mmd_strobe *sb, const mm_state_t *st);
+/* Strobe master: a PMI store to send down, now (a barrier's last
+ * records were agreed). */
+void mmd_strobe_pmi(struct mmd_strobe *sb, const mm_state_t *st);
 /* The whole state was replaced (a snapshot restored). */
 void mmd_strobe_state_replaced(struct mmd_strobe *sb);
 /* Jobs holding PEs (STAGING, RUNNING), ascending, in sb->active. */
