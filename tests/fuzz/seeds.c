@@ -35,6 +35,29 @@ static void put(const char *target, int k, const void *p, size_t n)
 	fclose(f);
 }
 
+/* PMI-1 transcripts: a byte of cut (piece length, first rank), then
+ * what MPICH's MPI_Init says, and the usual mistakes. */
+static void pmi(void)
+{
+	static const char *const t[] = {
+		"\x3f" "cmd=init pmi_version=1 pmi_subversion=1\n"
+		"cmd=get_maxes\ncmd=get_appnum\ncmd=get_my_kvsname\n"
+		"cmd=get kvsname=storm-5 key=PMI_process_mapping\n"
+		"cmd=put kvsname=storm-5 key=P0-bc value=tcp://a:1\n"
+		"cmd=barrier_in\n",
+		"\x05" "cmd=init pmi_version=1 pmi_subversion=1\n"
+		"cmd=init pmi_version=1 pmi_subversion=1\n"
+		"cmd=barrier_in\ncmd=barrier_in\n",
+		"\x80" "cmd=init pmi_version=1 pmi_subversion=1\n"
+		"cmd=abort exitcode=3\n",
+		"\x00" "hello\n",
+		"\x10" "cmd=put key=k value=v\ncmd=spawn\nmcmd=spawn\n",
+	};
+
+	for (size_t k = 0; k < sizeof(t) / sizeof(*t); k++)
+		put("pmi", (int)k, t[k], strlen(t[k]));
+}
+
 static void hb(void)
 {
 	st_hb_job_t jobs[3] = { { 1, ST_HB_STAGING, 0, 0, 0, 3, 1 },
@@ -365,5 +388,6 @@ int main(int argc, char **argv)
 	jobsnap();
 	bcswire();
 	bcsrec();
+	pmi();
 	return 0;
 }

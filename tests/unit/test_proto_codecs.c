@@ -595,7 +595,7 @@ static void test_rerun_record_round_trips(void **state)
 
 static void test_box_next_rejects_unknown_type(void **state)
 {
-	static const uint8_t types[] = { 0, ST_REC_RERUN + 1, 0x80, 0xff };
+	static const uint8_t types[] = { 0, ST_REC_PMI + 1, 0x80, 0xff };
 	uint8_t buf[ST_BOX_HDR + 2 * ST_REC_HDR + 4];
 	size_t off;
 	st_rec_t rec;
@@ -1183,7 +1183,7 @@ static void fuzz_box(const uint8_t *p, size_t n)
 	for (int k = 0; (rc = st_box_next(p, boxlen, &off, &rec)) == 1; k++) {
 		FUZZ_CHECK(k < FUZZ_MAX);
 		FUZZ_CHECK(rec.type >= ST_REC_STDOUT &&
-			   rec.type <= ST_REC_RERUN);
+			   rec.type <= ST_REC_PMI);
 		FUZZ_CHECK(rec.data == p + prev + ST_REC_HDR);
 		FUZZ_CHECK(off == prev + ST_REC_HDR + rec.len);
 		FUZZ_CHECK(off <= boxlen);
