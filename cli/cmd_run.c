@@ -223,6 +223,7 @@ static int mpi_lib(const char *lib, void *ctx)
 {
 	static const struct { const char *soname, *mpi; } known[] = {
 		{ "libmpich.so.12", "pmi1" },  /* MPICH */
+		{ "libmpi.so.40", "pmix" },    /* Open MPI 4 */
 		{ "libbcsmpi.so.0", "bcs" },   /* bcsmpicc, bcsmpifort */
 	};
 	const char **mpi = ctx;
@@ -347,9 +348,9 @@ static json_t *build_request(const struct sc_cmd *cmd,
 			break;
 		case SC_OPT_MPI:
 			if (strcmp(v, "none") && strcmp(v, "bcs") &&
-			    strcmp(v, "pmi1"))
+			    strcmp(v, "pmi1") && strcmp(v, "pmix"))
 				sc_die(SC_EXIT_USAGE, "%s: option --mpi: '%s' "
-				       "is not one of none, pmi1, bcs",
+				       "is not one of none, pmi1, pmix, bcs",
 				       cmd->name, v);
 			json_object_set_new(job, "mpi", json_string(v));
 			break;

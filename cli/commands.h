@@ -174,11 +174,13 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	  "undone)." },                                                      \
 	{ SC_OPT_MPI, "mpi", "KIND",                                         \
 	  "What the ranks communicate with: none, pmi1 (an MPI of its "     \
-	  "own, such as MPICH, started through PMI-1 on PMI_FD) or bcs "     \
+	  "own, such as MPICH, started through PMI-1 on PMI_FD), pmix "      \
+	  "(Open MPI 4, started as a foreign launcher starts it) or bcs "    \
 	  "(Storm's BCS-MPI: each node's engine sets up the job's "          \
 	  "communication; programs built with bcsmpicc or bcsmpifort, or "  \
 	  "with MPICH's mpicc or mpif90, unchanged).  By default, from "     \
 	  "the libraries the program asks for: libmpich.so.12 pmi1, "        \
+	  "libmpi.so.40 pmix, "                                             \
 	  "libbcsmpi.so.0 bcs, else none." },                                \
 	{ SC_OPT_BCS_ORDER, "bcs-order", "ORDER",                            \
 	  "With --mpi=bcs: deterministic (the default: MPI_ANY_SOURCE "      \

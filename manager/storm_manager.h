@@ -94,7 +94,9 @@ enum { MM_MPI_NONE = 0, MM_MPI_BCS = 1,
        MM_MPI_BCS_ARRIVAL = 2, /* BCS-MPI matching by arrival (the
 				* deterministic order off) */
        MM_MPI_PMI1 = 3,  /* PMI-1 for an MPI of its own (MPICH) */
-       MM_MPI_MAX = 3 };
+       MM_MPI_PMIX = 4,  /* Open MPI, as a foreign launcher starts it
+			  * (its PMI-1 library route, docs/pmi.md) */
+       MM_MPI_MAX = 4 };
 
 /** A job request as submitted.  Strings are copied by mm_apply(). */
 typedef struct mm_job_spec {

@@ -143,12 +143,14 @@ static int check_spec(mm_state_t *s, const mm_job_spec_t *sp,
 					  sp->inputs[k].mode);
 	if (sp->mpi > MM_MPI_MAX)
 		return mmi_refuse(res, -EINVAL, "submit: MPI %u is not one "
-				  "this manager knows (none, bcs or pmi1)",
+				  "this manager knows (none, bcs, pmi1 or pmix)",
 				  sp->mpi);
 	/* an MPI of its own keeps sockets and shared memory between its
 	 * ranks that a checkpoint of each rank alone cannot capture */
-	if (sp->mpi == MM_MPI_PMI1 && (sp->ckpt_every_s || sp->requeue))
-		return mmi_refuse(res, -EINVAL, "submit: a PMI-1 job (MPICH) "
+	if ((sp->mpi == MM_MPI_PMI1 || sp->mpi == MM_MPI_PMIX) &&
+	    (sp->ckpt_every_s || sp->requeue))
+		return mmi_refuse(res, -EINVAL, "submit: an MPICH or Open MPI "
+				  "job "
 				  "cannot be checkpointed: its ranks' "
 				  "connections are outside Storm; use "
 				  "BCS-MPI (--mpi bcs) for --checkpoint and "

@@ -40,6 +40,10 @@ static int env_has(char **e, size_t k, const char *name)
  * libbcsmpi under MPICH's sonames, so a binary built with mpicc.mpich
  * (asking for libmpich.so.12 or libmpi.so.12) runs on BCS-MPI unchanged;
  * what the user exported follows.  Returns the new count of e. */
+/* Room beyond the user's variables: 6 STORM_*, 4 BCS-MPI, 6 PMI, up to
+ * 32 of mpi_env, 5 of the allow-list, the NULL. */
+#define NM_ENV_EXTRA 64
+
 static size_t abi_path(const struct nm_launch *l, char **e, size_t k)
 {
 	static const char name[] = "LD_LIBRARY_PATH=";
@@ -75,8 +79,9 @@ static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
 	const st_manifest_t *m = j->m;
 	const struct nm_identity *id = j->ident;
 	size_t k = 0;
-	/* 6 STORM_*, 4 BCS-MPI, 3 PMI, 5 of the allow-list, the NULL */
-	char **e = calloc(m->envc + 19, sizeof(char *));
+	/* 6 STORM_*, 4 BCS-MPI, 6 PMI, the site's, 5 of the allow-list,
+	 * the NULL */
+	char **e = calloc(m->envc + NM_ENV_EXTRA, sizeof(char *));
 
 	if (!e)
 		return NULL;
@@ -107,6 +112,32 @@ static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
 	     asprintf(&e[k++], "PMI_RANK=%u", rank) < 0 ||
 	     asprintf(&e[k++], "PMI_SIZE=%u", m->ranks) < 0))
 		e[k - 1] = NULL;
+	/* Open MPI 4 as a foreign launcher starts it: its flux component
+	 * loads libstorm-pmi, which talks to the same server; its shared
+	 * memory goes in the job's directory here (two nodes of one host,
+	 * as a local cluster has, must not meet in /dev/shm) */
+	if (j->ranks[local].pmi_fd >= 0 && m->mpi == ST_MPI_PMIX &&
+	    (asprintf(&e[k++], "FLUX_JOB_ID=%u", j->id) < 0 ||
+	     asprintf(&e[k++], "FLUX_PMI_LIBRARY_PATH=%s",
+		      l->pmi_library ? l->pmi_library : "") < 0 ||
+	     asprintf(&e[k++], "OMPI_MCA_btl_vader_backing_directory=%s",
+		      j->dir) < 0))
+		e[k - 1] = NULL;
+	/* the site's, where the user set nothing */
+	for (const char *w = l->mpi_env; j->ranks[local].pmi_fd >= 0 && w &&
+	     *w && k < m->envc + NM_ENV_EXTRA - 6;) {
+		size_t n = strcspn(w, " \t"), eq = strcspn(w, "=");
+		char *name;
+
+		if (n && eq < n && (name = strndup(w, eq))) {
+			if (!env_has(e, k, name) &&
+			    !(e[k++] = strndup(w, n)))
+				k--;
+			free(name);
+		}
+		w += n;
+		w += strspn(w, " \t");
+	}
 	{
 		/* the allow-list, where the user did not export it */
 		const char *const allow[][2] = {

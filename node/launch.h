@@ -27,6 +27,9 @@ struct nm_launch {
 	/* BCS-MPI under MPICH's sonames, first on a BCS-MPI job's
 	 * LD_LIBRARY_PATH ("" or NULL: not set) */
 	const char *mpich_abi_dir;
+	/* libstorm-pmi, for Open MPI's ranks (FLUX_PMI_LIBRARY_PATH), and
+	 * the site's K=V words for every PMI job's ranks */
+	const char *pmi_library, *mpi_env;
 	/* cpu binding: the cpus a rank may be bound to, by index (the
 	 * scheduler's column on this node); ncpus 0: no binding */
 	int cpus[1024];

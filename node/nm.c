@@ -742,7 +742,7 @@ static int pmi_open(struct nm *nm, struct nm_job *j, char *err,
 	uint32_t *ranks;
 	int *fds, rc;
 
-	if (j->m->mpi != ST_MPI_PMI1)
+	if (j->m->mpi != ST_MPI_PMI1 && j->m->mpi != ST_MPI_PMIX)
 		return 0;
 	ranks = calloc(j->nlocal + 1, sizeof(*ranks));
 	fds = calloc(j->nlocal + 1, sizeof(*fds));
@@ -1496,6 +1496,8 @@ int main(int argc, char **argv)
 	nm.launch.node_id = sp_node_id(nm.w);
 	nm.launch.node = nm.host->name;
 	nm.launch.mpich_abi_dir = nm.cfg.mpich_abi_dir;
+	nm.launch.pmi_library = nm.cfg.pmi_library;
+	nm.launch.mpi_env = nm.cfg.mpi_env;
 	cpu_binding(&nm);
 	nm_ring_init(&nm.ring, nm.w, &nm.lay, nm.host->name, &ring_ops, &nm);
 	nm.nfd = sp_notify_fd(nm.w);

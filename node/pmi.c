@@ -520,6 +520,10 @@ static int split(struct req *r, const char *line, size_t len)
 				eq = i;
 		if (!eq || eq == s)
 			return -1;
+		/* value= comes last and may hold spaces (Open MPI's
+		 * encoding does): it runs to the end of the line */
+		if (eq - s == 5 && !memcmp(line + s, "value", 5))
+			i = len;
 		r->k[r->n] = line + s;
 		r->kl[r->n] = eq - s;
 		r->v[r->n] = line + eq + 1;

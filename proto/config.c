@@ -326,6 +326,34 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		return copy_str(p, k, v, c->ckpt_shared_dir,
 				sizeof(c->ckpt_shared_dir));
 	}
+	if (!strcmp(k, "pmi_library")) {
+		if (v[0] != '/') {
+			perr(p, "pmi_library = \"%s\": want an absolute path "
+			     "(libstorm-pmi.so.0, which Open MPI's ranks load)",
+			     v);
+			return 0;
+		}
+		return copy_str(p, k, v, c->pmi_library,
+				sizeof(c->pmi_library));
+	}
+	if (!strcmp(k, "mpi_env")) {
+		/* words K=V, K a variable name */
+		for (const char *w = v; *w;) {
+			size_t n = strcspn(w, " \t"), e = strcspn(w, "=");
+
+			if (n && (e == 0 || e >= n ||
+				  strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					 "abcdefghijklmnopqrstuvwxyz"
+					 "0123456789_") != e)) {
+				perr(p, "mpi_env = \"%s\": want words "
+				     "NAME=VALUE separated by spaces", v);
+				return 0;
+			}
+			w += n;
+			w += strspn(w, " \t");
+		}
+		return copy_str(p, k, v, c->mpi_env, sizeof(c->mpi_env));
+	}
 	if (!strcmp(k, "mpich_abi_dir")) {
 		if (v[0] != '/') {
 			perr(p, "mpich_abi_dir = \"%s\": want an absolute path "
@@ -474,6 +502,8 @@ static void defaults(st_config_t *c)
 	strcpy(c->cpu_bind, "auto");
 	snprintf(c->mpich_abi_dir, sizeof(c->mpich_abi_dir), "%s",
 		 STORM_MPICH_ABI_DIR);
+	snprintf(c->pmi_library, sizeof(c->pmi_library), "%s",
+		 STORM_PMI_LIBRARY);
 	c->kill_grace_ms = 10000;
 	strcpy(c->state_dir, "/var/lib/storm");
 	strcpy(c->replication, "auto");

@@ -538,7 +538,7 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 		/* an older manager's (SMF2) ends here: no MPI */
 		if (!r.bad && magic == MF_MAGIC3) {
 			n = rd_n(&r, 1);
-			if (n > ST_MPI_PMI1)
+			if (n > ST_MPI_PMIX)
 				r.bad = 1;
 			m->mpi = (uint8_t)n;
 		}

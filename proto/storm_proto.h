@@ -100,6 +100,10 @@ typedef struct st_config {
 	uint32_t max_input_mib;   /* a job's program and files, at most */
 	char cgroup[16];          /* auto | none: jobs in per-job cgroups */
 	char cpu_bind[16];        /* auto | none: ranks bound to their cpus */
+	char pmi_library[1024];   /* libstorm-pmi, for Open MPI's ranks
+				   * (FLUX_PMI_LIBRARY_PATH) */
+	char mpi_env[1024];       /* K=V words: the environment of every
+				   * rank of a pmi1 or pmix job */
 	char mpich_abi_dir[1024]; /* libmpich.so.12 and libmpi.so.12 (BCS-MPI
 				   * under MPICH's sonames): first on a
 				   * BCS-MPI job's LD_LIBRARY_PATH */

@@ -114,7 +114,8 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 	if (o && j->mpi != MM_MPI_NONE)
 		json_object_set_new(o, "mpi", json_string(
 			j->mpi == MM_MPI_BCS_ARRIVAL ? "bcs (arrival order)" :
-			j->mpi == MM_MPI_PMI1 ? "pmi1" : "bcs"));
+			j->mpi == MM_MPI_PMI1 ? "pmi1" :
+			j->mpi == MM_MPI_PMIX ? "pmix" : "bcs"));
 	/* its checkpoints (docs/checkpoint.md): the committed epochs,
 	 * the one being taken, why the last one failed */
 	if (o && (j->nckpts || j->ckpt_want || j->ckpt_error[0])) {

@@ -431,14 +431,15 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 								    "mpi"));
 
 		if (!mpi || (strcmp(mpi, "none") && strcmp(mpi, "bcs") &&
-			     strcmp(mpi, "pmi1"))) {
+			     strcmp(mpi, "pmi1") && strcmp(mpi, "pmix"))) {
 			mmd_client_reply_err(c, EINVAL, "request: \"mpi\" "
-					     "must be \"none\", \"bcs\" or "
-					     "\"pmi1\"");
+					     "must be \"none\", \"bcs\", "
+					     "\"pmi1\" or \"pmix\"");
 			goto out;
 		}
 		spec.mpi = !strcmp(mpi, "bcs") ? MM_MPI_BCS :
-			   !strcmp(mpi, "pmi1") ? MM_MPI_PMI1 : MM_MPI_NONE;
+			   !strcmp(mpi, "pmi1") ? MM_MPI_PMI1 :
+			   !strcmp(mpi, "pmix") ? MM_MPI_PMIX : MM_MPI_NONE;
 	}
 	if (json_object_get(job, "bcs_order")) {
 		const char *o = json_string_value(json_object_get(job,

@@ -404,7 +404,12 @@ class Lab:
                  "log = %s/storm.log" % d, "log_level = %s" % log_level,
                  # BCS-MPI under MPICH's sonames, from this build tree
                  "mpich_abi_dir = %s" % os.path.join(
-                     os.path.abspath(build), "bcsmpi", "abi")]
+                     os.path.abspath(build), "bcsmpi", "abi"),
+                 # Open MPI's ranks: libstorm-pmi from this build, and
+                 # its TCP transport allowed on loopback
+                 "pmi_library = %s" % os.path.join(
+                     os.path.abspath(build), "node", "libstorm-pmi.so.0"),
+                 "mpi_env = OMPI_MCA_btl_tcp_if_include=lo"]
         if managers > 1:
             lines.append("replication = corosync")
         lines += list(extra)
