@@ -141,8 +141,8 @@ void sc_print_cmd_help(const struct sc_cmd *cmd)
 	wrap(stdout, 0, 0, cmd->description);
 	printf("\nOptions:\n");
 	print_opts(stdout, cmd->opts, true);
-	printf("\nGlobal options go before the command; see "
-	       "'stormctl help'.\n");
+	printf("\nGlobal options (see 'stormctl help') go before the "
+	       "command or among its options.\n");
 }
 
 void sc_print_help(void)

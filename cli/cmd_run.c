@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -191,6 +192,59 @@ static uint64_t parse_size_or_die(const char *cmd, const char *v)
 	return (uint64_t)n << shift;
 }
 
+/* -t/--time in Slurm's syntax: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM,
+ * D-HH:MM:SS (a bare number is minutes); "unlimited" is none (0).  In
+ * milliseconds. */
+static uint64_t parse_slurm_time_or_die(const char *cmd, const char *v)
+{
+	unsigned long long f[4] = { 0 }, days = 0, s;
+	const char *p = v, *dash = strchr(v, '-');
+	int n = 0;
+
+	if (!strcasecmp(v, "unlimited") || !strcasecmp(v, "infinite"))
+		return 0;
+	if (dash) {
+		char *end;
+
+		errno = 0;
+		days = strtoull(v, &end, 10);
+		if (end != dash || errno || dash == v)
+			goto bad;
+		p = dash + 1;
+	}
+	for (;;) {
+		char *end;
+
+		if (n == 3 || *p < '0' || *p > '9')
+			goto bad;
+		errno = 0;
+		f[n++] = strtoull(p, &end, 10);
+		if (errno || f[n - 1] > 1000000000ull)
+			goto bad;
+		if (!*end)
+			break;
+		if (*end != ':')
+			goto bad;
+		p = end + 1;
+	}
+	if (dash) /* D-HH, D-HH:MM, D-HH:MM:SS */
+		s = days * 86400 + f[0] * 3600 + f[1] * 60 + f[2];
+	else if (n == 1) /* MM */
+		s = f[0] * 60;
+	else if (n == 2) /* MM:SS */
+		s = f[0] * 60 + f[1];
+	else /* HH:MM:SS */
+		s = f[0] * 3600 + f[1] * 60 + f[2];
+	if (days > 100000 || s == 0 || s > MAX_TIME_LIMIT_MS / 1000)
+		goto bad;
+	return s * 1000;
+bad:
+	sc_die(SC_EXIT_USAGE, "%s: option -t (--time): '%s' is not a time "
+	       "limit: MM (minutes), MM:SS, HH:MM:SS, D-HH, D-HH:MM or "
+	       "D-HH:MM:SS, more than zero (or unlimited); --time-limit "
+	       "takes milliseconds", cmd, v);
+}
+
 /* Build {"op": op, "job": {...}} from the command line.  Shared by run and
  * submit; only submit accepts -o/-e, and the table ensures run never sees
  * them. */
@@ -255,6 +309,7 @@ static json_t *build_request(const struct sc_cmd *cmd,
 	const char *name = NULL;
 	char *cwd, *prog;
 	uint64_t time_limit = 0, mem = 0;
+	char *chdir_to = NULL;
 
 	cwd = getcwd(NULL, 0);
 	if (!cwd)
@@ -335,6 +390,16 @@ static json_t *build_request(const struct sc_cmd *cmd,
 			time_limit = sc_number_or_die(cmd->name,
 						      "option --time-limit", v,
 						      1, MAX_TIME_LIMIT_MS);
+			break;
+		case 't':
+			time_limit = parse_slurm_time_or_die(cmd->name, v);
+			break;
+		case SC_OPT_CHDIR:
+			if (!v[0])
+				sc_die(SC_EXIT_USAGE, "%s: option --chdir: "
+				       "empty directory", cmd->name);
+			free(chdir_to);
+			chdir_to = absolute(cwd, v);
 			break;
 		case SC_OPT_MEM:
 			mem = parse_size_or_die(cmd->name, v);
@@ -443,7 +508,10 @@ static json_t *build_request(const struct sc_cmd *cmd,
 	json_object_set_new(job, "ranks", json_integer(jo->ranks));
 	json_object_set_new(job, "env", env);
 	json_object_set_new(job, "cwd",
-			    jtext(cmd->name, "the current directory", cwd));
+			    jtext(cmd->name, chdir_to ? "option --chdir" :
+				  "the current directory",
+				  chdir_to ? chdir_to : cwd));
+	free(chdir_to);
 	json_object_set_new(job, "files", files);
 	json_object_set_new(job, "time_limit_ms",
 			    json_integer((json_int_t)time_limit));

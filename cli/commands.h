@@ -41,6 +41,7 @@ enum {
 	SC_OPT_EPOCH,
 	SC_OPT_CHECKPOINT,
 	SC_OPT_REQUEUE,
+	SC_OPT_CHDIR,
 };
 
 /** One option.  The list ends with an all-zero record. */
@@ -153,9 +154,16 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	{ SC_OPT_EXPORT, "export", "K=V",                                    \
 	  "Add K=V to the job's environment; --export K passes this "        \
 	  "shell's value of K.  Repeatable; nothing else is exported." },    \
+	{ 't', "time", "TIME",                                               \
+	  "End the job as FAILED once it has run this long, in Slurm's "     \
+	  "syntax: MM (a bare number is minutes), MM:SS, HH:MM:SS, "         \
+	  "D-HH, D-HH:MM or D-HH:MM:SS (without it or --time-limit: no "    \
+	  "limit)." },                                                       \
 	{ SC_OPT_TIME_LIMIT, "time-limit", "MS",                             \
-	  "End the job as FAILED once it has run MS milliseconds (1 or "     \
-	  "more; without the option: no limit)." },                          \
+	  "The same limit in milliseconds (1 or more)." },                   \
+	{ SC_OPT_CHDIR, "chdir", "DIR",                                      \
+	  "Run the ranks in DIR (made absolute here; default: the current " \
+	  "directory).  Each node enters it as you." },                      \
 	{ SC_OPT_MEM, "mem", "SIZE",                                         \
 	  "Limit the memory of the job's processes on each node to SIZE "    \
 	  "(a number of MiB, or with a suffix K, M, G or T); a job over it " \

@@ -44,7 +44,7 @@ static const struct sc_opt help_opt = { 'h', "help", NULL, NULL };
 struct getopt_spec {
 	char sopts[128];
 	size_t ns;
-	struct option lopts[48];
+	struct option lopts[64];
 	int nl;
 };
 
@@ -121,6 +121,69 @@ static int parse_opts(const struct sc_cmd *cmd, const struct sc_opt *opts,
 	return optind;
 }
 
+/* A global option's effect, wherever it was given. */
+static void apply_global(sc_ctx_t *ctx, int id, const char *v)
+{
+	switch (id) {
+	case SC_OPT_CONFIG:
+		ctx->c.config_path = v;
+		break;
+	case SC_OPT_SOCKET:
+		ctx->c.socket_path = v;
+		break;
+	case SC_OPT_MANAGER:
+		ctx->c.manager = v;
+		break;
+	case SC_OPT_MANAGERS:
+		ctx->c.managers = v;
+		break;
+	case SC_OPT_JSON:
+		ctx->json = true;
+		break;
+	case SC_OPT_TIMEOUT:
+		ctx->c.timeout_ms = (int)sc_number_or_die(
+			NULL, "option --timeout", v, 1, MAX_TIMEOUT_MS);
+		break;
+	case SC_OPT_VERSION:
+		printf("stormctl (Storm) %s\n", STORM_VERSION);
+		sc_exit(SC_EXIT_OK);
+	}
+}
+
+/* A command's options and the global long options it does not name
+ * itself, so that `stormctl queue --json` means what it says. */
+static struct sc_opt *with_globals(const struct sc_opt *opts)
+{
+	size_t n = 0, k = 0;
+	struct sc_opt *all;
+
+	while (opts[n].id)
+		n++;
+	for (const struct sc_opt *g = sc_global_opts; g->id; g++)
+		k++;
+	if (!(all = calloc(n + k + 1, sizeof(*all))))
+		sc_die(SC_EXIT_FAILED, "out of memory");
+	memcpy(all, opts, n * sizeof(*all));
+	k = n;
+	for (const struct sc_opt *g = sc_global_opts; g->id; g++) {
+		bool clash = g->id < 256; /* -h is each command's own */
+
+		for (size_t i = 0; i < n && !clash; i++)
+			clash = opts[i].name && !strcmp(opts[i].name, g->name);
+		if (!clash)
+			all[k++] = *g;
+	}
+	return all;
+}
+
+static bool is_global(int id)
+{
+	for (const struct sc_opt *g = sc_global_opts; g->id; g++)
+		if (g->id == id && id >= 256)
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	sc_ctx_t ctx = { 0 };
@@ -137,35 +200,11 @@ int main(int argc, char **argv)
 
 	first = parse_opts(NULL, sc_global_opts, true, argc, argv, &g);
 	for (int i = 0; i < g.nopts; i++) {
-		const char *v = g.opts[i].val;
-
-		switch (g.opts[i].id) {
-		case SC_OPT_CONFIG:
-			ctx.c.config_path = v;
-			break;
-		case SC_OPT_SOCKET:
-			ctx.c.socket_path = v;
-			break;
-		case SC_OPT_MANAGER:
-			ctx.c.manager = v;
-			break;
-		case SC_OPT_MANAGERS:
-			ctx.c.managers = v;
-			break;
-		case SC_OPT_JSON:
-			ctx.json = true;
-			break;
-		case SC_OPT_TIMEOUT:
-			ctx.c.timeout_ms = (int)sc_number_or_die(
-				NULL, "option --timeout", v, 1, MAX_TIMEOUT_MS);
-			break;
-		case SC_OPT_VERSION:
-			printf("stormctl (Storm) %s\n", STORM_VERSION);
-			sc_exit(SC_EXIT_OK);
-		case 'h':
+		if (g.opts[i].id == 'h') {
 			sc_print_help();
 			sc_exit(SC_EXIT_OK);
 		}
+		apply_global(&ctx, g.opts[i].id, g.opts[i].val);
 	}
 	free(g.opts);
 	if (first >= argc)
@@ -179,12 +218,26 @@ int main(int argc, char **argv)
 	/* The command's own argv starts at its name, as getopt expects. */
 	argc -= first;
 	argv += first;
-	first = parse_opts(cmd, cmd->opts, cmd->options_first, argc, argv, &a);
-	for (int i = 0; i < a.nopts; i++) {
-		if (a.opts[i].id == 'h') {
-			sc_print_cmd_help(cmd);
-			sc_exit(SC_EXIT_OK);
+	{
+		struct sc_opt *all = with_globals(cmd->opts);
+		int k = 0;
+
+		first = parse_opts(cmd, all, cmd->options_first, argc, argv,
+				   &a);
+		free(all);
+		/* the global ones apply here and leave the command's list */
+		for (int i = 0; i < a.nopts; i++) {
+			if (a.opts[i].id == 'h') {
+				sc_print_cmd_help(cmd);
+				sc_exit(SC_EXIT_OK);
+			}
+			if (is_global(a.opts[i].id))
+				apply_global(&ctx, a.opts[i].id,
+					     a.opts[i].val);
+			else
+				a.opts[k++] = a.opts[i];
 		}
+		a.nopts = k;
 	}
 	a.operands = argv + first;
 	a.noperands = argc - first;

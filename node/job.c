@@ -29,6 +29,7 @@ void nm_job_free(struct nm_job *j)
 		return;
 	nm_output_free(j->out);
 	st_manifest_free(j->m);
+	free(j->nodelist);
 	free(j->ranks);
 	free(j->ident);
 	free(j);

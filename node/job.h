@@ -64,6 +64,9 @@ struct nm_job {
 	uint64_t kill_timer; /* the node manager's timer for it (0 none) */
 	int bcs_fd;        /* its BCS-MPI segment (the engine's), or -1:
 			    * each rank inherits it (launch.c) */
+	char *nodelist;    /* its nodes' names, in the order of their first
+			    * rank (STORM_NODELIST), once started */
+	uint32_t node_index; /* this node's place in it (STORM_NODEID) */
 	int pmi;           /* a PMI-1 job: its server is open here
 			    * (pmi_node.h) */
 	int bcs_bell;      /* its doorbell (the engine's), or -1: each rank

@@ -40,7 +40,7 @@ static int env_has(char **e, size_t k, const char *name)
  * libbcsmpi under MPICH's sonames, so a binary built with mpicc.mpich
  * (asking for libmpich.so.12 or libmpi.so.12) runs on BCS-MPI unchanged;
  * what the user exported follows.  Returns the new count of e. */
-/* Room beyond the user's variables: 6 STORM_*, 4 BCS-MPI, 6 PMI, up to
+/* Room beyond the user's variables: 8 STORM_*, 4 BCS-MPI, 6 PMI, up to
  * 32 of mpi_env, 5 of the allow-list, the NULL. */
 #define NM_ENV_EXTRA 64
 
@@ -90,7 +90,10 @@ static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
 	if (asprintf(&e[k++], "STORM_JOB_ID=%u", j->id) < 0 ||
 	    asprintf(&e[k++], "STORM_RANK=%u", rank) < 0 ||
 	    asprintf(&e[k++], "STORM_SIZE=%u", m->ranks) < 0 ||
-	    asprintf(&e[k++], "STORM_NODEID=%u", l->node_id) < 0 ||
+	    asprintf(&e[k++], "STORM_NODEID=%u", j->node_index) < 0 ||
+	    asprintf(&e[k++], "STORM_LOCALID=%u", local) < 0 ||
+	    asprintf(&e[k++], "STORM_NODELIST=%s",
+		     j->nodelist ? j->nodelist : l->node) < 0 ||
 	    asprintf(&e[k++], "STORM_NODENAME=%s", l->node) < 0 ||
 	    asprintf(&e[k++], "STORM_JOB_DIR=%s", j->dir) < 0)
 		e[k - 1] = NULL;
@@ -171,10 +174,20 @@ static void free_env(char **e)
 	free(e);
 }
 
+/* Why the last vfork'd child failed before its exec: it shares our
+ * memory until then, so the parent reads what it set here. */
+static struct {
+	const char *what, *path;
+	int err;
+} child_err;
+
 static void child_fail(const char *what, const char *path)
 {
 	const char *why = strerror(errno);
 
+	child_err.what = what;
+	child_err.path = path;
+	child_err.err = errno;
 	/* async-signal-safe: the parent's memory is shared until exec */
 	if (write(2, "storm-nm: ", 10) < 0 || write(2, what, strlen(what)) < 0 ||
 	    write(2, path, strlen(path)) < 0 || write(2, ": ", 2) < 0 ||
@@ -215,6 +228,7 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 	if (bound)
 		CPU_SET(l->cpus[m->rank_cpu[rank]], &bind);
 	sigfillset(&all);
+	child_err.what = NULL;
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pid = vfork();
 	if (pid == 0) {
@@ -246,6 +260,12 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 			_exit(127);
 		dup2(out, 1);
 		dup2(err, 2);
+		/* stdin: nothing (never the daemon's own) */
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (nul < 0 || (nul == 0 ? fcntl(0, F_SETFD, 0) :
+				dup2(nul, 0)) < 0)
+			child_fail("cannot open /dev/null as stdin for ", prog);
 		/* a BCS-MPI rank's memory is written by the engine (root)
 		 * through its pid: it may never become a more privileged
 		 * process (a set-uid program) under that pid */
@@ -304,6 +324,11 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	free_env(envp);
 	free(argv);
+	if (pid > 0 && child_err.what) { /* it never ran the program */
+		waitpid(pid, NULL, 0);
+		errno = child_err.err ? child_err.err : ECHILD;
+		return -1;
+	}
 	return pid;
 }
 
@@ -385,8 +410,13 @@ int nm_launch_start(const struct nm_launch *l, struct nm_job *j, int traced,
 	return 0;
 fail:
 	e = errno;
-	snprintf(err, errlen, "node %s: cannot start job %u: %s", l->node,
-		 j->id, strerror(e));
+	if (child_err.what) /* the rank's own step, as the job's user */
+		snprintf(err, errlen, "node %s: cannot start job %u: %s%s: %s",
+			 l->node, j->id, child_err.what, child_err.path,
+			 strerror(e));
+	else
+		snprintf(err, errlen, "node %s: cannot start job %u: %s",
+			 l->node, j->id, strerror(e));
 	/* the ranks started so far are killed (and reaped as usual) */
 	for (uint32_t i = 0; i < j->nlocal; i++)
 		for (int s = 0; s < 2; s++) {

@@ -789,6 +789,54 @@ static void pmi_close(struct nm *nm, struct nm_job *j)
 	j->pmi = 0;
 }
 
+/* The job's nodes by name, in the order of their first rank (as PMI
+ * numbers them too), and this node's place among them. */
+static int job_nodelist(struct nm *nm, struct nm_job *j)
+{
+	const st_manifest_t *m = j->m;
+	size_t len = 0, cap = 256;
+	uint32_t nseen = 0, *seen = calloc(m->ranks + 1, sizeof(*seen));
+	char *s = malloc(cap);
+
+	if (!seen || !s)
+		goto fail;
+	s[0] = 0;
+	for (uint32_t r = 0; r < m->ranks; r++) {
+		uint32_t w = m->rank_node[r], k;
+		const char *name;
+		size_t n;
+
+		for (k = 0; k < nseen && seen[k] != w; k++)
+			;
+		if (k < nseen)
+			continue;
+		seen[nseen++] = w;
+		if (w == nm->self)
+			j->node_index = k;
+		name = w >= nm->cfg.nmanagers &&
+		       w - nm->cfg.nmanagers < nm->cfg.nnodes ?
+		       nm->cfg.nodes[w - nm->cfg.nmanagers].name : "?";
+		n = strlen(name);
+		while (len + n + 2 > cap) {
+			char *t = realloc(s, cap * 2);
+
+			if (!t)
+				goto fail;
+			s = t;
+			cap *= 2;
+		}
+		len += (size_t)sprintf(s + len, "%s%s", len ? "," : "", name);
+	}
+	free(seen);
+	free(j->nodelist);
+	j->nodelist = s;
+	return 0;
+fail:
+	free(seen);
+	free(s);
+	return -ENOMEM;
+}
+
 static void job_start(struct nm *nm, struct nm_job *j)
 {
 	char err[1536];
@@ -796,7 +844,7 @@ static void job_start(struct nm *nm, struct nm_job *j)
 	qb_log(LOG_DEBUG, "job %u: RUN at slice %llu", j->id,
 	       (unsigned long long)nm->slice);
 	if (nm_launch_identity(&nm->launch, j, err, sizeof(err)) ||
-	    (nm_job_place(j, nm->launch.node_id) &&
+	    ((nm_job_place(j, nm->launch.node_id) || job_nodelist(nm, j)) &&
 	     snprintf(err, sizeof(err), "out of memory") > 0) ||
 	    nm_output_open(j, nm->launch.node_id, nm->host->name, err,
 			   sizeof(err)) ||

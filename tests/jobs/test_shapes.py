@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Job shapes and the command line as Slurm users expect them, on a real
+local cluster (3 node managers x 2 cpus, one manager).
+
+Usage: test_shapes.py BUILD TEST
+
+  env      each rank's STORM_NODEID (its node's place in the job, in
+           the order of the nodes' first ranks), STORM_LOCALID (its place
+           on its node) and STORM_NODELIST (the job's nodes by name);
+  time     -t in Slurm's syntax becomes the job's limit (MM, MM:SS,
+           HH:MM:SS, D-HH, D-HH:MM:SS; a bare number is minutes);
+           --time-limit MS still works; a job over its limit ends FAILED;
+           bad values are refused with exit 2 and the syntax;
+  chdir    --chdir DIR runs the ranks there (relative: from here); a
+           directory that does not exist fails the job naming it;
+  globals  global options after the command (`queue --json`, `run
+           --json`... , `--config` last) mean what they mean before it.
+
+Exit: 0 pass, 1 fail, 77 skipped (not root).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "harness"))
+import stormlab  # noqa: E402
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def ctl(lab, args, timeout=60, cwd=None, config_last=False):
+    argv = [os.path.join(os.path.abspath(lab.build), "cli/stormctl")]
+    argv += args + ["--config", lab.conf] if config_last else \
+        ["--config", lab.conf] + args
+    return subprocess.run(argv, capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd)
+
+
+def last_job(lab):
+    return max(j["id"] for j in lab.queue(0))
+
+
+def show(lab, job):
+    return stormlab.call(lab.sock(0), {"op": "show", "job": int(job)})["job"]
+
+
+def test_env(lab):
+    r = ctl(lab, ["run", "-n", "5", "-l", "/bin/sh", "-c",
+                  "echo $STORM_NODEID $STORM_LOCALID $STORM_NODELIST"])
+    got = sorted(r.stdout.splitlines())
+    want = ["0: 0 0 nm1,nm2,nm3", "1: 0 1 nm1,nm2,nm3",
+            "2: 1 0 nm1,nm2,nm3", "3: 1 1 nm1,nm2,nm3",
+            "4: 2 0 nm1,nm2,nm3"]
+    check(r.returncode == 0 and got == want,
+          "STORM_* per rank: exit %d\n%s\n%s" % (r.returncode, r.stdout,
+                                                r.stderr))
+    print("env: %s" % "; ".join(got))
+
+
+def test_time(lab):
+    for arg, ms in (("90", 90 * 60000), ("1:30", 90000),
+                    ("2:00:05", 7205000), ("1-2", 93600000),
+                    ("1-02:03:04", 93784000)):
+        r = ctl(lab, ["run", "-t", arg, "/bin/true"])
+        j = show(lab, last_job(lab))
+        check(r.returncode == 0 and j.get("time_limit_ms") == ms,
+              "-t %s: want %d ms, job %s" % (arg, ms, j))
+    r = ctl(lab, ["run", "--time-limit", "1500", "/bin/true"])
+    check(show(lab, last_job(lab)).get("time_limit_ms") == 1500,
+          "--time-limit 1500")
+    for bad in ("0", "1:2:3:4", "x", "1-", "-5", "1:xx", ""):
+        r = ctl(lab, ["run", "-t", bad, "/bin/true"])
+        check(r.returncode == 2 and "is not a time limit" in r.stderr and
+              "HH:MM:SS" in r.stderr,
+              "-t %r: exit %d %s" % (bad, r.returncode, r.stderr))
+    # one second, then FAILED for its limit
+    r = ctl(lab, ["run", "-t", "0:01", "/bin/sleep", "30"], timeout=60)
+    j = show(lab, last_job(lab))
+    check(r.returncode != 0 and j["state"] == "FAILED" and
+          "time limit" in j.get("reason", ""), "over -t 0:01: %s" % j)
+    print("time: -t forms and their limits right; over the limit: %s" %
+          j.get("reason"))
+
+
+def test_chdir(lab):
+    d = tempfile.mkdtemp(prefix="chdir-", dir=lab.dir)
+    os.chmod(d, 0o755)
+    r = ctl(lab, ["run", "--chdir", os.path.basename(d), "/bin/pwd"],
+            cwd=lab.dir)
+    check(r.returncode == 0 and r.stdout.strip() == d,
+          "--chdir relative: exit %d %r %s" % (r.returncode, r.stdout,
+                                              r.stderr))
+    r = ctl(lab, ["run", "--chdir", "/nonexistent-dir", "/bin/pwd"])
+    j = show(lab, last_job(lab))
+    check(r.returncode != 0 and j["state"] == "FAILED" and
+          "cannot enter /nonexistent-dir: No such file or directory" in
+          j.get("reason", ""),
+          "--chdir to nothing: exit %d, job %s %s" % (r.returncode, j,
+                                                     r.stderr))
+    print("chdir: ran in %s; a missing one: %s" % (d, j.get("reason")))
+
+
+def test_globals(lab):
+    r = ctl(lab, ["queue", "--json"])
+    check(r.returncode == 0 and json.loads(r.stdout).get("ok") is True,
+          "queue --json: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+    r = ctl(lab, ["nodes", "--json"], config_last=True)
+    check(r.returncode == 0 and len(json.loads(r.stdout)["nodes"]) == 3,
+          "nodes --json --config: %d %s %s" % (r.returncode, r.stdout,
+                                               r.stderr))
+    # after the program, words are the program's
+    r = ctl(lab, ["run", "/bin/echo", "--json"])
+    check(r.returncode == 0 and r.stdout.strip() == "--json",
+          "run /bin/echo --json: %r" % r.stdout)
+    r = ctl(lab, ["queue", "--bogus"])
+    check(r.returncode == 2 and "--bogus" in r.stderr, r.stderr)
+    print("globals: queue --json, nodes --json --config, run PROG --json "
+          "(the program's)")
+
+
+TESTS = {"env": test_env, "time": test_time, "chdir": test_chdir,
+         "globals": test_globals}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[2] not in TESTS:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if os.geteuid() != 0:
+        print("SKIP: needs root (daemons as root)", file=sys.stderr)
+        return 77
+    build, name = sys.argv[1], sys.argv[2]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("SIGTERM"))
+    stormlab.run_in_private_netns()
+    d = tempfile.mkdtemp(prefix="storm-shapes-")
+    os.chmod(d, 0o755)
+    return stormlab.run_test(
+        name, d, lambda: stormlab.Lab(build, d, managers=1, nodes=3, cpus=2),
+        TESTS[name])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
