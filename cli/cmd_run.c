@@ -272,6 +272,112 @@ static json_t *parse_interval_or_die(const char *cmd, const char *v)
 	return json_integer((json_int_t)(n * mult));
 }
 
+/* ---- the environment (--export) ----------------------------------------- */
+
+extern char **environ;
+
+/* Variables Storm sets in every rank: never taken from here. */
+static bool storm_sets(const char *kv)
+{
+	static const char *const exact[] = {
+		"PMI_FD=", "PMI_RANK=", "PMI_SIZE=", "FLUX_JOB_ID=",
+		"FLUX_PMI_LIBRARY_PATH=",
+	};
+
+	if (!strncmp(kv, "STORM_", 6))
+		return true;
+	for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)
+		if (!strncmp(kv, exact[i], strlen(exact[i])))
+			return true;
+	return false;
+}
+
+static bool name_start(const char *p)
+{
+	if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+	      *p == '_'))
+		return false;
+	while ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+	       (*p >= '0' && *p <= '9') || *p == '_')
+		p++;
+	return *p == '=' || *p == ',' || !*p;
+}
+
+/* Every variable of this process's environment but Storm's own. */
+static void export_environ(const char *cmd, json_t *env)
+{
+	for (char **e = environ; e && *e; e++) {
+		json_t *s;
+
+		if (!strchr(*e, '=') || storm_sets(*e))
+			continue;
+		/* a variable that is not UTF-8 stays here, said once */
+		if (!(s = json_string(*e))) {
+			fprintf(stderr, "stormctl: %s: not exported (not "
+				"UTF-8): %.*s\n", cmd,
+				(int)strcspn(*e, "="), *e);
+			continue;
+		}
+		json_array_append_new(env, s);
+	}
+}
+
+/* One --export: as srun, ALL, NONE, or NAME[=VALUE] words separated by
+ * commas (a comma followed by anything but a name belongs to the value:
+ * CUDA_VISIBLE_DEVICES=0,1).  Any --export without ALL exports only what
+ * the options name. */
+static void export_opt(const char *cmd, const char *v, json_t *env,
+		       int *all)
+{
+	if (*all < 0)
+		*all = 0;
+	if (!v[0])
+		sc_die(SC_EXIT_USAGE, "%s: option --export: empty (want ALL, "
+		       "NONE, or NAME[=VALUE] words separated by commas)",
+		       cmd);
+	for (const char *p = v; *p;) {
+		const char *end = p, *eq;
+		char *word, *kv = NULL;
+
+		/* the word ends at a comma that starts another name */
+		while (*end && !(*end == ',' && name_start(end + 1)))
+			end++;
+		if (!(word = strndup(p, (size_t)(end - p))))
+			sc_die(SC_EXIT_FAILED, "out of memory");
+		eq = strchr(word, '=');
+		if (!strcmp(word, "ALL")) {
+			*all = 1;
+		} else if (!strcmp(word, "NONE")) {
+			/* nothing more */
+		} else if (!name_start(word) || (eq && storm_sets(word))) {
+			sc_die(SC_EXIT_USAGE, "%s: option --export: '%s' is "
+			       "not ALL, NONE, NAME or NAME=VALUE%s", cmd,
+			       word, eq && storm_sets(word) ?
+			       " that Storm does not set itself" : "");
+		} else if (eq) {
+			kv = strdup(word);
+		} else {
+			const char *val = getenv(word);
+
+			if (!val)
+				sc_die(SC_EXIT_USAGE, "%s: option --export: %s "
+				       "is not set here; give --export "
+				       "%s=VALUE", cmd, word, word);
+			if (asprintf(&kv, "%s=%s", word, val) < 0)
+				kv = NULL;
+			if (!kv)
+				sc_die(SC_EXIT_FAILED, "out of memory");
+		}
+		if (kv)
+			json_array_append_new(env, jtext(cmd,
+							 "option --export",
+							 kv));
+		free(kv);
+		free(word);
+		p = *end ? end + 1 : end;
+	}
+}
+
 /* --mpi's default: what the program's libraries say it is. */
 static int mpi_lib(const char *lib, void *ctx)
 {
@@ -310,6 +416,7 @@ static json_t *build_request(const struct sc_cmd *cmd,
 	char *cwd, *prog;
 	uint64_t time_limit = 0, mem = 0;
 	char *chdir_to = NULL;
+	int export_all = -1; /* no --export yet: all, as srun does */
 
 	cwd = getcwd(NULL, 0);
 	if (!cwd)
@@ -353,39 +460,9 @@ static json_t *build_request(const struct sc_cmd *cmd,
 		case 'l':
 			jo->label = true;
 			break;
-		case SC_OPT_EXPORT: {
-			const char *eq = strchr(v, '=');
-			char *kv;
-
-			if (eq == v || !v[0])
-				sc_die(SC_EXIT_USAGE,
-				       "%s: option --export: '%s' has no "
-				       "variable name (want K=V or K)",
-				       cmd->name, v);
-			if (eq) {
-				kv = strdup(v);
-			} else {
-				const char *val = getenv(v);
-				size_t n;
-
-				if (!val)
-					sc_die(SC_EXIT_USAGE,
-					       "%s: option --export: %s is not "
-					       "set here; give --export "
-					       "%s=VALUE",
-					       cmd->name, v, v);
-				n = strlen(v) + strlen(val) + 2;
-				kv = malloc(n);
-				if (kv)
-					snprintf(kv, n, "%s=%s", v, val);
-			}
-			if (!kv)
-				sc_die(SC_EXIT_FAILED, "out of memory");
-			json_array_append_new(
-				env, jtext(cmd->name, "option --export", kv));
-			free(kv);
+		case SC_OPT_EXPORT:
+			export_opt(cmd->name, v, env, &export_all);
 			break;
-		}
 		case SC_OPT_TIME_LIMIT:
 			time_limit = sc_number_or_die(cmd->name,
 						      "option --time-limit", v,
@@ -482,6 +559,8 @@ static json_t *build_request(const struct sc_cmd *cmd,
 		}
 	}
 
+	if (export_all)
+		export_environ(cmd->name, env);
 	prog = resolve_program(cmd->name, cwd, a->operands[0]);
 	json_array_append_new(argv, jtext(cmd->name, "the program path", prog));
 	jo->nfds = 0;

@@ -151,9 +151,11 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	  "Run only on these node ids, a range list such as 1-3,7." },       \
 	{ 'l', "label", NULL,                                                \
 	  "Prefix every output line with its rank, as \"RANK: \"." },       \
-	{ SC_OPT_EXPORT, "export", "K=V",                                    \
-	  "Add K=V to the job's environment; --export K passes this "        \
-	  "shell's value of K.  Repeatable; nothing else is exported." },    \
+	{ SC_OPT_EXPORT, "export", "VARS",                                   \
+	  "The job's environment, as srun's: without the option, all of "   \
+	  "yours (but STORM_* and PMI_*); ALL, NONE, or NAME=VALUE and "     \
+	  "NAME (your value) words separated by commas.  Repeatable; "       \
+	  "without ALL only the variables named go." },                      \
 	{ 't', "time", "TIME",                                               \
 	  "End the job as FAILED once it has run this long, in Slurm's "     \
 	  "syntax: MM (a bare number is minutes), MM:SS, HH:MM:SS, "         \

@@ -40,6 +40,22 @@ static int env_has(char **e, size_t k, const char *name)
  * libbcsmpi under MPICH's sonames, so a binary built with mpicc.mpich
  * (asking for libmpich.so.12 or libmpi.so.12) runs on BCS-MPI unchanged;
  * what the user exported follows.  Returns the new count of e. */
+/* Variables Storm sets in a rank itself. */
+static int storm_sets(const char *kv)
+{
+	static const char *const exact[] = {
+		"PMI_FD=", "PMI_RANK=", "PMI_SIZE=", "FLUX_JOB_ID=",
+		"FLUX_PMI_LIBRARY_PATH=",
+	};
+
+	if (!strncmp(kv, "STORM_", 6))
+		return 1;
+	for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)
+		if (!strncmp(kv, exact[i], strlen(exact[i])))
+			return 1;
+	return 0;
+}
+
 /* Room beyond the user's variables: 8 STORM_*, 4 BCS-MPI, 6 PMI, up to
  * 32 of mpi_env, 5 of the allow-list, the NULL. */
 #define NM_ENV_EXTRA 64
@@ -85,8 +101,11 @@ static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
 
 	if (!e)
 		return NULL;
+	/* the user's, but never what Storm sets below (a job submitted
+	 * from inside another would carry the other's STORM_JOB_ID) */
 	for (uint32_t i = 0; i < m->envc; i++)
-		e[k++] = strdup(m->env[i]);
+		if (!storm_sets(m->env[i]))
+			e[k++] = strdup(m->env[i]);
 	if (asprintf(&e[k++], "STORM_JOB_ID=%u", j->id) < 0 ||
 	    asprintf(&e[k++], "STORM_RANK=%u", rank) < 0 ||
 	    asprintf(&e[k++], "STORM_SIZE=%u", m->ranks) < 0 ||

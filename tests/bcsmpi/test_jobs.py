@@ -242,7 +242,7 @@ def test_mpich_binary(lab):
               "got exit %d\n%s\n%s" % (export, want, r.returncode,
                                         r.stdout, r.stderr))
     # a job without --mpi=bcs keeps the user's alone
-    r = run(lab, ["run", "-n", "1", "/bin/sh", "-c",
+    r = run(lab, ["run", "--export=NONE", "-n", "1", "/bin/sh", "-c",
                   "echo LDP=${LD_LIBRARY_PATH-unset}"])
     check(r.returncode == 0 and "LDP=unset" in r.stdout,
           "a job without --mpi=bcs: LD_LIBRARY_PATH %s" % r.stdout)

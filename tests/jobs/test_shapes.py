@@ -13,6 +13,9 @@ Usage: test_shapes.py BUILD TEST
            bad values are refused with exit 2 and the syntax;
   chdir    --chdir DIR runs the ranks there (relative: from here); a
            directory that does not exist fails the job naming it;
+  export   the environment as srun's: all of the caller's by default
+           (but STORM_* and PMI_*: a job's own win), NONE, a list with
+           a comma inside a value, ALL plus one; bad words refused;
   globals  global options after the command (`queue --json`, `run
            --json`... , `--config` last) mean what they mean before it.
 
@@ -36,12 +39,12 @@ def check(cond, what):
         raise AssertionError(what)
 
 
-def ctl(lab, args, timeout=60, cwd=None, config_last=False):
+def ctl(lab, args, timeout=60, cwd=None, config_last=False, env=None):
     argv = [os.path.join(os.path.abspath(lab.build), "cli/stormctl")]
     argv += args + ["--config", lab.conf] if config_last else \
         ["--config", lab.conf] + args
     return subprocess.run(argv, capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd)
+                          timeout=timeout, cwd=cwd, env=env)
 
 
 def last_job(lab):
@@ -108,6 +111,35 @@ def test_chdir(lab):
     print("chdir: ran in %s; a missing one: %s" % (d, j.get("reason")))
 
 
+def test_export(lab):
+    env = dict(os.environ, SHAPES_A="a b", SHAPES_B="0,1",
+               STORM_JOB_ID="999", PMI_RANK="7")
+    show_env = ["/bin/sh", "-c", "echo A=${SHAPES_A-unset} "
+                "B=${SHAPES_B-unset} C=${SHAPES_C-unset} J=$STORM_JOB_ID "
+                "P=${PMI_RANK-unset}"]
+
+    def run_env(extra):
+        r = ctl(lab, ["run"] + extra + show_env, env=env)
+        check(r.returncode == 0, "run %s: %s" % (extra, r.stderr))
+        return r.stdout.strip()
+    out = run_env([])
+    job = last_job(lab)
+    check(out == "A=a b B=0,1 C=unset J=%d P=unset" % job,
+          "default (all): %r" % out)
+    out = run_env(["--export=NONE"])
+    check(out.startswith("A=unset B=unset C=unset"), "NONE: %r" % out)
+    out = run_env(["--export", "SHAPES_A,SHAPES_C=7,8,SHAPES_B"])
+    check(out.startswith("A=a b B=0,1 C=7,8"), "a list: %r" % out)
+    out = run_env(["--export", "ALL,SHAPES_C=3"])
+    check(out.startswith("A=a b B=0,1 C=3"), "ALL plus one: %r" % out)
+    for bad in ("", "1X=2", "STORM_JOB_ID=5", "SHAPES_UNSET_HERE"):
+        r = ctl(lab, ["run", "--export", bad, "/bin/true"], env=env)
+        check(r.returncode == 2 and "--export" in r.stderr,
+              "--export %r: %d %s" % (bad, r.returncode, r.stderr))
+    print("export: all by default (STORM_*, PMI_* the job's own), NONE, "
+          "lists, ALL plus one; bad words refused")
+
+
 def test_globals(lab):
     r = ctl(lab, ["queue", "--json"])
     check(r.returncode == 0 and json.loads(r.stdout).get("ok") is True,
@@ -127,7 +159,7 @@ def test_globals(lab):
 
 
 TESTS = {"env": test_env, "time": test_time, "chdir": test_chdir,
-         "globals": test_globals}
+         "export": test_export, "globals": test_globals}
 
 
 def main():
