@@ -416,6 +416,8 @@ static json_t *build_request(const struct sc_cmd *cmd,
 	char *cwd, *prog;
 	uint64_t time_limit = 0, mem = 0;
 	char *chdir_to = NULL;
+	uint32_t node_count = 0, cpt = 0, tpn = 0;
+	bool ranks_given = false;
 	int export_all = -1; /* no --export yet: all, as srun does */
 
 	cwd = getcwd(NULL, 0);
@@ -433,6 +435,31 @@ static json_t *build_request(const struct sc_cmd *cmd,
 			jo->ranks = (uint32_t)sc_number_or_die(
 				cmd->name, "option -n (--ranks)", v, 1,
 				MAX_RANKS);
+			ranks_given = true;
+			break;
+		case 'N':
+			node_count = (uint32_t)sc_number_or_die(
+				cmd->name, "option -N (--nodes)", v, 1,
+				ST_MAX_NODES);
+			break;
+		case 'c':
+			cpt = (uint32_t)sc_number_or_die(
+				cmd->name, "option -c (--cpus-per-task)", v, 1,
+				4096);
+			break;
+		case SC_OPT_TASKS_PER_NODE:
+			tpn = (uint32_t)sc_number_or_die(
+				cmd->name, "option --ntasks-per-node", v, 1,
+				4096);
+			break;
+		case SC_OPT_CPU_BIND:
+			if (strcmp(v, "none") && strcmp(v, "cores") &&
+			    strcmp(v, "auto"))
+				sc_die(SC_EXIT_USAGE, "%s: option --cpu-bind: "
+				       "'%s' is not one of cores, none",
+				       cmd->name, v);
+			json_object_set_new(job, "cpu_bind", json_string(
+				!strcmp(v, "none") ? "none" : "auto"));
 			break;
 		case 'w': {
 			sp_nodeset_t *set = NULL;
@@ -442,11 +469,13 @@ static json_t *build_request(const struct sc_cmd *cmd,
 				sc_die(SC_EXIT_FAILED, "out of memory");
 			if (sp_nodeset_parse(set, v, err, sizeof(err)) < 0)
 				sc_die(SC_EXIT_USAGE,
-				       "%s: option -w (--nodes): %s", cmd->name,
+				       "%s: option -w (--nodelist): %s",
+				       cmd->name,
 				       err[0] ? err : "bad node list");
 			if (sp_nodeset_count(set) == 0)
 				sc_die(SC_EXIT_USAGE,
-				       "%s: option -w (--nodes): '%s' names no "
+				       "%s: option -w (--nodelist): '%s' names "
+				       "no "
 				       "node", cmd->name, v);
 			if (sp_nodeset_format(set, canon, sizeof(canon)) >=
 			    (int)sizeof(canon))
@@ -561,6 +590,32 @@ static json_t *build_request(const struct sc_cmd *cmd,
 
 	if (export_all)
 		export_environ(cmd->name, env);
+	/* the shape: without -n, a rank per node (or K of them) */
+	if (!ranks_given && (node_count || tpn)) {
+		uint64_t r = (uint64_t)(node_count ? node_count : 1) *
+			     (tpn ? tpn : 1);
+
+		if (r > MAX_RANKS)
+			sc_die(SC_EXIT_USAGE, "%s: -N %u x --ntasks-per-node "
+			       "%u is more than %u ranks", cmd->name,
+			       node_count, tpn, MAX_RANKS);
+		jo->ranks = (uint32_t)r;
+	}
+	if (node_count && node_count > jo->ranks)
+		sc_die(SC_EXIT_USAGE, "%s: option -N %u: more nodes than the "
+		       "%u rank(s); every node needs one", cmd->name,
+		       node_count, jo->ranks);
+	if (node_count && tpn && jo->ranks > (uint64_t)node_count * tpn)
+		sc_die(SC_EXIT_USAGE, "%s: %u ranks do not fit -N %u "
+		       "--ntasks-per-node %u", cmd->name, jo->ranks,
+		       node_count, tpn);
+	if (node_count)
+		json_object_set_new(job, "node_count",
+				    json_integer(node_count));
+	if (cpt > 1)
+		json_object_set_new(job, "cpus_per_task", json_integer(cpt));
+	if (tpn)
+		json_object_set_new(job, "tasks_per_node", json_integer(tpn));
 	prog = resolve_program(cmd->name, cwd, a->operands[0]);
 	json_array_append_new(argv, jtext(cmd->name, "the program path", prog));
 	jo->nfds = 0;

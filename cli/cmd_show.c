@@ -243,6 +243,19 @@ int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	ROW("time_limit", limit);
 	ROW("mem_limit", mem);
 	ROW("mpi", sc_jstr(job, "mpi", "none"));
+	{
+		char shape[128];
+
+		snprintf(shape, sizeof(shape), "%lld cpu(s) per rank%s%.0lld%s"
+			 "%.0lld", (long long)sc_jint(job, "cpus_per_task", 1),
+			 sc_jint(job, "tasks_per_node", 0) ?
+			 ", at most " : "",
+			 (long long)sc_jint(job, "tasks_per_node", 0),
+			 sc_jint(job, "node_count", 0) ? ", on nodes: " : "",
+			 (long long)sc_jint(job, "node_count", 0));
+		ROW("shape", shape);
+		ROW("cpu_bind", sc_jstr(job, "cpu_bind", "cores"));
+	}
 	ROW("exit_code", num[2]);
 	ROW("rank_status", status);
 	ROW("cpu_time", cpu);

@@ -42,6 +42,8 @@ enum {
 	SC_OPT_CHECKPOINT,
 	SC_OPT_REQUEUE,
 	SC_OPT_CHDIR,
+	SC_OPT_TASKS_PER_NODE,
+	SC_OPT_CPU_BIND,
 };
 
 /** One option.  The list ends with an all-zero record. */
@@ -146,8 +148,19 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 /* Shared by run and submit: the job specification. */
 #define SC_JOB_OPTS                                                          \
 	{ 'n', "ranks", "RANKS",                                             \
-	  "Number of processes to start (1-1048576, default 1)." },          \
-	{ 'w', "nodes", "NODES",                                             \
+	  "Number of processes to start (1-1048576; default 1, or NODES x " \
+	  "the tasks per node)." },                                          \
+	{ 'N', "nodes", "N",                                                 \
+	  "Run on exactly N nodes, the ranks spread evenly (the first "      \
+	  "ranks % N nodes one more), as Slurm's -N." },                     \
+	{ 'c', "cpus-per-task", "C",                                         \
+	  "Each rank holds C cpus of its node (bound to them)." },           \
+	{ SC_OPT_TASKS_PER_NODE, "ntasks-per-node", "K",                     \
+	  "At most K ranks on a node." },                                    \
+	{ SC_OPT_CPU_BIND, "cpu-bind", "BIND",                               \
+	  "cores (the default: each rank bound to its cpus where the "       \
+	  "node's configuration describes the machine) or none." },          \
+	{ 'w', "nodelist", "NODES",                                          \
 	  "Run only on these node ids, a range list such as 1-3,7." },       \
 	{ 'l', "label", NULL,                                                \
 	  "Prefix every output line with its rank, as \"RANK: \"." },       \

@@ -154,8 +154,9 @@ int mmi_matrix_init(mm_state_t *s)
 	s->tree = malloc(2 * (size_t)s->pow2);
 	s->scratch = malloc(s->ncols * sizeof(*s->scratch));
 	s->holders = malloc(s->ncols * sizeof(*s->holders));
+	s->first = malloc((s->ncols ? s->ncols : 1) * sizeof(*s->first));
 	if (!s->col_node || !s->cells || !s->rowuse || !s->tree ||
-	    !s->scratch || !s->holders)
+	    !s->scratch || !s->holders || !s->first)
 		return -ENOMEM;
 	s->rows_alloc = 1;
 	for (uint32_t k = 0; k < s->ncols; k++)
@@ -174,6 +175,7 @@ void mmi_matrix_free(mm_state_t *s)
 	free(s->tree);
 	free(s->scratch);
 	free(s->holders);
+	free(s->first);
 }
 
 /* Make room for rows (before any change: SCHED stays whole or refused). */
@@ -209,6 +211,49 @@ int mmi_col_usable(const mm_state_t *s, const struct mm_jobrec *j,
 	       (!j->want || sp_nodeset_has(j->want, id));
 }
 
+/* ---- a job's shape in a block ------------------------------------------------ */
+
+/* Place the job's ranks on the columns [lo, lo + w): node by node in
+ * column order, each rank on cpus_per_task consecutive columns of one
+ * usable node, at most tasks_per_node on a node; with node_count, on
+ * exactly that many nodes, the first ranks % count of them one rank more
+ * (Slurm's block distribution).  first[r] gets rank r's first column
+ * (NULL: only whether it fits).  0, or -ENOSPC. */
+static int fit(const mm_state_t *s, const struct mm_jobrec *j, uint32_t lo,
+	       uint32_t w, uint32_t *first)
+{
+	uint32_t c = j->v.cpus_per_task ? j->v.cpus_per_task : 1;
+	uint32_t k = j->v.tasks_per_node, n = j->v.node_count;
+	uint32_t R = j->v.ranks, r = 0, used = 0;
+	uint32_t end = lo + w < s->ncols ? lo + w : s->ncols;
+
+	for (uint32_t col = lo; col < end && r < R;) {
+		uint32_t node = s->col_node[col], run = col, slots, take;
+
+		if (node == UINT32_MAX) { /* a phantom column */
+			col++;
+			continue;
+		}
+		while (run < end && s->col_node[run] == node)
+			run++;
+		slots = mmi_col_usable(s, j, col) ? (run - col) / c : 0;
+		if (k && slots > k)
+			slots = k;
+		take = slots < R - r ? slots : R - r;
+		if (n) {
+			uint32_t need = R / n + (used < R % n ? 1 : 0);
+
+			take = used < n && slots >= need ? need : 0;
+		}
+		for (uint32_t t = 0; t < take; t++, r++)
+			if (first)
+				first[r] = col + t * c;
+		used += take > 0;
+		col = run;
+	}
+	return r == R && (!n || used == n) ? 0 : -ENOSPC;
+}
+
 /* ---- the buddy search ------------------------------------------------------ */
 
 /* tree[1] is the whole pow2 range, tree[2k], tree[2k+1] the halves of
@@ -241,7 +286,8 @@ int mmi_find_block(const mm_state_t *s, const uint32_t *row,
 	uint32_t k0 = 0;
 
 	build_tree(s, row, tree);
-	while ((1u << k0) < j->v.ranks)
+	while ((1ull << k0) < (uint64_t)j->v.ranks *
+	       (j->v.cpus_per_task ? j->v.cpus_per_task : 1))
 		k0++;
 	for (uint32_t w = 1u << k0; w <= s->pow2; w <<= 1) {
 		uint32_t best = UINT32_MAX, best_anc = 0;
@@ -256,7 +302,7 @@ int mmi_find_block(const mm_state_t *s, const uint32_t *row,
 				continue;
 			for (uint32_t c = lo; c < lo + w && c < s->ncols; c++)
 				cap += mmi_col_usable(s, j, c);
-			if (cap < j->v.ranks)
+			if (cap < j->v.ranks || fit(s, j, lo, w, NULL))
 				continue;
 			/* the largest free block holding this one */
 			for (uint32_t p = k / 2; p >= 1 && tree[p]; p /= 2)
@@ -301,7 +347,9 @@ int mmi_find_block(const mm_state_t *s, const uint32_t *row,
 void mmi_block_take(mm_state_t *s, struct mm_jobrec *j, uint32_t row,
 		    uint32_t col, uint32_t width)
 {
-	uint32_t *cells = s->cells + (size_t)row * s->ncols, r = 0;
+	uint32_t *cells = s->cells + (size_t)row * s->ncols;
+	uint32_t cpt = j->v.cpus_per_task ? j->v.cpus_per_task : 1;
+	uint32_t *first = s->first;
 
 	sp_nodeset_clear(j->nodes);
 	for (uint32_t c = col; c < col + width && c < s->ncols; c++) {
@@ -309,13 +357,15 @@ void mmi_block_take(mm_state_t *s, struct mm_jobrec *j, uint32_t row,
 			continue;
 		cells[c] = j->v.id;
 		s->rowuse[row]++;
-		if (r < j->v.ranks && mmi_col_usable(s, j, c)) {
-			uint32_t id = s->col_node[c];
+	}
+	/* the search found it fits: the same walk places the ranks */
+	fit(s, j, col, width, first);
+	for (uint32_t r = 0; r < j->v.ranks; r++) {
+		uint32_t id = s->col_node[first[r]];
 
-			j->rank_node[r++] = id;
-			sp_nodeset_add(j->nodes, id);
-			s->nodes[s->node_at[id]].used++;
-		}
+		j->rank_node[r] = id;
+		sp_nodeset_add(j->nodes, id);
+		s->nodes[s->node_at[id]].used += cpt;
 	}
 	j->v.row = row;
 	j->v.col = col;
@@ -334,7 +384,8 @@ void mmi_block_release(mm_state_t *s, struct mm_jobrec *j)
 		s->rowuse[j->v.row]--;
 	}
 	for (uint32_t r = 0; r < j->v.ranks; r++)
-		s->nodes[s->node_at[j->rank_node[r]]].used--;
+		s->nodes[s->node_at[j->rank_node[r]]].used -=
+			j->v.cpus_per_task ? j->v.cpus_per_task : 1;
 	j->v.row = j->v.col = j->v.width = 0;
 }
 
@@ -477,20 +528,32 @@ int mm_matrix_check(const mm_state_t *s, char *err, size_t len)
 					 "holds %u", j->v.id, j->v.row, k,
 					 s->cells[(size_t)j->v.row * s->ncols +
 						  k]);
-		/* ranks sit on columns of the block, in column order, at
-		 * most one per column (which columns were usable when it
-		 * was placed is history: nodes come and go) */
-		for (uint32_t q = 0, k = c; !rc && q < j->v.ranks; q++, k++) {
+		/* ranks sit on columns of the block, in column order,
+		 * cpus_per_task columns of their node each (which columns
+		 * were usable when it was placed is history: nodes come and
+		 * go) */
+		uint32_t cpt = j->v.cpus_per_task ? j->v.cpus_per_task : 1;
+
+		for (uint32_t q = 0, k = c; !rc && q < j->v.ranks; q++) {
 			while (k < c + w && k < s->ncols &&
 			       s->col_node[k] != j->rank_node[q])
 				k++;
-			if (k >= c + w || k >= s->ncols)
-				rc = BAD("job %u: rank %u on node %u has no "
-					 "column of its own in the job's block",
-					 j->v.id, q, j->rank_node[q]);
+			for (uint32_t t = 0; !rc && t < cpt; t++, k++)
+				if (k >= c + w || k >= s->ncols ||
+				    s->col_node[k] != j->rank_node[q])
+					rc = cpt == 1 ?
+					     BAD("job %u: rank %u on node %u "
+						 "has no column of its own in "
+						 "the job's block", j->v.id, q,
+						 j->rank_node[q]) :
+					     BAD("job %u: rank %u on node %u "
+						 "has not %u columns of its "
+						 "own in the job's block",
+						 j->v.id, q, j->rank_node[q],
+						 cpt);
 		}
 		for (uint32_t q = 0; !rc && q < j->v.ranks; q++)
-			used[s->node_at[j->rank_node[q]]]++;
+			used[s->node_at[j->rank_node[q]]] += cpt;
 	}
 	for (uint32_t i = 0; !rc && i < s->nnodes; i++)
 		if (used[i] != s->nodes[i].used)

@@ -77,6 +77,8 @@ struct mm_state {
 	uint32_t *rowuse;        /* MM_MPL_MAX: occupied cells per row */
 	/* scratch, allocated with the state so TICK never allocates */
 	uint8_t *tree;           /* 2 x pow2: free blocks */
+	uint32_t *first;         /* ncols: a placement's first column per
+				  * rank (a job's ranks <= the cpus) */
 	uint32_t *scratch;       /* ncols: a row being replayed */
 	struct mmi_holder *holders; /* ncols: jobs of a row, by end time */
 	/* the credential replay cache (creds.c): ascending id */

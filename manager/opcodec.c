@@ -36,6 +36,8 @@
  *   CKPT_RESTART   u32 job, u32 uid, u32 epoch
  *   SUBMIT_CKPT    as SUBMIT_INPUTS, then u32 ckpt_every_s, u8 requeue
  *   CKPT_REQUEUE   u32 job, u32 uid
+ *   SUBMIT_SHAPE   as SUBMIT_CKPT, then u32 cpus_per_task, u32
+ *                  tasks_per_node, u32 node_count, u8 cpu_bind
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -452,6 +454,30 @@ static void dec_submit_ckpt(struct mmi_rd *r, mm_op_t *op)
 	}
 }
 
+static void enc_submit_shape(struct mmi_wr *w, const mm_op_t *op)
+{
+	enc_submit_ckpt(w, op);
+	if (op->spec) {
+		mmi_put_u32(w, op->spec->cpus_per_task);
+		mmi_put_u32(w, op->spec->tasks_per_node);
+		mmi_put_u32(w, op->spec->node_count);
+		mmi_put_u8(w, op->spec->cpu_bind);
+	}
+}
+
+static void dec_submit_shape(struct mmi_rd *r, mm_op_t *op)
+{
+	dec_submit_ckpt(r, op);
+	if (op->spec) {
+		mm_job_spec_t *sp = (mm_job_spec_t *)op->spec;
+
+		sp->cpus_per_task = mmi_get_u32(r);
+		sp->tasks_per_node = mmi_get_u32(r);
+		sp->node_count = mmi_get_u32(r);
+		sp->cpu_bind = mmi_get_u8(r);
+	}
+}
+
 static void enc_cancel(struct mmi_wr *w, const mm_op_t *op)
 {
 	mmi_put_u32(w, op->job);
@@ -737,6 +763,7 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_CKPT_RESTART] = { enc_ckpt_restart, dec_ckpt_restart },
 	[MM_OP_SUBMIT_CKPT] = { enc_submit_ckpt, dec_submit_ckpt },
 	[MM_OP_CKPT_REQUEUE] = { enc_cancel, dec_cancel }, /* job, uid */
+	[MM_OP_SUBMIT_SHAPE] = { enc_submit_shape, dec_submit_shape },
 };
 
 /* Every version a replica can read; encode writes OP_VERSION. */

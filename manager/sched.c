@@ -378,6 +378,7 @@ static struct sim *sim_new(const mm_state_t *o, uint32_t last)
 	s->tree = NULL;
 	s->scratch = NULL;
 	s->holders = NULL;
+	s->first = NULL;
 	/* the pending counts and the purged list are the original's: the
 	 * replay must not touch them (admission caps read the counts) */
 	s->pend = NULL;
@@ -393,8 +394,10 @@ static struct sim *sim_new(const mm_state_t *o, uint32_t last)
 	s->tree = malloc(2 * (size_t)o->pow2);
 	s->scratch = malloc(o->ncols * sizeof(*s->scratch));
 	s->holders = malloc(o->ncols * sizeof(*s->holders));
+	s->first = malloc((o->ncols ? o->ncols : 1) * sizeof(*s->first));
 	if (!s->jobs || !s->nodes || !s->col_node || !s->cells ||
-	    !s->rowuse || !s->tree || !s->scratch || !s->holders) {
+	    !s->rowuse || !s->tree || !s->scratch || !s->holders ||
+	    !s->first) {
 		sim_free(m);
 		return NULL;
 	}

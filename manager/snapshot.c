@@ -52,6 +52,9 @@
  *     restore_epoch | u32 restarts | u32 ckpt_every_s | u8 ckpt_requeue
  *     (0/1, only with want) | u8 requeue (0/1), epochs strictly ascending and <=
  *     ckpt_last, want 0 or ckpt_last, nckpts <= MM_CKPT_KEEP_MAX
+ *   body v9 (job shapes), v8 with:
+ *     each job, after requeue: u32 cpus_per_task (>= 1) | u32
+ *     tasks_per_node | u32 node_count | u8 cpu_bind
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
  *   snapshot (before the matrix) loads only if no job holds PEs: there is
@@ -87,7 +90,7 @@
 #include "mm_internal.h"
 
 static const uint8_t snap_magic[4] = { 'S', 'M', 'M', 'S' };
-#define SNAP_VERSION 8
+#define SNAP_VERSION 9
 #define HEADER_BYTES 6
 
 /* The fewest bytes a node takes (empty name and reason), and a floor
@@ -181,6 +184,10 @@ static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
 	mmi_put_u32(w, v->ckpt_every_s);
 	mmi_put_u8(w, v->ckpt_requeue);
 	mmi_put_u8(w, v->requeue);
+	mmi_put_u32(w, v->cpus_per_task);
+	mmi_put_u32(w, v->tasks_per_node);
+	mmi_put_u32(w, v->node_count);
+	mmi_put_u8(w, v->cpu_bind);
 }
 
 /* The spec's encoded bytes (counted, not written) plus 128 and 12 per
@@ -721,6 +728,32 @@ static int dec_ckpts(struct sd *d, struct mm_jobrec *j)
 	return 0;
 }
 
+/* Its shape (v9).  Its ranks were counted on their nodes one cpu each:
+ * a rank holds cpus_per_task of them. */
+static int dec_shape(struct sd *d, mm_state_t *s, struct mm_jobrec *j)
+{
+	size_t at = d->r.pos;
+
+	j->v.cpus_per_task = mmi_get_u32(&d->r);
+	j->v.tasks_per_node = mmi_get_u32(&d->r);
+	j->v.node_count = mmi_get_u32(&d->r);
+	j->v.cpu_bind = mmi_get_u8(&d->r);
+	if (sd_check(d))
+		return d->failed;
+	if (!j->v.cpus_per_task || j->v.cpus_per_task > MM_CPUS_MAX ||
+	    j->v.tasks_per_node > MM_CPUS_MAX ||
+	    j->v.node_count > j->v.ranks || j->v.cpu_bind > MM_BIND_MAX)
+		return sd_fail(d, at, "a shape out of range (cpus per task "
+			       "%u, tasks per node %u, nodes %u, bind %u)",
+			       j->v.cpus_per_task, j->v.tasks_per_node,
+			       j->v.node_count, j->v.cpu_bind);
+	if (holds_cpus(j->v.state))
+		for (uint32_t r = 0; r < j->v.ranks; r++)
+			node_of(s, j->rank_node[r])->used +=
+				j->v.cpus_per_task - 1;
+	return 0;
+}
+
 /* Its usage (v3): only a job with statuses may have it. */
 static int dec_usage(struct sd *d, struct mm_jobrec *j)
 {
@@ -815,6 +848,8 @@ static int dec_job(struct sd *d, mm_state_t *s, uint32_t id)
 	if (d->version >= 7 && dec_inputs(d, j))
 		return d->failed;
 	if (d->version >= 8 && dec_ckpts(d, j))
+		return d->failed;
+	if (d->version >= 9 && dec_shape(d, s, j))
 		return d->failed;
 	return 0;
 }
@@ -957,6 +992,7 @@ static int (*const decoders[])(struct sd *, mm_state_t **) = {
 	[6] = dec_v1,
 	[7] = dec_v1,
 	[8] = dec_v1,
+	[9] = dec_v1,
 };
 
 int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,

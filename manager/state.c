@@ -652,6 +652,7 @@ static const op_fn op_table[] = {
 	[MM_OP_CKPT_RESTART] = mmi_op_ckpt_restart,
 	[MM_OP_SUBMIT_CKPT] = mmi_op_submit,
 	[MM_OP_CKPT_REQUEUE] = mmi_op_ckpt_request,
+	[MM_OP_SUBMIT_SHAPE] = mmi_op_submit,
 };
 
 int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)

@@ -130,7 +130,18 @@ typedef struct mm_job_spec {
 	uint8_t requeue;       /* 1: a node failure queues it again, to
 				* start over when no checkpoint of it
 				* survives (SUBMIT_CKPT only) */
+	/* its shape (SUBMIT_SHAPE only; 0: the default) */
+	uint32_t cpus_per_task; /* cpus each rank holds (-c), 1 by default */
+	uint32_t tasks_per_node; /* at most this many ranks on a node, 0 any */
+	uint32_t node_count;   /* on exactly this many nodes (-N), 0 any */
+	uint8_t cpu_bind;      /* MM_BIND_* */
 } mm_job_spec_t;
+
+/** How a rank is bound to its cpus on its node. */
+enum { MM_BIND_AUTO = 0, /* to its cpus when the node's configuration
+			  * describes the machine (cpu_bind = auto) */
+       MM_BIND_NONE = 1, /* not bound */
+       MM_BIND_MAX = 1 };
 
 /* ckpt_every_s: the interval chosen from the measured checkpoint cost
  * and the nodes' MTBF (Young/Daly: docs/checkpoint.md §3). */
@@ -196,6 +207,9 @@ typedef enum mm_opcode {
 			       * and it is queued again to run on from it
 			       * (drain, preemption); an abort leaves it
 			       * running */
+	MM_OP_SUBMIT_SHAPE = 22, /* SUBMIT_CKPT with the spec's shape:
+			       * cpus per task, tasks per node, node
+			       * count, cpu binding */
 } mm_opcode_t;
 
 /* Storage levels of a committed epoch (mm_ckpt_t.levels). */
@@ -322,6 +336,13 @@ typedef struct mm_job {
 				     * again, from the start if no epoch
 				     * of it survives */
 	uint32_t restarts;          /* times it was restarted */
+	/* its shape: each rank holds cpus_per_task cpus (columns) of one
+	 * node; at most tasks_per_node ranks on a node (0: any); on
+	 * exactly node_count nodes, ranks spread evenly (0: any) */
+	uint32_t cpus_per_task;
+	uint32_t tasks_per_node;
+	uint32_t node_count;
+	uint8_t cpu_bind;           /* MM_BIND_* */
 } mm_job_t;
 
 typedef struct mm_node {

@@ -99,6 +99,71 @@ static int check_nodelist(mm_state_t *s, const char *text,
 	return 0;
 }
 
+/* Ranks the candidate nodes (want, or all) can hold under the spec's
+ * shape, and whether -N can be met: 0, or a refusal saying why. */
+static int check_shape(mm_state_t *s, const mm_job_spec_t *sp,
+		       const sp_nodeset_t *want, mm_result_t *res)
+{
+	uint32_t c = sp->cpus_per_task ? sp->cpus_per_task : 1;
+	uint32_t k = sp->tasks_per_node, n = sp->node_count;
+	uint32_t base = n ? sp->ranks / n : 0, extra = n ? sp->ranks % n : 0;
+	uint32_t big = 0, fit_base = 0, fit_more = 0, nodes = 0;
+	uint64_t slots = 0;
+
+	if (c > MM_CPUS_MAX || k > MM_CPUS_MAX || sp->cpu_bind > MM_BIND_MAX)
+		return mmi_refuse(res, -EINVAL, "submit: shape out of range "
+				  "(cpus per task %u, tasks per node %u: at "
+				  "most %u; cpu_bind %u)", c, k, MM_CPUS_MAX,
+				  sp->cpu_bind);
+	if (n && n > sp->ranks)
+		return mmi_refuse(res, -EINVAL, "submit: %u nodes for %u "
+				  "ranks: every node needs a rank; ask for at "
+				  "most %u nodes", n, sp->ranks, sp->ranks);
+	if (n && k && sp->ranks > (uint64_t)n * k)
+		return mmi_refuse(res, -EINVAL, "submit: %u ranks do not fit "
+				  "%u nodes of at most %u each", sp->ranks, n,
+				  k);
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const mm_node_t *x = &s->nodes[i];
+		uint32_t q = x->cpus / c;
+
+		if (want && !sp_nodeset_has(want, x->id))
+			continue;
+		nodes++;
+		if (x->cpus > big)
+			big = x->cpus;
+		if (k && q > k)
+			q = k;
+		slots += q;
+		fit_base += q >= base && q > 0;
+		fit_more += q >= base + 1;
+	}
+	if (c > big)
+		return mmi_refuse(res, -EINVAL, "submit: %u cpus per task, but "
+				  "the largest %s has %u; ask for at most %u",
+				  c, want ? "node of the nodelist" : "node",
+				  big, big);
+	if (n && n > nodes)
+		return mmi_refuse(res, -EINVAL, "submit: %u nodes requested but "
+				  "%s has only %u", n, want ? "the nodelist" :
+				  "the machine", nodes);
+	if (n && (fit_base < n || fit_more < extra))
+		return mmi_refuse(res, -EINVAL, "submit: %u ranks on %u nodes "
+				  "need %u nodes holding %u ranks of %u cpus "
+				  "(and %u of them one more): %s has not so "
+				  "many", sp->ranks, n, n, base, c, extra,
+				  want ? "the nodelist" : "the machine");
+	if (sp->ranks > slots)
+		return mmi_refuse(res, -EINVAL, "submit: %u ranks of %u cpus "
+				  "each%s need more than %s holds (%llu); ask "
+				  "for at most %llu", sp->ranks, c,
+				  k ? " at most tasks_per_node on a node" : "",
+				  want ? "the nodelist" : "the machine",
+				  (unsigned long long)slots,
+				  (unsigned long long)slots);
+	return 0;
+}
+
 static int check_spec(mm_state_t *s, const mm_job_spec_t *sp,
 		      sp_nodeset_t **want, mm_result_t *res)
 {
@@ -179,6 +244,12 @@ static int check_spec(mm_state_t *s, const mm_job_spec_t *sp,
 		*want = NULL;
 		return -EINVAL;
 	}
+	if ((sp->cpus_per_task > 1 || sp->tasks_per_node || sp->node_count ||
+	     sp->cpu_bind) && (rc = check_shape(s, sp, *want, res))) {
+		sp_nodeset_destroy(*want);
+		*want = NULL;
+		return rc;
+	}
 	return 0;
 }
 
@@ -245,6 +316,10 @@ static int job_build(mm_state_t *s, const mm_job_spec_t *sp,
 	j->v.mpi = sp->mpi;
 	j->v.ckpt_every_s = sp->ckpt_every_s;
 	j->v.requeue = sp->requeue;
+	j->v.cpus_per_task = sp->cpus_per_task ? sp->cpus_per_task : 1;
+	j->v.tasks_per_node = sp->tasks_per_node;
+	j->v.node_count = sp->node_count;
+	j->v.cpu_bind = sp->cpu_bind;
 	rc = sp_nodeset_create(s->nworld, &j->nodes);
 	if (rc)
 		goto fail;
@@ -316,9 +391,11 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	int capped = op->code == MM_OP_SUBMIT_CAPPED ||
 		     op->code == MM_OP_SUBMIT_LIMITS ||
 		     op->code == MM_OP_SUBMIT_INPUTS ||
-		     op->code == MM_OP_SUBMIT_CKPT;
+		     op->code == MM_OP_SUBMIT_CKPT ||
+		     op->code == MM_OP_SUBMIT_SHAPE;
 	int inputs = op->code == MM_OP_SUBMIT_INPUTS ||
-		     op->code == MM_OP_SUBMIT_CKPT;
+		     op->code == MM_OP_SUBMIT_CKPT ||
+		     op->code == MM_OP_SUBMIT_SHAPE;
 	uint64_t bytes;
 	int rc;
 
@@ -346,9 +423,14 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	 * only in the latter (what the log holds) */
 	if (op->code != MM_OP_SUBMIT_LIMITS && !inputs)
 		j->v.mem_bytes = 0;
-	if (op->code != MM_OP_SUBMIT_CKPT) {
+	if (op->code != MM_OP_SUBMIT_CKPT && op->code != MM_OP_SUBMIT_SHAPE) {
 		j->v.ckpt_every_s = 0;
 		j->v.requeue = 0;
+	}
+	if (op->code != MM_OP_SUBMIT_SHAPE) {
+		j->v.cpus_per_task = 1;
+		j->v.tasks_per_node = j->v.node_count = 0;
+		j->v.cpu_bind = MM_BIND_AUTO;
 	}
 	if (!inputs) {
 		free(j->inputs);

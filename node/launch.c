@@ -225,8 +225,11 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 	static const int handled[] = { SIGCHLD, SIGTERM, SIGINT, SIGUSR2,
 				       SIGPIPE };
 	const st_manifest_t *m = j->m;
+	const uint32_t cpt = m->cpus_per_task ? m->cpus_per_task : 1;
 	const int bound = l->ncpus && m->rank_cpu &&
-			  m->rank_cpu[rank] < l->ncpus;
+			  m->cpu_bind != ST_BIND_NONE &&
+			  m->rank_cpu[rank] < l->ncpus &&
+			  cpt <= l->ncpus - m->rank_cpu[rank];
 	cpu_set_t bind;
 	char prog[2048], **envp = rank_env(l, j, rank, local);
 	char **argv = calloc(m->argc + 1, sizeof(char *));
@@ -242,10 +245,10 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 	for (uint32_t i = 0; i < m->argc; i++)
 		argv[i] = m->argv[i];
 	snprintf(prog, sizeof(prog), "%s/%s", j->dir, m->file_names[0]);
-	/* its cpu, the scheduler's column on this node */
+	/* its cpus, the scheduler's columns on this node */
 	CPU_ZERO(&bind);
-	if (bound)
-		CPU_SET(l->cpus[m->rank_cpu[rank]], &bind);
+	for (uint32_t k = 0; bound && k < cpt; k++)
+		CPU_SET(l->cpus[m->rank_cpu[rank] + k], &bind);
 	sigfillset(&all);
 	child_err.what = NULL;
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -17,6 +17,8 @@
 			       * batch output patterns, the memory limit
 			       * and the ranks' cpus at the end */
 #define MF_MAGIC3 0x33464d53u /* "SMF3": SMF2 + u8 mpi at the end */
+#define MF_MAGIC4 0x34464d53u /* "SMF4": SMF3 + u32 cpus per task, u8
+			       * cpu binding at the end */
 #define MF_MAX_STR (64u << 10)
 #define MF_MAX_ARR 65536u
 
@@ -340,7 +342,7 @@ int st_manifest_encode(const st_manifest_t *m, uint8_t **out, size_t *len)
 {
 	struct wb b = { 0 };
 
-	wb_u(&b, MF_MAGIC3, 4);
+	wb_u(&b, MF_MAGIC4, 4);
 	wb_u(&b, 0, 4); /* total length, patched below */
 	wb_u(&b, m->job, 4);
 	wb_u(&b, m->uid, 4);
@@ -369,6 +371,8 @@ int st_manifest_encode(const st_manifest_t *m, uint8_t **out, size_t *len)
 	for (uint32_t i = 0; m->rank_cpu && i < m->ranks; i++)
 		wb_u(&b, m->rank_cpu[i], 4);
 	wb_u(&b, m->mpi, 1);
+	wb_u(&b, m->cpus_per_task ? m->cpus_per_task : 1, 4);
+	wb_u(&b, m->cpu_bind, 1);
 	if (b.oom) {
 		free(b.p);
 		return -ENOMEM;
@@ -458,7 +462,8 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 	if (len < 8)
 		return -EAGAIN;
 	magic = rd_n(&r, 4);
-	if (magic != MF_MAGIC && magic != MF_MAGIC2 && magic != MF_MAGIC3)
+	if (magic != MF_MAGIC && magic != MF_MAGIC2 && magic != MF_MAGIC3 &&
+	    magic != MF_MAGIC4)
 		return -STORM_EPROTO;
 	total = rd_n(&r, 4);
 	if (total < 8)
@@ -470,7 +475,8 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 	if (!m)
 		return -ENOMEM;
 	m->job = (uint32_t)rd_n(&r, 4);
-	if (magic == MF_MAGIC2 || magic == MF_MAGIC3) {
+	if (magic == MF_MAGIC2 || magic == MF_MAGIC3 ||
+	    magic == MF_MAGIC4) {
 		m->uid = (uint32_t)rd_n(&r, 4);
 		m->gid = (uint32_t)rd_n(&r, 4);
 		m->owned = 1;
@@ -514,7 +520,8 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 			       !strcmp(m->file_names[i], "..")))
 			r.bad = 1; /* a plain name in the job's directory */
 	}
-	if (!r.bad && (magic == MF_MAGIC2 || magic == MF_MAGIC3)) {
+	if (!r.bad && (magic == MF_MAGIC2 || magic == MF_MAGIC3 ||
+	    magic == MF_MAGIC4)) {
 		uint64_t batch = rd_n(&r, 1);
 
 		if (batch > 1)
@@ -536,11 +543,22 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 				m->rank_cpu[i] = (uint32_t)rd_n(&r, 4);
 		}
 		/* an older manager's (SMF2) ends here: no MPI */
-		if (!r.bad && magic == MF_MAGIC3) {
+		if (!r.bad && (magic == MF_MAGIC3 || magic == MF_MAGIC4)) {
 			n = rd_n(&r, 1);
 			if (n > ST_MPI_PMIX)
 				r.bad = 1;
 			m->mpi = (uint8_t)n;
+		}
+		m->cpus_per_task = 1;
+		if (!r.bad && magic == MF_MAGIC4) {
+			n = rd_n(&r, 4);
+			if (n == 0 || n > 4096)
+				r.bad = 1;
+			m->cpus_per_task = (uint32_t)n;
+			n = rd_n(&r, 1);
+			if (n > ST_BIND_NONE)
+				r.bad = 1;
+			m->cpu_bind = (uint8_t)n;
 		}
 	}
 	if (!r.bad && (m->argc == 0 || r.off != r.len))

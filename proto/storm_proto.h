@@ -666,7 +666,13 @@ typedef struct st_manifest {
 	uint8_t mpi;          /* ST_MPI_*: what the node sets up for the
 			       * ranks (version 2, after rank_cpu; absent
 			       * in an older manager's: none) */
+	uint32_t cpus_per_task; /* each rank binds to this many cpus from
+				 * its rank_cpu (1 in an older one's) */
+	uint8_t cpu_bind;     /* ST_BIND_* */
 } st_manifest_t;
+
+/* A job's cpu binding (the manager's MM_BIND_* values). */
+enum { ST_BIND_AUTO = 0, ST_BIND_NONE = 1 };
 
 /* A job's MPI (the manager's MM_MPI_* values). */
 enum { ST_MPI_NONE = 0, ST_MPI_BCS = 1, ST_MPI_BCS_ARRIVAL = 2,

@@ -111,6 +111,18 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 	if (o && j->mem_bytes)
 		json_object_set_new(o, "mem_bytes",
 				    json_integer((json_int_t)j->mem_bytes));
+	/* its shape, where it is not the default */
+	if (o && j->cpus_per_task > 1)
+		json_object_set_new(o, "cpus_per_task",
+				    json_integer(j->cpus_per_task));
+	if (o && j->tasks_per_node)
+		json_object_set_new(o, "tasks_per_node",
+				    json_integer(j->tasks_per_node));
+	if (o && j->node_count)
+		json_object_set_new(o, "node_count",
+				    json_integer(j->node_count));
+	if (o && j->cpu_bind == MM_BIND_NONE)
+		json_object_set_new(o, "cpu_bind", json_string("none"));
 	if (o && j->mpi != MM_MPI_NONE)
 		json_object_set_new(o, "mpi", json_string(
 			j->mpi == MM_MPI_BCS_ARRIVAL ? "bcs (arrival order)" :

@@ -7,6 +7,7 @@
  * frames, the workers' results, settling) is a subject of its own.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -481,6 +482,56 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 		}
 		spec.requeue = json_is_true(json_object_get(job, "requeue"));
 	}
+	/* the shape: whole numbers within the machine's bounds (submit.c
+	 * checks them against the nodes) */
+	{
+		static const struct {
+			const char *key;
+			size_t off;
+			json_int_t lo, hi;
+		} shape[] = {
+			{ "cpus_per_task",
+			  offsetof(mm_job_spec_t, cpus_per_task), 1,
+			  MM_CPUS_MAX },
+			{ "tasks_per_node",
+			  offsetof(mm_job_spec_t, tasks_per_node), 1,
+			  MM_CPUS_MAX },
+			{ "node_count", offsetof(mm_job_spec_t, node_count),
+			  1, ST_MAX_NODES },
+		};
+
+		for (size_t k = 0; k < sizeof(shape) / sizeof(*shape); k++) {
+			json_t *v = json_object_get(job, shape[k].key);
+
+			if (!v)
+				continue;
+			if (!json_is_integer(v) ||
+			    json_integer_value(v) < shape[k].lo ||
+			    json_integer_value(v) > shape[k].hi) {
+				mmd_client_reply_err(c, EINVAL, "request: "
+						     "\"%s\" must be %lld to "
+						     "%lld", shape[k].key,
+						     (long long)shape[k].lo,
+						     (long long)shape[k].hi);
+				goto out;
+			}
+			*(uint32_t *)((char *)&spec + shape[k].off) =
+				(uint32_t)json_integer_value(v);
+		}
+		if (json_object_get(job, "cpu_bind")) {
+			const char *b = json_string_value(
+				json_object_get(job, "cpu_bind"));
+
+			if (!b || (strcmp(b, "auto") && strcmp(b, "none"))) {
+				mmd_client_reply_err(c, EINVAL, "request: "
+						     "\"cpu_bind\" must be "
+						     "\"auto\" or \"none\"");
+				goto out;
+			}
+			spec.cpu_bind = !strcmp(b, "none") ? MM_BIND_NONE
+							   : MM_BIND_AUTO;
+		}
+	}
 	argv = strs(json_object_get(job, "argv"), &spec.argc);
 	env = strs(json_object_get(job, "env"), &spec.envc);
 	files = strs(json_object_get(job, "files"), &spec.nfiles);
@@ -525,7 +576,10 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 		spec.inputs = inputs;
 		/* a job without checkpoints goes as before: a replica that
 		 * predates SUBMIT_CKPT reads it */
-		op.code = spec.ckpt_every_s || spec.requeue ?
+		op.code = spec.cpus_per_task > 1 || spec.tasks_per_node ||
+			  spec.node_count || spec.cpu_bind ?
+			  MM_OP_SUBMIT_SHAPE :
+			  spec.ckpt_every_s || spec.requeue ?
 			  MM_OP_SUBMIT_CKPT : MM_OP_SUBMIT_INPUTS;
 	}
 	if (mmd_repl_propose_client(rq->repl, c, c->client_key, c->seq, c->uid,

@@ -75,12 +75,14 @@ static int put_file(struct chunked *c, int fd, size_t n)
 }
 
 /* Manifest + files, as chunk images in s. */
-/* Each rank's cpu on its node: the scheduler gives a job a block of
- * columns and its ranks take them in order (a node's columns are its
- * cpus, from the node's first); NULL when the job has no block. */
+/* Each rank's first cpu on its node: the scheduler gives a job a block
+ * of columns and its ranks take them in order, cpus_per_task each (a
+ * node's columns are its cpus, from the node's first); NULL when the job
+ * has no block. */
 static uint32_t *rank_cpus(const mm_state_t *st, const mm_job_t *j)
 {
 	uint32_t *cpu, c = j->col, end = j->col + j->width;
+	uint32_t cpt = j->cpus_per_task ? j->cpus_per_task : 1;
 
 	if (!j->width || !(cpu = malloc(j->ranks * sizeof(*cpu))))
 		return NULL;
@@ -96,7 +98,8 @@ static uint32_t *rank_cpus(const mm_state_t *st, const mm_job_t *j)
 		for (base = c; base > 0 &&
 		     mm_matrix_col_node(st, base - 1) == node; base--)
 			;
-		cpu[r] = c++ - base;
+		cpu[r] = c - base;
+		c += cpt;
 	}
 	return cpu;
 }
@@ -115,7 +118,9 @@ static int build_stream(struct mmd_stage *s, const mm_state_t *st,
 			    .out_pat = (char *)j->out_path,
 			    .err_pat = (char *)j->err_path,
 			    .mem_limit = j->mem_bytes, .mpi = j->mpi,
-			    .rank_cpu = rank_cpus(st, j) };
+			    .rank_cpu = rank_cpus(st, j),
+			    .cpus_per_task = j->cpus_per_task,
+			    .cpu_bind = j->cpu_bind };
 	struct chunked c = { .chunk = s->lay->chunk,
 			     .data = s->lay->chunk - ST_CHUNK_HDR };
 	int *fds = malloc(nf * sizeof(int));

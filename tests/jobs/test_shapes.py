@@ -7,6 +7,10 @@ Usage: test_shapes.py BUILD TEST
   env      each rank's STORM_NODEID (its node's place in the job, in
            the order of the nodes' first ranks), STORM_LOCALID (its place
            on its node) and STORM_NODELIST (the job's nodes by name);
+  shape    -N, -c, --ntasks-per-node: ranks on their nodes as Slurm's
+           block distribution puts them (-N 3 -n 5: 2, 2, 1; -c 2: one
+           rank per 2-cpu node; -N 2 alone: a rank on each of 2 nodes);
+           what the machine cannot hold is refused, saying why;
   time     -t in Slurm's syntax becomes the job's limit (MM, MM:SS,
            HH:MM:SS, D-HH, D-HH:MM:SS; a bare number is minutes);
            --time-limit MS still works; a job over its limit ends FAILED;
@@ -66,6 +70,44 @@ def test_env(lab):
           "STORM_* per rank: exit %d\n%s\n%s" % (r.returncode, r.stdout,
                                                 r.stderr))
     print("env: %s" % "; ".join(got))
+
+
+def node_of_ranks(out):
+    """'R: NODE' lines -> [node of rank 0, 1, ...]."""
+    pairs = sorted((int(line.split(":")[0]), line.split()[1])
+                   for line in out.splitlines() if ":" in line)
+    return [n for _, n in pairs]
+
+
+def test_shape(lab):
+    where = ["/bin/sh", "-c", "echo $STORM_NODENAME"]
+    for args, want in ((["-N", "3", "-n", "5"],
+                        ["nm1", "nm1", "nm2", "nm2", "nm3"]),
+                       (["-c", "2", "-n", "3"], ["nm1", "nm2", "nm3"]),
+                       (["--ntasks-per-node", "1", "-n", "2"],
+                        ["nm1", "nm2"]),
+                       (["-N", "2"], ["nm1", "nm2"])):
+        r = ctl(lab, ["run", "-l"] + args + where)
+        got = node_of_ranks(r.stdout)
+        check(r.returncode == 0 and got == want,
+              "%s: want %s, got %s (exit %d %s)" % (" ".join(args), want,
+                                                   got, r.returncode,
+                                                   r.stderr))
+    j = show(lab, last_job(lab))
+    check(j.get("node_count") == 2, "-N 2: the job %s" % j)
+    for args, why in ((["-c", "3"], "3 cpus per task, but the largest "
+                       "node has 2"),
+                      (["-N", "4", "-n", "4"], "4 nodes requested but the "
+                       "machine has only 3"),
+                      (["-n", "4", "--ntasks-per-node", "1"],
+                       "need more than the machine holds (3)")):
+        r = ctl(lab, ["run"] + args + ["/bin/true"])
+        check(r.returncode != 0 and why in r.stderr,
+              "%s: exit %d %s" % (" ".join(args), r.returncode, r.stderr))
+    r = ctl(lab, ["run", "-N", "3", "-n", "2", "/bin/true"])
+    check(r.returncode == 2 and "more nodes than" in r.stderr, r.stderr)
+    print("shape: -N 3 -n 5 on 2, 2, 1; -c 2 one per node; "
+          "--ntasks-per-node 1; refusals name the cause")
 
 
 def test_time(lab):
@@ -158,7 +200,8 @@ def test_globals(lab):
           "(the program's)")
 
 
-TESTS = {"env": test_env, "time": test_time, "chdir": test_chdir,
+TESTS = {"env": test_env, "shape": test_shape, "time": test_time,
+         "chdir": test_chdir,
          "export": test_export, "globals": test_globals}
 
 

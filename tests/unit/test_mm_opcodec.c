@@ -76,6 +76,13 @@ static const mm_job_spec_t ckpt_spec = {
 	.requeue = 1,
 };
 
+static const mm_job_spec_t shape_spec = {
+	.name = "sh", .uid = 1000, .gid = 100, .ranks = 8, .argc = 3,
+	.argv = argv_, .cwd = "/", .nfiles = 1, .files = files_,
+	.ninputs = 2, .inputs = inputs_, .cpus_per_task = 2,
+	.tasks_per_node = 2, .node_count = 4, .cpu_bind = MM_BIND_NONE,
+};
+
 static const mm_usage_t usages[5] = {
 	{ 1, 2, 3 }, { UINT64_MAX, 0, 1u << 20 }, { 0, 0, 0 },
 	{ 123456789, 987654321, 4096 }, { 5, 6, 7 },
@@ -111,6 +118,7 @@ static const mm_op_t sample_ops[] = {
 	{ .code = MM_OP_CKPT_RESTART, .job = 12, .uid = 0, .epoch = 7 },
 	{ .code = MM_OP_SUBMIT_CKPT, .spec = &ckpt_spec, .max_pending = 3 },
 	{ .code = MM_OP_CKPT_REQUEUE, .job = 5, .uid = 1000 },
+	{ .code = MM_OP_SUBMIT_SHAPE, .spec = &shape_spec, .max_pending = 9 },
 };
 #define NSAMPLES (sizeof(sample_ops) / sizeof(sample_ops[0]))
 
@@ -169,6 +177,10 @@ static void assert_op_same(const mm_op_t *a, const mm_op_t *b)
 	assert_int_equal(a->spec->mpi, b->spec->mpi);
 	assert_int_equal(a->spec->ckpt_every_s, b->spec->ckpt_every_s);
 	assert_int_equal(a->spec->requeue, b->spec->requeue);
+	assert_int_equal(a->spec->cpus_per_task, b->spec->cpus_per_task);
+	assert_int_equal(a->spec->tasks_per_node, b->spec->tasks_per_node);
+	assert_int_equal(a->spec->node_count, b->spec->node_count);
+	assert_int_equal(a->spec->cpu_bind, b->spec->cpu_bind);
 	for (uint32_t k = 0; k < a->spec->ninputs; k++) {
 		assert_memory_equal(a->spec->inputs[k].sha256,
 				    b->spec->inputs[k].sha256,
@@ -520,7 +532,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 	uint8_t a[BUFSZ], b[BUFSZ];
 
 	(void)state;
-	assert_int_equal(encode(&sample_ops[NSAMPLES - 10], a),
+	assert_int_equal(encode(&sample_ops[NSAMPLES - 11], a),
 			 (int)sizeof(want));
 	assert_memory_equal(a, want, sizeof(want));
 	for (size_t i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
@@ -540,7 +552,7 @@ static void test_sched_round_trips_any_settings_canonically(void **state)
 		mm_op_t op;
 		void *arena = NULL;
 
-		encode(&sample_ops[NSAMPLES - 10], a);
+		encode(&sample_ops[NSAMPLES - 11], a);
 		a[4] = (uint8_t)v;
 		a[13] = (uint8_t)(255 - v);
 		assert_int_equal(mm_op_decode(a, 14, &op, &arena), 0);

@@ -123,6 +123,25 @@ static uint32_t submit(mm_state_t *s, uint32_t ranks, uint64_t limit_ms,
 	return res.job;
 }
 
+/* A job with a shape (SUBMIT_SHAPE): its id, or 0 with why in err. */
+static uint32_t submit_shape(mm_state_t *s, uint32_t ranks, uint32_t cpt,
+			     uint32_t tpn, uint32_t nodes, char *err,
+			     size_t errlen)
+{
+	mm_job_spec_t sp = { .name = "j", .uid = 1000, .gid = 100,
+			     .ranks = ranks, .argc = 1, .argv = app_argv,
+			     .cpus_per_task = cpt, .tasks_per_node = tpn,
+			     .node_count = nodes };
+	mm_result_t res;
+
+	if (apply_res(s, (mm_op_t){ .code = MM_OP_SUBMIT_SHAPE, .spec = &sp },
+		      &res)) {
+		snprintf(err, errlen, "%s", res.err);
+		return 0;
+	}
+	return res.job;
+}
+
 static void tick(mm_state_t *s, uint64_t slice, uint64_t now_ms)
 {
 	assert_int_equal(apply(s, (mm_op_t){ .code = MM_OP_TICK,
@@ -365,6 +384,93 @@ static void test_nodes_of_4_2_4_8_cpus_are_aligned_blocks(void **state)
 /* Random submits and ends on a 16-PE machine under each policy: every
  * operation keeps the invariants; the idle fraction of the machine while
  * jobs wait is printed (information, not a bound). */
+/* -c, --ntasks-per-node and -N on 4 nodes of 4 cpus: ranks on their
+ * nodes as Slurm's block distribution puts them, each holding its cpus
+ * (the node's used count), the block consistent (check() after every
+ * op), and the cpus given back at the end. */
+static void test_shapes_place_ranks_as_slurm_does(void **state)
+{
+	mm_state_t *s = mk4x4(MM_POLICY_FCFS, MM_PLACE_BUDDY);
+	char err[256] = "";
+	uint32_t a, b, c, d;
+	mm_job_t j;
+	mm_node_t n;
+
+	(void)state;
+	/* 4 ranks of 2 cpus: two per node, on nodes 0 and 1 */
+	a = submit_shape(s, 4, 2, 0, 0, err, sizeof(err));
+	assert_int_not_equal(a, 0);
+	tick(s, 1, 10);
+	j = job(s, a);
+	assert_true(holds(&j));
+	assert_int_equal(j.rank_node[0], 0);
+	assert_int_equal(j.rank_node[1], 0);
+	assert_int_equal(j.rank_node[2], 1);
+	assert_int_equal(j.rank_node[3], 1);
+	assert_int_equal(mm_node_by_id(s, 0, &n), 0);
+	assert_int_equal(n.used, 4);
+	assert_int_equal(j.width, 8);
+	exit_ok(s, a);
+	assert_int_equal(mm_node_by_id(s, 0, &n), 0);
+	assert_int_equal(n.used, 0);
+	/* 5 ranks on exactly 3 nodes: 2, 2, 1 */
+	b = submit_shape(s, 5, 1, 0, 3, err, sizeof(err));
+	assert_int_not_equal(b, 0);
+	tick(s, 2, 20);
+	j = job(s, b);
+	assert_true(holds(&j));
+	assert_int_equal(sp_nodeset_count(j.nodes), 3);
+	assert_int_equal(j.rank_node[0], j.rank_node[1]);
+	assert_int_equal(j.rank_node[2], j.rank_node[3]);
+	assert_int_not_equal(j.rank_node[1], j.rank_node[2]);
+	assert_int_not_equal(j.rank_node[3], j.rank_node[4]);
+	exit_ok(s, b);
+	/* one rank per node */
+	c = submit_shape(s, 3, 1, 1, 0, err, sizeof(err));
+	assert_int_not_equal(c, 0);
+	tick(s, 3, 30);
+	j = job(s, c);
+	assert_true(holds(&j));
+	assert_int_equal(sp_nodeset_count(j.nodes), 3);
+	exit_ok(s, c);
+	/* a node's 4 cpus to one rank: four of them fill the machine */
+	d = submit_shape(s, 4, 4, 0, 0, err, sizeof(err));
+	assert_int_not_equal(d, 0);
+	tick(s, 4, 40);
+	j = job(s, d);
+	assert_true(holds(&j));
+	assert_int_equal(sp_nodeset_count(j.nodes), 4);
+	assert_int_equal(mm_free_pes(s), 0);
+	exit_ok(s, d);
+	mm_state_destroy(s);
+}
+
+static void test_shapes_the_machine_cannot_hold_are_refused(void **state)
+{
+	mm_state_t *s = mk4x4(MM_POLICY_FCFS, MM_PLACE_BUDDY);
+	char err[256];
+
+	(void)state;
+	assert_int_equal(submit_shape(s, 1, 5, 0, 0, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "5 cpus per task, but the largest node "
+			       "has 4"));
+	assert_int_equal(submit_shape(s, 5, 1, 0, 5, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "5 nodes requested but the machine has "
+			       "only 4"));
+	assert_int_equal(submit_shape(s, 2, 1, 0, 3, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "3 nodes for 2 ranks"));
+	assert_int_equal(submit_shape(s, 9, 1, 2, 0, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "9 ranks of 1 cpus each at most "
+			       "tasks_per_node on a node need more than the "
+			       "machine holds (8)"));
+	assert_int_equal(submit_shape(s, 9, 2, 0, 0, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "holds (8)"));
+	assert_int_equal(submit_shape(s, 9, 1, 0, 2, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "9 ranks on 2 nodes need 2 nodes "
+			       "holding 4 ranks"));
+	mm_state_destroy(s);
+}
+
 static void test_random_load_keeps_blocks_consistent(void **state)
 {
 	static const mm_policy_t pols[] = { MM_POLICY_FCFS,
@@ -1178,6 +1284,8 @@ int main(void)
 			test_freed_blocks_coalesce_for_a_machine_wide_job),
 		cmocka_unit_test(test_nodes_of_4_2_4_8_cpus_are_aligned_blocks),
 		cmocka_unit_test(test_random_load_keeps_blocks_consistent),
+		cmocka_unit_test(test_shapes_place_ranks_as_slurm_does),
+		cmocka_unit_test(test_shapes_the_machine_cannot_hold_are_refused),
 		cmocka_unit_test(
 			test_backfill_starts_short_job_refuses_one_that_delays),
 		cmocka_unit_test(

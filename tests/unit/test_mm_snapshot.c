@@ -52,8 +52,9 @@
 /* a job's last bytes, without usage: has_usage (0), mem_bytes (v6),
  * ninputs (v7, 0), mpi (v7), and with no checkpoint (v8) ckpt_last,
  * ckpt_want, ckpt_want_slice, ckpt_error (""), nckpts, restore_epoch,
- * restarts, ckpt_every_s, ckpt_requeue, requeue */
-#define JOB_TAIL 52
+ * restarts, ckpt_every_s, ckpt_requeue, requeue, and its shape (v9)
+ * cpus_per_task, tasks_per_node, node_count, cpu_bind */
+#define JOB_TAIL 65
 #define CREDS_EMPTY 4 /* v5: the credential cache's count, last; 0 */
 
 /* Decode bytes that must be refused; returns the message. */
@@ -368,7 +369,7 @@ static void test_empty_state_round_trips(void **state)
 
 	(void)state;
 	assert_memory_equal(buf, "SMMS", 4);
-	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 8);
+	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 9);
 	assert_int_equal(buf[OFF_NWORLD], 8);
 	/* a new state's settings: fcfs, mpl 1, quantum 1, buddy */
 	assert_int_equal(buf[OFF_POLICY], MM_POLICY_FCFS);
@@ -604,7 +605,25 @@ static void test_job_inputs_round_trip(void **state)
 	op.code = MM_OP_SUBMIT_INPUTS;
 	assert_int_equal(mm_apply(s, &op, &res), 0); /* job 4: dropped */
 	sp.requeue = 0;
+	/* a shape travels in SUBMIT_SHAPE only (job 5; job 6 drops it) */
+	sp.cpus_per_task = 1;
+	sp.tasks_per_node = 1;
+	sp.node_count = 1;
+	sp.cpu_bind = MM_BIND_NONE;
+	op.code = MM_OP_SUBMIT_SHAPE;
+	assert_int_equal(mm_apply(s, &op, &res), 0);
+	op.code = MM_OP_SUBMIT_CKPT;
+	assert_int_equal(mm_apply(s, &op, &res), 0);
 	c = round_trip(s);
+	assert_int_equal(mm_job_get(c, 5, &j), 0);
+	assert_int_equal(j.tasks_per_node, 1);
+	assert_int_equal(j.node_count, 1);
+	assert_int_equal(j.cpu_bind, MM_BIND_NONE);
+	assert_int_equal(mm_job_get(c, 6, &j), 0);
+	assert_int_equal(j.cpus_per_task, 1);
+	assert_int_equal(j.tasks_per_node, 0);
+	assert_int_equal(j.node_count, 0);
+	assert_int_equal(j.cpu_bind, MM_BIND_AUTO);
 	assert_int_equal(mm_job_get(c, 3, &j), 0);
 	assert_int_equal(j.ckpt_every_s, 90);
 	assert_int_equal(j.requeue, 1);
@@ -877,11 +896,11 @@ static void test_foreign_version_is_refused(void **state)
 	const char *err;
 
 	(void)state;
-	buf[OFF_VERSION] = 9;
+	buf[OFF_VERSION] = 10;
 	err = refused(buf, n);
-	assert_non_null(strstr(err, "version 9"));
+	assert_non_null(strstr(err, "version 10"));
 	assert_non_null(strstr(err, "offset 4"));
-	assert_non_null(strstr(err, "reads version 8 and older"));
+	assert_non_null(strstr(err, "reads version 9 and older"));
 	buf[OFF_VERSION] = 0;
 	assert_non_null(strstr(refused(buf, n), "version 0"));
 	buf[OFF_VERSION] = 3;
