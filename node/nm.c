@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <systemd/sd-daemon.h>
 #include <qb/qbloop.h>
 #include <qb/qblog.h>
 
@@ -1294,6 +1295,7 @@ static int on_signal(int32_t sig, void *data)
 			pause();
 	}
 	qb_log(LOG_NOTICE, "signal %d: stopping", sig);
+	sd_notify(0, "STOPPING=1");
 	nm->stopping = 1;
 	qb_loop_stop(nm->loop);
 	return 0;
@@ -1613,6 +1615,9 @@ int main(int argc, char **argv)
 				   on_signal, &sh);
 	qb_log(LOG_INFO, "node %s (world id %u) joined cluster %s",
 	       nm.host->name, nm.host->world_id, nm.cfg.cluster);
+	/* Type=notify: in the machine, taking jobs */
+	sd_notifyf(0, "READY=1\nSTATUS=node %s (world id %u) in cluster %s",
+		   nm.host->name, nm.host->world_id, nm.cfg.cluster);
 	qb_loop_run(nm.loop);
 	rc = 0;
 out:

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <systemd/sd-daemon.h>
 #include <qb/qblog.h>
 
 #include "backfill.h"
@@ -64,6 +65,7 @@ static int on_signal(int32_t sig, void *data)
 	struct mmd *mm = data;
 
 	qb_log(LOG_NOTICE, "signal %d: stopping", sig);
+	sd_notify(0, "STOPPING=1");
 	qb_loop_stop(mm->loop);
 	return 0;
 }
@@ -705,6 +707,12 @@ int main(int argc, char **argv)
 	       "clients on %s%s%s", mm.host->name, mm.cfg.cluster,
 	       mm.cfg.nnodes, mm.cfg.slice_us, mm.clients.sock_path,
 	       mm.host->listen[0] ? " and " : "", mm.host->listen);
+	/* Type=notify: serving clients from here (joining the machine goes
+	 * on in the background) */
+	sd_notifyf(0, "READY=1\nSTATUS=manager %s of cluster %s: clients on "
+		   "%s%s%s", mm.host->name, mm.cfg.cluster,
+		   mm.clients.sock_path, mm.host->listen[0] ? " and " : "",
+		   mm.host->listen);
 	qb_loop_run(mm.loop);
 	rc = mm.exit_code;
 out:

@@ -883,9 +883,28 @@ static void test_config_fuzz_mutated_files_load_or_fail_cleanly(
 	assert_true(failed > 0);
 }
 
+/* examples/storm.conf, installed as /etc/storm/storm.conf.example,
+ * loads as it is: three managers, four nodes, its settings. */
+static void test_example_configuration_loads(void **state)
+{
+	st_config_t cfg;
+	char err[512] = "";
+
+	(void)state;
+	if (st_config_load(STORM_EXAMPLE_CONF, &cfg, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_string_equal(cfg.cluster, "hpc1");
+	assert_int_equal(cfg.nmanagers, 3);
+	assert_int_equal(cfg.nnodes, 4);
+	assert_int_equal(cfg.nodes[3].cpus, 32);
+	assert_string_equal(cfg.replication, "corosync");
+	st_config_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_example_configuration_loads),
 		cmocka_unit_test(test_config_load_reads_every_value),
 		cmocka_unit_test(test_config_load_fills_defaults_for_missing_keys),
 		cmocka_unit_test(test_config_load_accepts_range_limits),
