@@ -44,6 +44,7 @@ enum {
 	SC_OPT_CHDIR,
 	SC_OPT_TASKS_PER_NODE,
 	SC_OPT_CPU_BIND,
+	SC_OPT_REASON,
 };
 
 /** One option.  The list ends with an all-zero record. */
@@ -99,6 +100,10 @@ struct sc_exit_doc {
  * file (elfdeps.c). */
 int sc_elf_needed(int fd, int (*fn)(const char *lib, void *ctx), void *ctx);
 
+int sc_cmd_drain(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		 const struct sc_args *args);
+int sc_cmd_resume(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		  const struct sc_args *args);
 int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	       const struct sc_args *args);
 int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
@@ -227,6 +232,12 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 
 static const struct sc_opt run_opts[] = {
 	SC_JOB_OPTS,
+	{ 0, NULL, NULL, NULL },
+};
+
+static const struct sc_opt drain_opts[] = {
+	{ SC_OPT_REASON, "reason", "TEXT",
+	  "Why (required; at most 150 bytes): stormctl nodes shows it." },
 	{ 0, NULL, NULL, NULL },
 };
 
@@ -444,6 +455,38 @@ const struct sc_cmd sc_commands[] = {
 		.min_operands = 1,
 		.max_operands = -1,
 		.handler = sc_cmd_cancel,
+	},
+	{
+		.name = "drain",
+		.summary = "take nodes out of service",
+		.operands = "NODES...",
+		.description =
+			"Drains each node of NODES (names, nm[1-4] ranges, or "
+			"world ids, comma-separated): no new job is placed on "
+			"it; its running jobs run to their end, or, for jobs "
+			"that take checkpoints (--checkpoint, --requeue), are "
+			"checkpointed and queued again to run on elsewhere.  "
+			"stormctl nodes shows it DRAINING while jobs hold it, "
+			"then DRAINED, with the reason.  Root and the "
+			"configured administrators only.  Every name is "
+			"checked first: a typo drains nothing.",
+		.opts = drain_opts,
+		.min_operands = 1,
+		.max_operands = -1,
+		.handler = sc_cmd_drain,
+	},
+	{
+		.name = "resume",
+		.summary = "put drained nodes back in service",
+		.operands = "NODES...",
+		.description =
+			"Resumes each node of NODES (as drain names them): "
+			"jobs are placed on it again.  Root and the configured "
+			"administrators only.",
+		.opts = no_opts,
+		.min_operands = 1,
+		.max_operands = -1,
+		.handler = sc_cmd_resume,
 	},
 	{
 		.name = "checkpoint",

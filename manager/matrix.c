@@ -208,6 +208,7 @@ int mmi_col_usable(const mm_state_t *s, const struct mm_jobrec *j,
 	if (id == UINT32_MAX) /* a phantom column */
 		return 0;
 	return s->nodes[s->node_at[id]].state == MM_NODE_UP &&
+	       !s->nodes[s->node_at[id]].drain &&
 	       (!j->want || sp_nodeset_has(j->want, id));
 }
 

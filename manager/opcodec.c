@@ -38,6 +38,7 @@
  *   CKPT_REQUEUE   u32 job, u32 uid
  *   SUBMIT_SHAPE   as SUBMIT_CKPT, then u32 cpus_per_task, u32
  *                  tasks_per_node, u32 node_count, u8 cpu_bind
+ *   NODE_DRAIN, NODE_RESUME  u32 node, u32 uid, str reason
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -580,6 +581,20 @@ static void dec_node_down(struct mmi_rd *r, mm_op_t *op)
 	op->reason = mmi_get_str(r);
 }
 
+static void enc_node_drain(struct mmi_wr *w, const mm_op_t *op)
+{
+	mmi_put_u32(w, op->node);
+	mmi_put_u32(w, op->uid);
+	mmi_put_str(w, op->reason);
+}
+
+static void dec_node_drain(struct mmi_rd *r, mm_op_t *op)
+{
+	op->node = mmi_get_u32(r);
+	op->uid = mmi_get_u32(r);
+	op->reason = mmi_get_str(r);
+}
+
 static void enc_node_up(struct mmi_wr *w, const mm_op_t *op)
 {
 	mmi_put_u32(w, op->node);
@@ -764,6 +779,8 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_SUBMIT_CKPT] = { enc_submit_ckpt, dec_submit_ckpt },
 	[MM_OP_CKPT_REQUEUE] = { enc_cancel, dec_cancel }, /* job, uid */
 	[MM_OP_SUBMIT_SHAPE] = { enc_submit_shape, dec_submit_shape },
+	[MM_OP_NODE_DRAIN] = { enc_node_drain, dec_node_drain },
+	[MM_OP_NODE_RESUME] = { enc_node_drain, dec_node_drain },
 };
 
 /* Every version a replica can read; encode writes OP_VERSION. */

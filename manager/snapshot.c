@@ -52,9 +52,10 @@
  *     restore_epoch | u32 restarts | u32 ckpt_every_s | u8 ckpt_requeue
  *     (0/1, only with want) | u8 requeue (0/1), epochs strictly ascending and <=
  *     ckpt_last, want 0 or ckpt_last, nckpts <= MM_CKPT_KEEP_MAX
- *   body v9 (job shapes), v8 with:
+ *   body v9 (job shapes, drained nodes), v8 with:
  *     each job, after requeue: u32 cpus_per_task (>= 1) | u32
- *     tasks_per_node | u32 node_count | u8 cpu_bind
+ *     tasks_per_node | u32 node_count | u8 cpu_bind; and last, u32
+ *     ndrained | ndrained x (u32 node id | str reason), ids ascending
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
  *   snapshot (before the matrix) loads only if no job holds PEs: there is
@@ -236,6 +237,18 @@ static void put_state(struct mmi_wr *w, const mm_state_t *s)
 	for (uint32_t i = 0; i < s->ncreds; i++) {
 		mmi_put_bytes(w, s->creds[i].id, MM_CRED_ID_BYTES);
 		mmi_put_u64(w, s->creds[i].expire_ms);
+	}
+	{
+		uint32_t nd = 0;
+
+		for (uint32_t i = 0; i < s->nnodes; i++)
+			nd += s->nodes[i].drain != 0;
+		mmi_put_u32(w, nd);
+		for (uint32_t i = 0; i < s->nnodes; i++)
+			if (s->nodes[i].drain) {
+				mmi_put_u32(w, s->nodes[i].id);
+				mmi_put_str(w, s->nodes[i].drain_reason);
+			}
 	}
 	/* every string and count was bounded when it entered the state */
 	assert(w->err == 0);
@@ -952,12 +965,48 @@ static int dec_creds(struct sd *d, mm_state_t *s)
 	return 0;
 }
 
+/* v9: the drained nodes, ids strictly ascending. */
+static int dec_drained(struct sd *d, mm_state_t *s)
+{
+	struct mmi_rd *r = &d->r;
+	size_t at = r->pos;
+	uint32_t n, last = 0;
+
+	if (d->version < 9)
+		return 0;
+	sd_part(d, "the drained nodes");
+	n = mmi_get_u32(r);
+	if (sd_check(d))
+		return d->failed;
+	if (n > s->nnodes)
+		return sd_fail(d, at, "%u drained nodes of %u", n, s->nnodes);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t id_at = r->pos;
+		uint32_t id = mmi_get_u32(r);
+		const char *why = mmi_get_str(r);
+		mm_node_t *x;
+
+		if (sd_check(d))
+			return d->failed;
+		if (!(x = node_of(s, id)) || (i && id <= last) || !why ||
+		    strlen(why) >= sizeof(x->drain_reason))
+			return sd_fail(d, id_at, "drained node %u: not a "
+				       "compute node, out of order, or its "
+				       "reason too long", id);
+		x->drain = 1;
+		snprintf(x->drain_reason, sizeof(x->drain_reason), "%s", why);
+		last = id;
+	}
+	return 0;
+}
+
 static int dec_v1(struct sd *d, mm_state_t **out)
 {
 	mm_state_t *s = NULL;
 	char why[200];
 
-	if (dec_nodes(d, &s) || dec_jobs(d, s) || dec_creds(d, s)) {
+	if (dec_nodes(d, &s) || dec_jobs(d, s) || dec_creds(d, s) ||
+	    dec_drained(d, s)) {
 		mm_state_destroy(s);
 		return d->failed;
 	}

@@ -623,6 +623,51 @@ static int op_node_up(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 	return 0;
 }
 
+/* Drain: no new job on the node.  Its running jobs that take
+ * checkpoints (an interval, or --requeue) are checkpointed and queued
+ * again, to run on from the epoch elsewhere (as CKPT_REQUEUE); the
+ * others run to their end. */
+static int op_node_drain(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	const char *why = op->reason && *op->reason ? op->reason : "drained";
+	mm_node_t *n;
+	int rc = find_node(s, op->code == MM_OP_NODE_DRAIN ? "drain" :
+			   "resume", op->node, &n, res);
+
+	if (rc)
+		return rc;
+	if (op->uid != 0)
+		return mmi_refuse(res, -EPERM, "%s: only root may take node %s "
+				  "%s service (uid %u asked)",
+				  op->code == MM_OP_NODE_DRAIN ? "drain" :
+				  "resume", n->name,
+				  op->code == MM_OP_NODE_DRAIN ? "out of" :
+				  "back into", op->uid);
+	res->job = n->id; /* the answer names the node */
+	if (op->code == MM_OP_NODE_RESUME) {
+		n->drain = 0;
+		n->drain_reason[0] = '\0';
+		return 0;
+	}
+	n->drain = 1;
+	mmi_fmt(n->drain_reason, sizeof(n->drain_reason), "%s", why);
+	for (uint32_t i = s->live_lo; i < s->njobs; i++) {
+		struct mm_jobrec *j = s->jobs[i];
+
+		if (j->v.state != MM_JOB_RUNNING ||
+		    !sp_nodeset_has(j->nodes, n->id) ||
+		    !(j->v.ckpt_every_s || j->v.requeue) ||
+		    j->v.restarts >= MM_RESTARTS_MAX)
+			continue;
+		if (!j->v.ckpt_want) {
+			j->v.ckpt_want = ++j->v.ckpt_last;
+			j->v.ckpt_want_slice = s->slice;
+		}
+		j->v.ckpt_requeue = 1;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* mm_apply: one handler per opcode                                         */
 /* ------------------------------------------------------------------------ */
@@ -653,6 +698,8 @@ static const op_fn op_table[] = {
 	[MM_OP_SUBMIT_CKPT] = mmi_op_submit,
 	[MM_OP_CKPT_REQUEUE] = mmi_op_ckpt_request,
 	[MM_OP_SUBMIT_SHAPE] = mmi_op_submit,
+	[MM_OP_NODE_DRAIN] = op_node_drain,
+	[MM_OP_NODE_RESUME] = op_node_drain,
 };
 
 int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)

@@ -210,6 +210,11 @@ typedef enum mm_opcode {
 	MM_OP_SUBMIT_SHAPE = 22, /* SUBMIT_CKPT with the spec's shape:
 			       * cpus per task, tasks per node, node
 			       * count, cpu binding */
+	MM_OP_NODE_DRAIN = 23, /* node, uid (root), reason: no new job on
+			       * it; its running jobs that take checkpoints
+			       * are checkpointed and queued again
+			       * elsewhere, the others run to their end */
+	MM_OP_NODE_RESUME = 24, /* node, uid (root): back in service */
 } mm_opcode_t;
 
 /* Storage levels of a committed epoch (mm_ckpt_t.levels). */
@@ -356,6 +361,10 @@ typedef struct mm_node {
 	uint64_t up_ms;             /* time in service before up_since_ms */
 	uint64_t up_since_ms;       /* state time it last came UP (if UP) */
 	uint32_t col;               /* its first matrix column (cpus of them) */
+	uint8_t drain;              /* drained: no new job is placed on it;
+				     * DRAINING while jobs still hold it,
+				     * DRAINED once none does */
+	char drain_reason[MM_REASON_MAX]; /* why, as the administrator said */
 } mm_node_t;
 
 /** Create an empty state for a machine of world size nworld whose compute

@@ -739,6 +739,52 @@ static void op_cancel(struct mmd_requests *rq, struct mmd_client *c, json_t *req
 		mmd_client_reply_err(c, res.rc, "%s", res.err);
 }
 
+/* Drain or resume a node (docs/operating.md): root and the configured
+ * administrators; answered once agreed. */
+static void op_node_service(struct mmd_requests *rq, struct mmd_client *c,
+			    json_t *req, int drain)
+{
+	mm_op_t op = { .code = drain ? MM_OP_NODE_DRAIN : MM_OP_NODE_RESUME,
+		       .uid = c->uid };
+	json_t *n = json_object_get(req, "node"), *r = json_object_get(req,
+								      "reason");
+	mm_result_t res;
+
+	if (!json_is_integer(n) || json_integer_value(n) < 0 ||
+	    json_integer_value(n) > UINT32_MAX) {
+		mmd_client_reply_err(c, EINVAL, "%s: \"node\" must be a node's "
+				     "world id", drain ? "drain" : "resume");
+		return;
+	}
+	if (r && (!json_is_string(r) ||
+		  strlen(json_string_value(r)) >= MM_REASON_MAX)) {
+		mmd_client_reply_err(c, EINVAL, "drain: \"reason\" must be a "
+				     "string of at most %d bytes",
+				     MM_REASON_MAX - 1);
+		return;
+	}
+	op.node = (uint32_t)json_integer_value(n);
+	op.reason = r ? json_string_value(r) : NULL;
+	for (uint32_t i = 0; i < rq->cfg->nadmins; i++)
+		if (rq->cfg->admins[i] == c->uid)
+			op.uid = 0;
+	if (mmd_repl_propose_client(rq->repl, c, c->client_key, c->seq,
+				    c->uid, c->gid, MMD_REQ_NODE, &op, &res))
+		mmd_client_reply_err(c, res.rc, "%s", res.err);
+}
+
+static void op_drain(struct mmd_requests *rq, struct mmd_client *c,
+		     json_t *req)
+{
+	op_node_service(rq, c, req, 1);
+}
+
+static void op_resume(struct mmd_requests *rq, struct mmd_client *c,
+		      json_t *req)
+{
+	op_node_service(rq, c, req, 0);
+}
+
 /* A checkpoint of a job, now (docs/checkpoint.md): answered with its
  * epoch once the request is agreed; stormctl follows it to the commit.
  * With "requeue": true the job then leaves its nodes and is queued
@@ -817,6 +863,17 @@ void mmd_requests_answer(struct mmd_requests *rq, struct mmd_client *c, int kind
 		mmd_client_send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:i, s:s}", "ok",
 						       1, "job", job, "state",
 						       "CANCELLED"));
+		return;
+	}
+	if (kind == MMD_REQ_NODE) {
+		mm_node_t n;
+
+		/* res->job: the node's world id (op_node_drain) */
+		if (mm_node_by_id(ST(rq), res->job, &n))
+			n = (mm_node_t){ .id = res->job };
+		mmd_client_send_json(c, ST_FRAME_REPLY, json_pack(
+			"{s:b, s:i, s:s, s:b}", "ok", 1, "node", n.id, "name",
+			n.name, "drain", n.drain));
 		return;
 	}
 	if (kind == MMD_REQ_RESTART) {
@@ -952,14 +1009,23 @@ static void op_nodes(struct mmd_requests *rq, struct mmd_client *c)
 		if (x.state == MM_NODE_UP && x.up_since_ms &&
 		    now > x.up_since_ms)
 			up += now - x.up_since_ms;
-		json_array_append_new(a, json_pack(
+		json_t *o = json_pack(
 			"{s:i, s:s, s:s, s:i, s:i, s:i, s:s, s:I, s:I}",
 			"id", x.id, "name", x.name,
-			"state", mm_node_state_name(x.state), "cpus", x.cpus,
+			/* drained and UP: DRAINING while jobs hold it */
+			"state", x.state == MM_NODE_UP && x.drain ?
+				 (x.used ? "DRAINING" : "DRAINED") :
+				 mm_node_state_name(x.state), "cpus", x.cpus,
 			"used", x.used, "failures", x.failures,
-			"reason", x.reason, "service_ms", (json_int_t)up,
-			"mttf_ms",
-			(json_int_t)(up / ((uint64_t)x.failures + 1))));
+			"reason", x.drain && x.state == MM_NODE_UP ?
+				  x.drain_reason : x.reason,
+			"service_ms", (json_int_t)up, "mttf_ms",
+			(json_int_t)(up / ((uint64_t)x.failures + 1)));
+
+		if (o && x.drain)
+			json_object_set_new(o, "drain_reason",
+					    json_string(x.drain_reason));
+		json_array_append_new(a, o);
 	}
 	mmd_client_send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:o}", "ok", 1,
 					       "nodes", a));
@@ -1354,6 +1420,8 @@ static const struct mmd_request_type {
 	{ "run",      h_run,       1, ST_FRAME_MAX },
 	{ "submit",   h_submit,    1, ST_FRAME_MAX },
 	{ "cancel",   op_cancel,   1, READ_MAX },
+	{ "drain",    op_drain,    1, READ_MAX },
+	{ "resume",   op_resume,   1, READ_MAX },
 	{ "checkpoint", op_checkpoint, 1, READ_MAX },
 	{ "restart",  op_restart,  1, READ_MAX },
 	{ "queue",    op_queue,    1, READ_MAX },

@@ -26,7 +26,8 @@
 enum { MMD_REQ_SUBMIT = 1, MMD_REQ_RUN, MMD_REQ_CANCEL,
        MMD_REQ_CRED, /* a TCP client's credential (MM_OP_CRED) */
        MMD_REQ_CKPT, /* a checkpoint asked for (MM_OP_CKPT_REQUEST) */
-       MMD_REQ_RESTART /* a restart from an epoch (MM_OP_CKPT_RESTART) */ };
+       MMD_REQ_RESTART, /* a restart from an epoch (MM_OP_CKPT_RESTART) */
+       MMD_REQ_NODE /* a node drained or resumed (MM_OP_NODE_DRAIN) */ };
 
 /* Expected starts of the first pending jobs (for queue and show):
  * replaying the scheduler costs O(live jobs) per round, so one result

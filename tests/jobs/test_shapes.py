@@ -20,6 +20,9 @@ Usage: test_shapes.py BUILD TEST
   export   the environment as srun's: all of the caller's by default
            (but STORM_* and PMI_*: a job's own win), NONE, a list with
            a comma inside a value, ALL plus one; bad words refused;
+  drain    a node drained under a running job: DRAINING with the
+           reason, new jobs go elsewhere, the job completes, then
+           DRAINED; a user may not drain; resume puts it back;
   globals  global options after the command (`queue --json`, `run
            --json`... , `--config` last) mean what they mean before it.
 
@@ -182,6 +185,66 @@ def test_export(lab):
           "lists, ALL plus one; bad words refused")
 
 
+def nodes_by_name(lab):
+    r = ctl(lab, ["nodes", "--json"])
+    check(r.returncode == 0, "nodes: %s" % r.stderr)
+    return {n["name"]: n for n in json.loads(r.stdout)["nodes"]}
+
+
+def test_drain(lab):
+    go = os.path.join(lab.dir, "drain-go")
+    r = ctl(lab, ["submit", "-n", "2", "-w", "1", "/bin/sh", "-c",
+                  "while [ ! -e %s ]; do sleep 0.05; done" % go])
+    check(r.returncode == 0, "submit: %s" % r.stderr)
+    job = int(r.stdout.split()[-1])
+    stormlab.wait_for(lambda: show(lab, job)["state"] == "RUNNING", 30,
+                      "the job running on nm1")
+    r = ctl(lab, ["drain", "nm1", "--reason", "bad DIMM"])
+    check(r.returncode == 0 and "Drained node nm1 (1)" in r.stdout,
+          "drain: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+    n = nodes_by_name(lab)["nm1"]
+    check(n["state"] == "DRAINING" and n["reason"] == "bad DIMM",
+          "nm1 while its job runs: %s" % n)
+    # (a buddy block of 2: a whole node, not the drained one)
+    r = ctl(lab, ["run", "-n", "2", "-l", "/bin/sh", "-c",
+                  "echo $STORM_NODENAME"])
+    got = set(line.split()[1] for line in r.stdout.splitlines())
+    check(r.returncode == 0 and got and got <= {"nm2", "nm3"},
+          "a job while nm1 drains: %s %s" % (got, r.stderr))
+    # a user may not, and nothing changes
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                        "--clear-groups",
+                        os.path.join(os.path.abspath(lab.build),
+                                     "cli/stormctl"),
+                        "--config", lab.conf, "resume", "nm1"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode != 0 and "only root may take node nm1 back into "
+          "service" in r.stderr, "nobody's resume: %d %s" %
+          (r.returncode, r.stderr))
+    open(go, "w").close()
+    rep = stormlab.call(lab.sock(0), {"op": "wait", "client": "drain",
+                                      "seq": job, "job": job,
+                                      "timeout_ms": 30000}, timeout=35)
+    check(rep.get("ok") and show(lab, job)["state"] == "COMPLETED",
+          "the drained node's job: %s" % rep)
+    stormlab.wait_for(lambda: nodes_by_name(lab)["nm1"]["state"] ==
+                      "DRAINED", 30, "nm1 DRAINED")
+    r = ctl(lab, ["resume", "nm[1-1]"])
+    check(r.returncode == 0 and
+          nodes_by_name(lab)["nm1"]["state"] == "UP", "resume: %s" %
+          r.stderr)
+    r = ctl(lab, ["run", "-w", "1", "/bin/true"])
+    check(r.returncode == 0, "a job on nm1 after resume: %s" % r.stderr)
+    for bad, why in ((["drain", "nm9", "--reason", "x"],
+                      "no compute node is called 'nm9'"),
+                     (["drain", "nm2"], "say why: --reason")):
+        r = ctl(lab, bad)
+        check(r.returncode == 2 and why in r.stderr,
+              "%s: %d %s" % (bad, r.returncode, r.stderr))
+    print("drain: DRAINING under its job, new jobs elsewhere, DRAINED "
+          "after; users refused; resume")
+
+
 def test_globals(lab):
     r = ctl(lab, ["queue", "--json"])
     check(r.returncode == 0 and json.loads(r.stdout).get("ok") is True,
@@ -202,7 +265,8 @@ def test_globals(lab):
 
 TESTS = {"env": test_env, "shape": test_shape, "time": test_time,
          "chdir": test_chdir,
-         "export": test_export, "globals": test_globals}
+         "export": test_export, "drain": test_drain,
+         "globals": test_globals}
 
 
 def main():

@@ -445,6 +445,93 @@ static void test_shapes_place_ranks_as_slurm_does(void **state)
 	mm_state_destroy(s);
 }
 
+/* Drain: root only; a drained node keeps its running job and takes no
+ * new one; a job that takes checkpoints is asked for one and marked to
+ * be queued again; resume puts the node back; a snapshot keeps it. */
+static void test_drained_nodes_take_no_new_job(void **state)
+{
+	mm_state_t *s = mk4x4(MM_POLICY_FCFS, MM_PLACE_BUDDY), *c;
+	mm_op_t drain = { .code = MM_OP_NODE_DRAIN, .node = 0,
+			  .reason = "bad DIMM" };
+	mm_result_t res;
+	uint32_t a, b, k;
+	mm_job_t j;
+	mm_node_t n;
+	uint8_t *img = NULL;
+	size_t len = 0;
+	char err[256];
+
+	(void)state;
+	a = submit(s, 4, 0, NULL); /* node 0's cpus */
+	tick(s, 1, 10);
+	j = job(s, a);
+	assert_true(holds(&j));
+	assert_int_equal(j.rank_node[0], 0);
+	drain.uid = 1000;
+	assert_int_equal(apply_res(s, drain, &res), -EPERM);
+	assert_non_null(strstr(res.err, "only root may take node n0 out of "
+			       "service"));
+	drain.uid = 0;
+	assert_int_equal(apply(s, drain), 0);
+	assert_int_equal(mm_node_by_id(s, 0, &n), 0);
+	assert_int_equal(n.drain, 1);
+	assert_string_equal(n.drain_reason, "bad DIMM");
+	j = job(s, a);
+	assert_int_equal(j.state, MM_JOB_STAGING); /* it runs on */
+	assert_int_equal(j.ckpt_want, 0); /* it takes no checkpoints */
+	/* a job of 8 runs on nodes 2 and 3 */
+	b = submit(s, 8, 0, NULL);
+	tick(s, 2, 20);
+	j = job(s, b);
+	assert_true(holds(&j));
+	for (k = 0; k < 8; k++)
+		assert_int_not_equal(j.rank_node[k], 0);
+	/* the snapshot keeps the drain and its reason */
+	assert_int_equal(mm_state_encode(s, &img, &len), 0);
+	assert_int_equal(mm_state_decode(img, len, &c, err, sizeof(err)), 0);
+	assert_int_equal(mm_node_by_id(c, 0, &n), 0);
+	assert_int_equal(n.drain, 1);
+	assert_string_equal(n.drain_reason, "bad DIMM");
+	mm_state_destroy(c);
+	free(img);
+	exit_ok(s, a);
+	exit_ok(s, b);
+	/* DRAINED: free, and still not used: a machine-wide job waits */
+	b = submit(s, 16, 0, NULL);
+	tick(s, 3, 30);
+	j = job(s, b);
+	assert_int_equal(j.state, MM_JOB_PENDING);
+	cancel(s, b);
+	drain.code = MM_OP_NODE_RESUME;
+	assert_int_equal(apply(s, drain), 0);
+	assert_int_equal(mm_node_by_id(s, 0, &n), 0);
+	assert_int_equal(n.drain, 0);
+	/* a job that takes checkpoints, running on a node drained: asked
+	 * for one, to be queued again once it commits */
+	{
+		mm_job_spec_t sp = { .name = "ck", .uid = 1000, .gid = 100,
+				     .ranks = 4, .argc = 1, .argv = app_argv,
+				     .ckpt_every_s = 600 };
+		mm_op_t st = { .code = MM_OP_JOB_STAGED };
+
+		assert_int_equal(apply_res(s, (mm_op_t){
+			.code = MM_OP_SUBMIT_CKPT, .spec = &sp }, &res), 0);
+		b = res.job;
+		tick(s, 4, 40);
+		st.job = b;
+		assert_int_equal(apply(s, st), 0);
+		j = job(s, b);
+		assert_int_equal(j.state, MM_JOB_RUNNING);
+		drain.code = MM_OP_NODE_DRAIN;
+		drain.node = j.rank_node[0];
+		assert_int_equal(apply(s, drain), 0);
+		j = job(s, b);
+		assert_int_equal(j.ckpt_want, 1);
+		assert_int_equal(j.ckpt_requeue, 1);
+	}
+	mm_state_destroy(s);
+}
+
 static void test_shapes_the_machine_cannot_hold_are_refused(void **state)
 {
 	mm_state_t *s = mk4x4(MM_POLICY_FCFS, MM_PLACE_BUDDY);
@@ -1285,6 +1372,7 @@ int main(void)
 		cmocka_unit_test(test_nodes_of_4_2_4_8_cpus_are_aligned_blocks),
 		cmocka_unit_test(test_random_load_keeps_blocks_consistent),
 		cmocka_unit_test(test_shapes_place_ranks_as_slurm_does),
+		cmocka_unit_test(test_drained_nodes_take_no_new_job),
 		cmocka_unit_test(test_shapes_the_machine_cannot_hold_are_refused),
 		cmocka_unit_test(
 			test_backfill_starts_short_job_refuses_one_that_delays),

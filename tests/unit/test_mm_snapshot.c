@@ -55,7 +55,9 @@
  * restarts, ckpt_every_s, ckpt_requeue, requeue, and its shape (v9)
  * cpus_per_task, tasks_per_node, node_count, cpu_bind */
 #define JOB_TAIL 65
-#define CREDS_EMPTY 4 /* v5: the credential cache's count, last; 0 */
+/* v5: the credential cache's count and v9: the drained nodes' count,
+ * last; both 0 */
+#define CREDS_EMPTY 8
 
 /* Decode bytes that must be refused; returns the message. */
 static const char *refused(const uint8_t *buf, size_t len)
@@ -969,15 +971,19 @@ static void test_lying_counts_are_refused_before_allocating(void **state)
 
 	(void)state;
 	/* the job count is the last field of a state without jobs, but
-	 * for the credential cache's */
-	put32(t + n - 8, UINT32_MAX);
+	 * for the credential cache's and the drained nodes' */
+	put32(t + n - 12, UINT32_MAX);
 	assert_non_null(strstr(refused(t, n), "jobs cannot fit"));
-	put32(t + n - 8, 1);
+	put32(t + n - 12, 1);
 	assert_non_null(strstr(refused(t, n), "in the job table: 1 jobs"));
-	put32(t + n - 8, 0);
-	put32(t + n - 4, UINT32_MAX);
+	put32(t + n - 12, 0);
+	put32(t + n - 8, UINT32_MAX);
 	assert_non_null(strstr(refused(t, n), "in the credential cache: "
 				"4294967295 credentials"));
+	put32(t + n - 8, 0);
+	put32(t + n - 4, UINT32_MAX);
+	assert_non_null(strstr(refused(t, n), "in the drained nodes: "
+				"4294967295 drained nodes"));
 	free(t);
 	free(buf);
 	mm_state_destroy(s);
