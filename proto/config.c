@@ -434,6 +434,8 @@ static int host_key(struct parse *p, const char *kind, const char *name,
 		return copy_str(p, k, v, h->address, sizeof(h->address));
 	if (!strcmp(k, "listen") && !strcmp(kind, "manager"))
 		return copy_str(p, k, v, h->listen, sizeof(h->listen));
+	if (!strcmp(k, "metrics_listen") && !strcmp(kind, "manager"))
+		return copy_str(p, k, v, h->metrics, sizeof(h->metrics));
 	if (!strcmp(k, "munge_socket") && !strcmp(kind, "manager"))
 		return copy_str(p, k, v, h->munge_socket,
 				sizeof(h->munge_socket));

@@ -41,6 +41,8 @@ typedef struct st_host {
 	char name[ST_NAME_MAX];    /* [manager NAME] / [node NAME] */
 	char address[ST_ADDR_MAX]; /* fabric address (host:port, or shm name) */
 	char listen[ST_ADDR_MAX];  /* manager only: client TCP host:port, or "" */
+	char metrics[ST_ADDR_MAX]; /* manager only: Prometheus metrics
+				    * host:port (metrics_listen), or "" */
 	char munge_socket[256];    /* manager only: its host's munged socket,
 				    * or "": [cluster] munge_socket */
 	uint32_t cpus;             /* node only: ranks it runs at once (>= 1) */

@@ -169,8 +169,13 @@ int mmd_client_send(struct mmd_client *c, int type, const void *p,
 	st_frame_put_hdr(c->out + c->out_len, type, len);
 	memcpy(c->out + c->out_len + ST_FRAME_HDR, p, len);
 	c->out_len = need;
-	if (type == ST_FRAME_REPLY)
+	if (type == ST_FRAME_REPLY) {
 		c->inflight = 0; /* its request is answered */
+		if (c->lat) {
+			mmd_phist_add(c->lat, mmd_mono_ns() - c->req_ns);
+			c->lat = NULL;
+		}
+	}
 	c->last_ms = now_ms();
 	client_flush(c);
 	return 0;

@@ -17,6 +17,8 @@
 
 #include <storm_proto.h>
 
+#include "phist.h"
+
 #define MMD_OUT_MAX (16u << 20) /* a client this far behind is dropped */
 /* A TCP connection's frames before its credential checked out. */
 #define MMD_UNAUTH_FRAME_MAX (16u << 10)
@@ -64,6 +66,10 @@ struct mmd_client {
 	uint32_t nfds;
 	int fds_over;        /* more came than MMD_CLIENT_FDS */
 	uint64_t input_left; /* TCP: INPUT frame bytes still expected */
+	/* the request being answered: its latency goes to lat (its kind's
+	 * histogram, set by whoever dispatched it) at its REPLY frame */
+	struct mmd_phist *lat;
+	uint64_t req_ns;
 };
 
 struct mmd_clients_hooks {

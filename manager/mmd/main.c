@@ -29,6 +29,7 @@
 #include "jobrec.h"
 #include "join.h"
 #include "mailbox.h"
+#include "metrics.h"
 #include "repl.h"
 #include "requests.h"
 #include "strobe.h"
@@ -58,6 +59,11 @@ struct mmd {
 	int first_start;          /* nothing applied yet: manager 0 founds */
 	uint64_t join_since_ms;   /* trying to join the machine since */
 	uint64_t swept_ms;        /* the inputs spool last swept */
+	struct mmd_metrics metrics; /* GET /metrics (metrics.h) */
+	int last_master;          /* strobe master last reported, -1 none */
+	uint64_t master_lost_ns;  /* when it was last seen to go, 0: not */
+	uint64_t failover_ns;     /* the last time without a master */
+	uint64_t master_changes;
 };
 
 static int on_signal(int32_t sig, void *data)
@@ -68,6 +74,45 @@ static int on_signal(int32_t sig, void *data)
 	sd_notify(0, "STOPPING=1");
 	qb_loop_stop(mm->loop);
 	return 0;
+}
+
+/* The metrics page (metrics.h): this replica's, every module its
+ * own series. */
+static void metrics_render(void *ctx, struct mmd_text *t)
+{
+	struct mmd *mm = ctx;
+	rp_status_t rs = { .master = -1 };
+
+	if (mm->repl.rp)
+		rp_status(mm->repl.rp, &rs);
+	mmd_text_head(t, "storm_info", "gauge",
+		      "This replica: its name and cluster.");
+	mmd_text_printf(t, "storm_info{manager=\"%s\",cluster=\"%s\"} 1\n",
+			mm->host->name, mm->cfg.cluster);
+	mmd_text_head(t, "storm_replica_applied_index", "gauge",
+		      "The last operation this replica applied.");
+	mmd_text_printf(t, "storm_replica_applied_index %llu\n",
+			(unsigned long long)rs.applied);
+	mmd_text_head(t, "storm_replica_quorum", "gauge",
+		      "1 while this replica is in the component with "
+		      "quorum and holds the agreed state.");
+	mmd_text_printf(t, "storm_replica_quorum %d\n",
+			rs.primary && rs.synced);
+	mmd_text_head(t, "storm_replica_members", "gauge",
+		      "Replicas in this replica's group.");
+	mmd_text_printf(t, "storm_replica_members %u\n", rs.nmembers);
+	mmd_text_head(t, "storm_failover_seconds", "gauge",
+		      "The last time this replica saw without a strobe "
+		      "master, from its loss to a new one.");
+	mmd_text_printf(t, "storm_failover_seconds %.6f\n",
+			(double)mm->failover_ns / 1e9);
+	mmd_text_head(t, "storm_master_changes_total", "counter",
+		      "Strobe masters this replica has seen take over.");
+	mmd_text_printf(t, "storm_master_changes_total %llu\n",
+			(unsigned long long)mm->master_changes);
+	mmd_metrics_state(t, mm->st);
+	mmd_strobe_metrics(&mm->sb, t);
+	mmd_requests_metrics(&mm->rq, t);
 }
 
 static void usage(FILE *f)
@@ -201,6 +246,19 @@ static void repl_status(void *ctx, const rp_status_t *st)
 	mmd_push_view(&mm->rq.push, st->nmembers);
 	master = st->synced && st->primary && !mm->sb.world_stale &&
 		 st->master == (int)mm->host->world_id;
+	/* failover, as this replica sees it: from the report without the
+	 * old master to the one with a new master (metrics) */
+	if (mm->last_master >= 0 && st->master != mm->last_master &&
+	    !mm->master_lost_ns)
+		mm->master_lost_ns = mmd_mono_ns();
+	if (st->master >= 0 && st->master != mm->last_master) {
+		mm->master_changes++;
+		if (mm->master_lost_ns) {
+			mm->failover_ns = mmd_mono_ns() - mm->master_lost_ns;
+			mm->master_lost_ns = 0;
+		}
+	}
+	mm->last_master = st->master;
 	if (master != mm->sb.clk.master)
 		mmd_strobe_master(&mm->sb, mm->st, mm->repl.rp, master);
 	mmd_requests_waits(&mm->rq);
@@ -494,7 +552,7 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *path = getenv("STORM_CONFIG"), *name = NULL;
-	static struct mmd mm = { .timer_fd = -1, .nfd = -1,
+	static struct mmd mm = { .timer_fd = -1, .nfd = -1, .last_master = -1,
 				  .backfill = { .efd = -1 },
 				  .join = { .efd = -1 } };
 	qb_loop_signal_handle sh;
@@ -703,6 +761,18 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	mmd_strobe_set_timer(&mm.sb, mm.timer_fd);
+	if (mm.host->metrics[0]) {
+		char why[512];
+
+		if (mmd_metrics_start(&mm.metrics, mm.loop, mm.host->metrics,
+				      metrics_render, &mm, why, sizeof(why))) {
+			fprintf(stderr, "storm-mm: %s: [manager %s] %s\n",
+				mm.cfg.path, mm.host->name, why);
+			qb_log(LOG_ERR, "%s", why);
+			rc = 1;
+			goto out;
+		}
+	}
 	qb_log(LOG_INFO, "manager %s of cluster %s: %u node(s), slice %u us, "
 	       "clients on %s%s%s", mm.host->name, mm.cfg.cluster,
 	       mm.cfg.nnodes, mm.cfg.slice_us, mm.clients.sock_path,
@@ -730,6 +800,7 @@ out:
 		qb_loop_destroy(mm.loop);
 	if (mm.timer_fd >= 0)
 		close(mm.timer_fd);
+	mmd_metrics_stop(&mm.metrics);
 	mmd_strobe_fini(&mm.sb);
 	mmd_pmi_fini(&mm.pmi);
 	sp_close(mm.w);

@@ -1450,9 +1450,32 @@ static const struct mmd_request_type *request_type(const char *name)
 static void dispatch(struct mmd_requests *rq, struct mmd_client *c,
 		     const struct mmd_request_type *t, json_t *req)
 {
+	size_t k = (size_t)(t - request_types);
+
+	/* its latency, to its reply (now, or once agreed) */
+	if (k < MMD_REQ_TYPES_MAX) {
+		c->lat = &rq->lat[k];
+		c->req_ns = mmd_mono_ns();
+	}
 	if (request_identity(rq, c, req))
 		return; /* answered */
 	t->handle(rq, c, req);
+}
+
+void mmd_requests_metrics(const struct mmd_requests *rq, struct mmd_text *t)
+{
+	size_t n = sizeof(request_types) / sizeof(*request_types);
+
+	mmd_text_head(t, "storm_request_seconds", "histogram",
+		      "Client requests, from receipt to reply (a job "
+		      "submission's once agreed), by request.");
+	for (size_t k = 0; k < n && k < MMD_REQ_TYPES_MAX; k++) {
+		char labels[64];
+
+		snprintf(labels, sizeof(labels), "op=\"%s\"",
+			 request_types[k].name);
+		mmd_text_phist(t, "storm_request_seconds", labels, &rq->lat[k]);
+	}
 }
 
 /* Over TCP before authentication: why a frame without a seal is

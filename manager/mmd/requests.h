@@ -16,6 +16,7 @@
 
 #include "auth.h"
 #include "clients.h"
+#include "metrics.h"
 #include "inputs.h"
 #include "jobrec.h"
 #include "push.h"
@@ -46,6 +47,8 @@ struct mmd_expect {
 
 struct mmd_pending_auth;
 
+#define MMD_REQ_TYPES_MAX 32 /* request types (requests.c's table) */
+
 struct mmd_requests {
 	const st_config_t *cfg;
 	const st_host_t *host;
@@ -61,7 +64,13 @@ struct mmd_requests {
 	struct mmd_push push;               /* ... copied to the replicas */
 	struct mmd_input_set *sets;         /* input sets being received
 					     * (INPUT frames) */
+	/* each request type's latency, receipt to reply (metrics) */
+	struct mmd_phist lat[MMD_REQ_TYPES_MAX];
 };
+
+/* Its series for the metrics page: storm_request_seconds{op=...}. */
+void mmd_requests_metrics(const struct mmd_requests *rq,
+			  struct mmd_text *t);
 
 /* The auth worker's eventfd is readable: requests whose credential
  * checked out go on, the others are refused. */

@@ -398,6 +398,7 @@ void mmd_stage_step(struct mmd_stage *s, sp_world_t *w, const mm_state_t *st,
 		qb_log(LOG_INFO, "job %u: %zu bytes on %u node(s) in %.1f ms",
 		       j.id, s->len, sp_nodeset_count(j.nodes),
 		       (double)(mmd_mono_ns() - s->started_ns) / 1e6);
+		mmd_phist_add(&s->launch, mmd_mono_ns() - s->started_ns);
 		if ((r = mmd_jobs_get(s->jobs, j.id))) {
 			r->t_staged = mmd_mono_ns();
 			r->staged_proposed = 1;

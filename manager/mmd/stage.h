@@ -20,6 +20,7 @@
 #include "fetch.h"
 #include "inputs.h"
 #include "jobrec.h"
+#include "phist.h"
 
 #define MMD_SLOT_EV 8 /* events 8..15: one per ring slot in flight */
 #define MMD_MAX_INFLIGHT 8
@@ -41,6 +42,8 @@ struct mmd_stage {
 	uint32_t inc;         /* its incarnation: the job's restarts */
 	int busy[MMD_MAX_INFLIGHT];
 	uint64_t started_ns;
+	struct mmd_phist launch; /* staging times, begin to every node's
+				  * files written (metrics) */
 };
 
 /* One slice's staging work: continue the job being staged, or begin the

@@ -236,3 +236,19 @@ json_t *mmd_stats_json(const struct mmd_stats *s,
 						     s->idle_base),
 			 "idle", clk->idle);
 }
+
+void mmd_stats_phist(const struct mmd_hist *h, struct mmd_phist *out)
+{
+	*out = (struct mmd_phist){ .n = h->n, .sum_ns = h->sum_us * 1000u };
+	for (uint32_t b = 0; b < MMD_STATS_BUCKETS; b++) {
+		double top = (double)bucket_top(b) / 1e6;
+
+		if (!h->b[b])
+			continue;
+		for (int i = 0; i < MMD_PHIST_BOUNDS; i++)
+			if (top <= mmd_phist_bound[i]) {
+				out->b[i] += h->b[b];
+				break;
+			}
+	}
+}

@@ -11,6 +11,8 @@
 
 #include <jansson.h>
 
+#include "phist.h"
+
 /* A histogram is log-linear in us: exact below 64, then 32 buckets per
  * power of two, up to 2^32 us. */
 #define MMD_STATS_BUCKETS 896
@@ -71,5 +73,9 @@ json_t *mmd_stats_json(const struct mmd_stats *s,
 void mmd_stats_unanchor(struct mmd_stats *s);
 /* Starts a new window: counters and histogram to zero. */
 void mmd_stats_reset(struct mmd_stats *s, const struct mmd_strobe_clock *clk);
+
+/* h as a Prometheus histogram (each bucket counted at the first bound
+ * its largest value fits under). */
+void mmd_stats_phist(const struct mmd_hist *h, struct mmd_phist *out);
 
 #endif

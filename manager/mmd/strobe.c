@@ -1050,3 +1050,30 @@ void mmd_strobe_timer(struct mmd_strobe *sb, const mm_state_t *st,
 	if (!was_idle)
 		mmd_stats_sent(&sb->stats, &sb->clk);
 }
+
+void mmd_strobe_metrics(const struct mmd_strobe *sb, struct mmd_text *t)
+{
+	struct mmd_phist late;
+
+	mmd_text_head(t, "storm_strobe_master", "gauge",
+		      "1 while this replica is the strobe master.");
+	mmd_text_printf(t, "storm_strobe_master %d\n", sb->clk.master);
+	mmd_text_head(t, "storm_strobe_slices_total", "counter",
+		      "Slices this replica strobed as master (since its "
+		      "statistics were last reset).");
+	mmd_text_printf(t, "storm_strobe_slices_total %llu\n",
+			(unsigned long long)sb->stats.slices);
+	mmd_text_head(t, "storm_strobe_missed_total", "counter",
+		      "Slice boundaries the strobe master's timer missed.");
+	mmd_text_printf(t, "storm_strobe_missed_total %llu\n",
+			(unsigned long long)sb->stats.missed);
+	mmd_stats_phist(&sb->stats.lateness, &late);
+	mmd_text_head(t, "storm_strobe_lateness_seconds", "histogram",
+		      "From a slice boundary to every node holding its "
+		      "heartbeat (this replica as master).");
+	mmd_text_phist(t, "storm_strobe_lateness_seconds", "", &late);
+	mmd_text_head(t, "storm_launch_seconds", "histogram",
+		      "Staging a job: its program and files to every node's "
+		      "RAM disk (this replica as master).");
+	mmd_text_phist(t, "storm_launch_seconds", "", &sb->stage.launch);
+}

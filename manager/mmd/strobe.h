@@ -35,6 +35,7 @@
 #include "caw.h"
 #include "jobrec.h"
 #include "mailbox.h"
+#include "metrics.h"
 #include "pmi.h"
 #include "stage.h"
 #include "stats.h"
@@ -163,6 +164,9 @@ void mmd_strobe_applied(struct mmd_strobe *sb, const mm_state_t *st,
  * (statuses agreed, every node's done slot set); at every micro-slice,
  * and when a job's last EXIT record was agreed. */
 void mmd_strobe_ends(struct mmd_strobe *sb, const mm_state_t *st);
+/* Its series for the metrics page: master, slices, heartbeat
+ * lateness, launches. */
+void mmd_strobe_metrics(const struct mmd_strobe *sb, struct mmd_text *t);
 /* Strobe master: a PMI store to send down, now (a barrier's last
  * records were agreed). */
 void mmd_strobe_pmi(struct mmd_strobe *sb, const mm_state_t *st);

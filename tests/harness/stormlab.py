@@ -374,7 +374,7 @@ class Lab:
     def __init__(self, build, d, managers=3, nodes=2, cpus=1, slice_us=10000,
                  log_level=os.environ.get("STORMLAB_LOG_LEVEL", "info"),
                  extra=(), provider="tcp", manager_extra=None,
-                 corosync_crypto=True, node_wrap=()):
+                 corosync_crypto=True, node_wrap=(), metrics=False):
         # manager_extra: i -> lines for [manager mmI] (a head's own
         # munge_socket); node_wrap: argv words put before each storm-nm's
         # command line, a command that execs the rest in place (its PID
@@ -388,7 +388,11 @@ class Lab:
         self.corosync_crypto = corosync_crypto
         self.p = Procs()
         os.makedirs(d, exist_ok=True)
-        ports = free_ports(nodes + 2 * managers + 1)
+        ports = free_ports(nodes + 2 * managers + 1 +
+                           (managers if metrics else 0))
+        # metrics: each replica's Prometheus page (metrics_url(i))
+        self.metrics = ["127.0.0.1:%d" % ports[nodes + 2 * managers + 1 + i]
+                        for i in range(managers)] if metrics else []
         self.listen = ["127.0.0.1:%d" % ports[nodes + managers + i]
                        for i in range(managers)]
         # shm: the fabric's addresses are names, one per incarnation of
@@ -417,6 +421,8 @@ class Lab:
             lines += ["", "[manager mm%d]" % i,
                       "address = %s" % addr("mm%d" % i, ports[i]),
                       "listen = %s" % self.listen[i]]
+            if metrics:
+                lines.append("metrics_listen = %s" % self.metrics[i])
             lines += list(manager_extra(i) if manager_extra else [])
         for j in range(nodes):
             lines += ["", "[node nm%d]" % (j + 1),
@@ -426,10 +432,13 @@ class Lab:
         self.conf = os.path.join(d, "storm.conf")
         with open(self.conf, "w") as f:
             f.write("\n".join(lines) + "\n")
-        self.knet_port = ports[-1]
+        self.knet_port = ports[nodes + 2 * managers]
 
     def sock(self, i):
         return os.path.join(self.dir, "storm-mm-mm%d.sock" % i)
+
+    def metrics_url(self, i):
+        return "http://%s/metrics" % self.metrics[i]
 
     def endpoints(self):
         return [self.sock(i) for i in range(self.m)]
