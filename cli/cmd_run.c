@@ -192,6 +192,55 @@ static uint64_t parse_size_or_die(const char *cmd, const char *v)
 	return (uint64_t)n << shift;
 }
 
+/* --array A-B[:S][%M], or N[%M]: {"first", "step", "count", "max"}. */
+static json_t *parse_array_or_die(const char *cmd, const char *v)
+{
+	unsigned long long a, b, step = 1, max = 0;
+	const char *p = v;
+	char *end;
+
+	errno = 0;
+	a = strtoull(p, &end, 10);
+	b = a;
+	if (end == p || errno)
+		goto bad;
+	if (*end == '-') {
+		p = end + 1;
+		b = strtoull(p, &end, 10);
+		if (end == p || errno)
+			goto bad;
+	}
+	if (*end == ':') {
+		p = end + 1;
+		step = strtoull(p, &end, 10);
+		if (end == p || errno || !step)
+			goto bad;
+	}
+	if (*end == '%') {
+		p = end + 1;
+		max = strtoull(p, &end, 10);
+		if (end == p || errno || !max)
+			goto bad;
+	}
+	if (*end || b < a || b > UINT32_MAX)
+		goto bad;
+	if ((b - a) / step + 1 > 10000)
+		sc_die(SC_EXIT_USAGE, "%s: option --array: '%s' makes %llu "
+		       "tasks; at most 10000", cmd, v, (b - a) / step + 1);
+	json_t *o = jnew_or_die(json_object());
+
+	json_object_set_new(o, "first", json_integer((json_int_t)a));
+	json_object_set_new(o, "step", json_integer((json_int_t)step));
+	json_object_set_new(o, "count",
+			    json_integer((json_int_t)((b - a) / step + 1)));
+	json_object_set_new(o, "max", json_integer((json_int_t)max));
+	return o;
+bad:
+	sc_die(SC_EXIT_USAGE, "%s: option --array: '%s' is not A-B, A-B:S or "
+	       "N (then optionally %%M), with A <= B: --array 0-99%%10", cmd,
+	       v);
+}
+
 /* -t/--time in Slurm's syntax: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM,
  * D-HH:MM:SS (a bare number is minutes); "unlimited" is none (0).  In
  * milliseconds. */
@@ -500,6 +549,38 @@ static json_t *build_request(const struct sc_cmd *cmd,
 		case 't':
 			time_limit = parse_slurm_time_or_die(cmd->name, v);
 			break;
+		case 'd': {
+			static const char *const types[] = {
+				"afterok", "afterany", "afternotok" };
+			const char *colon = strchr(v, ':');
+			bool known = false;
+
+			for (size_t k = 0; colon && k < 3; k++)
+				known |= strlen(types[k]) == (size_t)(colon - v) &&
+					 !strncmp(v, types[k], (size_t)(colon - v));
+			if (!known)
+				sc_die(SC_EXIT_USAGE, "%s: option --dependency: "
+				       "'%s' is not TYPE:JOB (afterok, afterany "
+				       "or afternotok, then a job id: "
+				       "afterok:12)", cmd->name, v);
+			json_t *dep = jnew_or_die(json_object());
+			char *type = strndup(v, (size_t)(colon - v));
+
+			if (!type)
+				sc_die(SC_EXIT_FAILED, "out of memory");
+			json_object_set_new(dep, "type", json_string(type));
+			free(type);
+			json_object_set_new(dep, "job", json_integer(
+				(json_int_t)sc_number_or_die(
+					cmd->name, "option --dependency's job",
+					colon + 1, 1, UINT32_MAX)));
+			json_object_set_new(job, "dependency", dep);
+			break;
+		}
+		case SC_OPT_ARRAY:
+			json_object_set_new(job, "array",
+					    parse_array_or_die(cmd->name, v));
+			break;
 		case SC_OPT_CHDIR:
 			if (!v[0])
 				sc_die(SC_EXIT_USAGE, "%s: option --chdir: "
@@ -669,6 +750,10 @@ int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 {
 	struct job_opts jo;
 	json_t *req = build_request(cmd, args, &jo), *reply;
+	json_t *arr = json_object_get(json_object_get(req, "job"), "array");
+	int64_t count = arr ? sc_jint(arr, "count", 1) : 0;
+	int64_t first = arr ? sc_jint(arr, "first", 0) : 0;
+	int64_t step = arr ? sc_jint(arr, "step", 1) : 0;
 	int64_t id;
 
 	ctx->c.input_fds = jo.fds;
@@ -681,6 +766,16 @@ int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		       "but sent no job id", cmd->name, ctx->c.endpoint);
 	if (ctx->json)
 		sc_print_json(reply);
+	else if (count) {
+		char by[32] = "";
+
+		if (step > 1)
+			snprintf(by, sizeof(by), ":%lld", (long long)step);
+		printf("Submitted array job %lld: tasks %lld-%lld%s, jobs "
+		       "%lld-%lld\n", (long long)id, (long long)first,
+		       (long long)(first + (count - 1) * step), by,
+		       (long long)id, (long long)(id + count - 1));
+	}
 	else
 		printf("Submitted job %lld\n", (long long)id);
 	json_decref(reply);

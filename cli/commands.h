@@ -45,6 +45,8 @@ enum {
 	SC_OPT_TASKS_PER_NODE,
 	SC_OPT_CPU_BIND,
 	SC_OPT_REASON,
+	SC_OPT_DEPENDENCY,
+	SC_OPT_ARRAY,
 };
 
 /** One option.  The list ends with an all-zero record. */
@@ -165,6 +167,10 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	{ SC_OPT_CPU_BIND, "cpu-bind", "BIND",                               \
 	  "cores (the default: each rank bound to its cpus where the "       \
 	  "node's configuration describes the machine) or none." },          \
+	{ 'd', "dependency", "TYPE:JOB",                                     \
+	  "Start only once job JOB ended: afterok (it COMPLETED), afterany " \
+	  "(whatever its end) or afternotok (it FAILED or was cancelled); "  \
+	  "one that can no longer be met cancels this job, saying why."  },  \
 	{ 'w', "nodelist", "NODES",                                          \
 	  "Run only on these node ids, a range list such as 1-3,7." },       \
 	{ 'l', "label", NULL,                                                \
@@ -243,6 +249,11 @@ static const struct sc_opt drain_opts[] = {
 
 static const struct sc_opt submit_opts[] = {
 	SC_JOB_OPTS,
+	{ SC_OPT_ARRAY, "array", "TASKS",
+	  "An array of jobs, one per task number: A-B (A to B), A-B:S (every "
+	  "S-th), N (one), each optionally %M (at most M running at once): "
+	  "--array 0-99%10.  Each task's ranks find STORM_ARRAY_JOB_ID and "
+	  "STORM_ARRAY_TASK_ID; at most 10000 tasks." },
 	{ 'o', "output", "PATTERN",
 	  "Append the ranks' stdout to PATTERN, written on the nodes as "
 	  "you (default storm-%j.out); %j stands for the job id, %r for "

@@ -37,7 +37,9 @@
  *   SUBMIT_CKPT    as SUBMIT_INPUTS, then u32 ckpt_every_s, u8 requeue
  *   CKPT_REQUEUE   u32 job, u32 uid
  *   SUBMIT_SHAPE   as SUBMIT_CKPT, then u32 cpus_per_task, u32
- *                  tasks_per_node, u32 node_count, u8 cpu_bind
+ *                  tasks_per_node, u32 node_count, u8 cpu_bind, u32
+ *                  dep_job, u8 dep_type, u32 array_first, u32
+ *                  array_step, u32 array_count, u32 array_max
  *   NODE_DRAIN, NODE_RESUME  u32 node, u32 uid, str reason
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
@@ -463,6 +465,12 @@ static void enc_submit_shape(struct mmi_wr *w, const mm_op_t *op)
 		mmi_put_u32(w, op->spec->tasks_per_node);
 		mmi_put_u32(w, op->spec->node_count);
 		mmi_put_u8(w, op->spec->cpu_bind);
+		mmi_put_u32(w, op->spec->dep_job);
+		mmi_put_u8(w, op->spec->dep_type);
+		mmi_put_u32(w, op->spec->array_first);
+		mmi_put_u32(w, op->spec->array_step);
+		mmi_put_u32(w, op->spec->array_count);
+		mmi_put_u32(w, op->spec->array_max);
 	}
 }
 
@@ -476,6 +484,12 @@ static void dec_submit_shape(struct mmi_rd *r, mm_op_t *op)
 		sp->tasks_per_node = mmi_get_u32(r);
 		sp->node_count = mmi_get_u32(r);
 		sp->cpu_bind = mmi_get_u8(r);
+		sp->dep_job = mmi_get_u32(r);
+		sp->dep_type = mmi_get_u8(r);
+		sp->array_first = mmi_get_u32(r);
+		sp->array_step = mmi_get_u32(r);
+		sp->array_count = mmi_get_u32(r);
+		sp->array_max = mmi_get_u32(r);
 	}
 }
 

@@ -185,19 +185,121 @@ static void head_reason(mm_state_t *s, struct mm_jobrec *j,
 			resv->col, (unsigned long long)resv->end_ms);
 }
 
+/* Arrays' tasks holding PEs, counted once per pass. */
+struct arrays {
+	uint32_t *id, *running;
+	uint32_t n, cap;
+};
+
+static uint32_t *array_count(struct arrays *a, uint32_t id)
+{
+	for (uint32_t k = 0; k < a->n; k++)
+		if (a->id[k] == id)
+			return &a->running[k];
+	if (a->n == a->cap) {
+		uint32_t cap = a->cap ? 2 * a->cap : 16;
+		uint32_t *i = realloc(a->id, cap * sizeof(*i));
+
+		if (i)
+			a->id = i;
+		uint32_t *r = realloc(a->running, cap * sizeof(*r));
+
+		if (r)
+			a->running = r;
+		if (!i || !r)
+			return NULL;
+		a->cap = cap;
+	}
+	a->id[a->n] = id;
+	a->running[a->n] = 0;
+	return &a->running[a->n++];
+}
+
+static const char *const dep_names[] = {
+	[MM_DEP_AFTEROK] = "afterok", [MM_DEP_AFTERANY] = "afterany",
+	[MM_DEP_AFTERNOTOK] = "afternotok",
+};
+
+/* A PENDING job that may not start yet: its dependency has not ended
+ * (or ended the wrong way: it is CANCELLED, saying why), or its array
+ * has its most tasks running.  1 held (its reason says why), 0 free. */
+static int held(mm_state_t *s, struct mm_jobrec *j, struct arrays *a)
+{
+	if (j->v.dep_type) {
+		const struct mm_jobrec *d = mmi_job_of(s, j->v.dep_job);
+		int ok = -1; /* -1 wait, 0 never, 1 met */
+
+		if (!d)
+			ok = j->v.dep_type == MM_DEP_AFTERANY;
+		else if (is_terminal(d->v.state))
+			ok = j->v.dep_type == MM_DEP_AFTERANY ||
+			     (j->v.dep_type == MM_DEP_AFTEROK) ==
+			     (d->v.state == MM_JOB_COMPLETED);
+		if (ok < 0) {
+			mmi_fmt(j->v.reason, sizeof(j->v.reason), "dependency: "
+				"waiting for job %u to end (%s)", j->v.dep_job,
+				dep_names[j->v.dep_type]);
+			return 1;
+		}
+		if (!ok) {
+			mmi_fmt(j->v.reason, sizeof(j->v.reason), "dependency "
+				"never satisfied: job %u %s (%s:%u)",
+				j->v.dep_job, d ? mm_job_state_name(d->v.state) :
+				"left the state before its end could be "
+				"judged", dep_names[j->v.dep_type],
+				j->v.dep_job);
+			mmi_job_end(s, j, MM_JOB_CANCELLED);
+			return 1;
+		}
+		j->v.dep_type = MM_DEP_NONE; /* met: for good */
+		j->v.dep_job = 0;
+	}
+	if (j->v.array_id && j->v.array_max) {
+		uint32_t *run = array_count(a, j->v.array_id);
+
+		if (run && *run >= j->v.array_max) {
+			mmi_fmt(j->v.reason, sizeof(j->v.reason), "array %u: "
+				"%u of its tasks running, its most at once",
+				j->v.array_id, *run);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void schedule(mm_state_t *s)
 {
 	struct mmi_holder resv = { 0 };
 	uint32_t head = 0, rows = mmi_rows(s);
 	int easy = s->conf.policy == MM_POLICY_BACKFILL, have_resv = 0;
+	struct arrays arr = { 0 };
 
+	for (uint32_t i = s->live_lo; i < s->njobs; i++) {
+		struct mm_jobrec *j = s->jobs[i];
+		uint32_t *run;
+
+		if (j->v.array_id && j->v.array_max && holds_cpus(j->v.state) &&
+		    (run = array_count(&arr, j->v.array_id)))
+			++*run;
+	}
 	for (uint32_t i = s->live_lo; i < s->njobs; i++) {
 		struct mm_jobrec *j = s->jobs[i];
 
 		if (j->v.state != MM_JOB_PENDING)
 			continue;
-		if (head && easy && backfill(s, j, &resv, have_resv))
+		/* held jobs wait aside: they block no one behind them */
+		if ((j->v.dep_type || (j->v.array_id && j->v.array_max)) &&
+		    held(s, j, &arr))
 			continue;
+		if (head && easy && backfill(s, j, &resv, have_resv)) {
+			uint32_t *run;
+
+			if (holds_cpus(j->v.state) && j->v.array_id &&
+			    j->v.array_max &&
+			    (run = array_count(&arr, j->v.array_id)))
+				++*run;
+			continue;
+		}
 		if (head) {
 			/* the same text as the last tick wrote unless the
 			 * head changed: no formatting per waiting job per
@@ -213,13 +315,21 @@ static void schedule(mm_state_t *s)
 			continue;
 		}
 		j->behind = 0;
-		if (place_first_fit(s, j, rows))
+		if (place_first_fit(s, j, rows)) {
+			uint32_t *run;
+
+			if (j->v.array_id && j->v.array_max &&
+			    (run = array_count(&arr, j->v.array_id)))
+				++*run;
 			continue;
+		}
 		head = j->v.id;
 		if (easy)
 			have_resv = reserve(s, j, &resv) == 0;
 		head_reason(s, j, &resv, have_resv);
 	}
+	free(arr.id);
+	free(arr.running);
 }
 
 int mmi_op_tick(mm_state_t *s, const mm_op_t *op, mm_result_t *res)

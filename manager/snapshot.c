@@ -54,7 +54,8 @@
  *     ckpt_last, want 0 or ckpt_last, nckpts <= MM_CKPT_KEEP_MAX
  *   body v9 (job shapes, drained nodes), v8 with:
  *     each job, after requeue: u32 cpus_per_task (>= 1) | u32
- *     tasks_per_node | u32 node_count | u8 cpu_bind; and last, u32
+ *     tasks_per_node | u32 node_count | u8 cpu_bind | u32 dep_job | u8
+ *     dep_type | u32 array_id | u32 array_task | u32 array_max; and last, u32
  *     ndrained | ndrained x (u32 node id | str reason), ids ascending
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
@@ -189,6 +190,11 @@ static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
 	mmi_put_u32(w, v->tasks_per_node);
 	mmi_put_u32(w, v->node_count);
 	mmi_put_u8(w, v->cpu_bind);
+	mmi_put_u32(w, v->dep_job);
+	mmi_put_u8(w, v->dep_type);
+	mmi_put_u32(w, v->array_id);
+	mmi_put_u32(w, v->array_task);
+	mmi_put_u32(w, v->array_max);
 }
 
 /* The spec's encoded bytes (counted, not written) plus 128 and 12 per
@@ -751,8 +757,20 @@ static int dec_shape(struct sd *d, mm_state_t *s, struct mm_jobrec *j)
 	j->v.tasks_per_node = mmi_get_u32(&d->r);
 	j->v.node_count = mmi_get_u32(&d->r);
 	j->v.cpu_bind = mmi_get_u8(&d->r);
+	j->v.dep_job = mmi_get_u32(&d->r);
+	j->v.dep_type = mmi_get_u8(&d->r);
+	j->v.array_id = mmi_get_u32(&d->r);
+	j->v.array_task = mmi_get_u32(&d->r);
+	j->v.array_max = mmi_get_u32(&d->r);
 	if (sd_check(d))
 		return d->failed;
+	if (j->v.dep_type > MM_DEP_MAX || (!j->v.dep_type != !j->v.dep_job) ||
+	    j->v.dep_job >= j->v.id || j->v.array_id > j->v.id ||
+	    (!j->v.array_id && (j->v.array_task || j->v.array_max)))
+		return sd_fail(d, at, "a dependency (job %u, type %u) or array "
+			       "(%u, task %u) that SUBMIT would not give",
+			       j->v.dep_job, j->v.dep_type, j->v.array_id,
+			       j->v.array_task);
 	if (!j->v.cpus_per_task || j->v.cpus_per_task > MM_CPUS_MAX ||
 	    j->v.tasks_per_node > MM_CPUS_MAX ||
 	    j->v.node_count > j->v.ranks || j->v.cpu_bind > MM_BIND_MAX)

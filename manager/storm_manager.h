@@ -135,7 +135,23 @@ typedef struct mm_job_spec {
 	uint32_t tasks_per_node; /* at most this many ranks on a node, 0 any */
 	uint32_t node_count;   /* on exactly this many nodes (-N), 0 any */
 	uint8_t cpu_bind;      /* MM_BIND_* */
+	/* a dependency (SUBMIT_SHAPE): it starts only once job dep_job
+	 * ended as dep_type says (0: none) */
+	uint32_t dep_job;
+	uint8_t dep_type;      /* MM_DEP_* */
+	/* an array (SUBMIT_SHAPE): array_count tasks, numbered array_first,
+	 * + array_step, ..., each a job; at most array_max of them running
+	 * at once (0: no limit).  array_count 0: not an array */
+	uint32_t array_first, array_step, array_count, array_max;
 } mm_job_spec_t;
+
+/** A job's dependency on another's end (Slurm's). */
+enum { MM_DEP_NONE = 0,
+       MM_DEP_AFTEROK = 1,    /* it COMPLETED */
+       MM_DEP_AFTERANY = 2,   /* it ended, whatever the end */
+       MM_DEP_AFTERNOTOK = 3, /* it FAILED or was CANCELLED */
+       MM_DEP_MAX = 3 };
+#define MM_ARRAY_MAX 10000u /* tasks of one array */
 
 /** How a rank is bound to its cpus on its node. */
 enum { MM_BIND_AUTO = 0, /* to its cpus when the node's configuration
@@ -348,6 +364,11 @@ typedef struct mm_job {
 	uint32_t tasks_per_node;
 	uint32_t node_count;
 	uint8_t cpu_bind;           /* MM_BIND_* */
+	uint32_t dep_job;           /* waits for this job's end (0: none) */
+	uint8_t dep_type;           /* MM_DEP_* */
+	uint32_t array_id;          /* its array's first job (0: none) */
+	uint32_t array_task;        /* its task number in the array */
+	uint32_t array_max;         /* the array's tasks running at once */
 } mm_job_t;
 
 typedef struct mm_node {

@@ -164,6 +164,34 @@ static int check_shape(mm_state_t *s, const mm_job_spec_t *sp,
 	return 0;
 }
 
+/* A dependency names a job of the state that the submitter owns (root
+ * any).  It can only be an earlier job (ids ascend), so dependencies
+ * never form a cycle. */
+static int check_dependency(mm_state_t *s, const mm_job_spec_t *sp,
+			    mm_result_t *res)
+{
+	const struct mm_jobrec *d;
+
+	if (!sp->dep_type || sp->dep_type > MM_DEP_MAX || !sp->dep_job)
+		return mmi_refuse(res, -EINVAL, "submit: dependency type %u on "
+				  "job %u: want afterok, afterany or "
+				  "afternotok on a job id", sp->dep_type,
+				  sp->dep_job);
+	if (!(d = mmi_job_of(s, sp->dep_job)))
+		return mmi_refuse(res, -ENOENT, "submit: dependency on job %u, "
+				  "which %s", sp->dep_job,
+				  sp->dep_job >= s->next_id ?
+				  "does not exist (a job can only depend on "
+				  "one submitted before it)" :
+				  "is no longer in the state (it ended and "
+				  "went to the history)");
+	if (sp->uid != 0 && d->v.uid != sp->uid)
+		return mmi_refuse(res, -EPERM, "submit: dependency on job %u of "
+				  "uid %u; a job may depend only on its "
+				  "owner's jobs", sp->dep_job, d->v.uid);
+	return 0;
+}
+
 static int check_spec(mm_state_t *s, const mm_job_spec_t *sp,
 		      sp_nodeset_t **want, mm_result_t *res)
 {
@@ -244,6 +272,12 @@ static int check_spec(mm_state_t *s, const mm_job_spec_t *sp,
 		*want = NULL;
 		return -EINVAL;
 	}
+	if ((sp->dep_job || sp->dep_type) &&
+	    (rc = check_dependency(s, sp, res))) {
+		sp_nodeset_destroy(*want);
+		*want = NULL;
+		return rc;
+	}
 	if ((sp->cpus_per_task > 1 || sp->tasks_per_node || sp->node_count ||
 	     sp->cpu_bind) && (rc = check_shape(s, sp, *want, res))) {
 		sp_nodeset_destroy(*want);
@@ -320,6 +354,8 @@ static int job_build(mm_state_t *s, const mm_job_spec_t *sp,
 	j->v.tasks_per_node = sp->tasks_per_node;
 	j->v.node_count = sp->node_count;
 	j->v.cpu_bind = sp->cpu_bind;
+	j->v.dep_job = sp->dep_job;
+	j->v.dep_type = sp->dep_type;
 	rc = sp_nodeset_create(s->nworld, &j->nodes);
 	if (rc)
 		goto fail;
@@ -385,40 +421,10 @@ int mmi_job_new(mm_state_t *s, const mm_job_spec_t *sp,
 	return 0;
 }
 
-int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+/* What an op of this code carries, and what it does not (the log holds
+ * older codes: a field they lack is its default). */
+static void fixup(struct mm_jobrec *j, const mm_op_t *op, int inputs)
 {
-	struct mm_jobrec *j = NULL;
-	int capped = op->code == MM_OP_SUBMIT_CAPPED ||
-		     op->code == MM_OP_SUBMIT_LIMITS ||
-		     op->code == MM_OP_SUBMIT_INPUTS ||
-		     op->code == MM_OP_SUBMIT_CKPT ||
-		     op->code == MM_OP_SUBMIT_SHAPE;
-	int inputs = op->code == MM_OP_SUBMIT_INPUTS ||
-		     op->code == MM_OP_SUBMIT_CKPT ||
-		     op->code == MM_OP_SUBMIT_SHAPE;
-	uint64_t bytes;
-	int rc;
-
-	/* admission: the caps the proposer's configuration sets, carried in
-	 * the op so every replica decides alike */
-	if (capped && op->spec) {
-		uint32_t all = mm_pending_count(s, UINT32_MAX),
-			 mine = mm_pending_count(s, op->spec->uid);
-
-		if (op->max_pending && all >= op->max_pending)
-			return mmi_refuse(res, -EAGAIN, "submit: the queue is "
-					  "full (%u jobs pending, the "
-					  "max_pending_jobs): try again when "
-					  "some have started", all);
-		if (op->max_pending_user && mine >= op->max_pending_user)
-			return mmi_refuse(res, -EAGAIN, "submit: uid %u has %u "
-					  "jobs pending (the max_pending_per_"
-					  "user): wait for some to start, or "
-					  "cancel some", op->spec->uid, mine);
-	}
-	rc = mmi_job_new(s, op->spec, &j, res);
-	if (rc)
-		return rc;
 	/* limits travel only in SUBMIT_LIMITS and SUBMIT_INPUTS, inputs
 	 * only in the latter (what the log holds) */
 	if (op->code != MM_OP_SUBMIT_LIMITS && !inputs)
@@ -431,6 +437,8 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 		j->v.cpus_per_task = 1;
 		j->v.tasks_per_node = j->v.node_count = 0;
 		j->v.cpu_bind = MM_BIND_AUTO;
+		j->v.dep_job = 0;
+		j->v.dep_type = MM_DEP_NONE;
 	}
 	if (!inputs) {
 		free(j->inputs);
@@ -439,9 +447,64 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 		j->v.inputs = NULL;
 		j->v.mpi = MM_MPI_NONE;
 	}
+}
+
+int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
+{
+	struct mm_jobrec *j = NULL, **more = NULL;
+	int capped = op->code == MM_OP_SUBMIT_CAPPED ||
+		     op->code == MM_OP_SUBMIT_LIMITS ||
+		     op->code == MM_OP_SUBMIT_INPUTS ||
+		     op->code == MM_OP_SUBMIT_CKPT ||
+		     op->code == MM_OP_SUBMIT_SHAPE;
+	int inputs = op->code == MM_OP_SUBMIT_INPUTS ||
+		     op->code == MM_OP_SUBMIT_CKPT ||
+		     op->code == MM_OP_SUBMIT_SHAPE;
+	/* an array is its tasks, each a job, made in one operation */
+	uint32_t n = op->code == MM_OP_SUBMIT_SHAPE && op->spec &&
+		     op->spec->array_count ? op->spec->array_count : 1;
+	uint64_t bytes;
+	int rc;
+
+	if (n > MM_ARRAY_MAX)
+		return mmi_refuse(res, -EINVAL, "submit: an array of %u tasks; "
+				  "at most %u", n, MM_ARRAY_MAX);
+	if (n > 1 && (!op->spec->array_step ||
+		      op->spec->array_first + (uint64_t)(n - 1) *
+		      op->spec->array_step > UINT32_MAX))
+		return mmi_refuse(res, -EINVAL, "submit: array tasks %u, +%u, "
+				  "%u of them: not numbers a task can have",
+				  op->spec->array_first, op->spec->array_step,
+				  n);
+	/* admission: the caps the proposer's configuration sets, carried in
+	 * the op so every replica decides alike */
+	if (capped && op->spec) {
+		uint32_t all = mm_pending_count(s, UINT32_MAX),
+			 mine = mm_pending_count(s, op->spec->uid);
+
+		if (op->max_pending && (uint64_t)all + n > op->max_pending)
+			return mmi_refuse(res, -EAGAIN, "submit: the queue is "
+					  "full (%u jobs pending, the "
+					  "max_pending_jobs%s): try again when "
+					  "some have started", all,
+					  n > 1 ? ", and this array's tasks "
+					  "count each" : "");
+		if (op->max_pending_user &&
+		    (uint64_t)mine + n > op->max_pending_user)
+			return mmi_refuse(res, -EAGAIN, "submit: uid %u has %u "
+					  "jobs pending (the max_pending_per_"
+					  "user%s): wait for some to start, or "
+					  "cancel some", op->spec->uid, mine,
+					  n > 1 ? ", and this array's tasks "
+					  "count each" : "");
+	}
+	rc = mmi_job_new(s, op->spec, &j, res);
+	if (rc)
+		return rc;
+	fixup(j, op, inputs);
 	bytes = mmi_job_bytes(j);
 	if (capped && op->max_state_bytes &&
-	    s->state_bytes + bytes > op->max_state_bytes) {
+	    s->state_bytes + bytes * n > op->max_state_bytes) {
 		uint64_t have = s->state_bytes, max = op->max_state_bytes;
 
 		mmi_job_free(j);
@@ -452,23 +515,49 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 				  "the state", (unsigned long long)have,
 				  (unsigned long long)max);
 	}
-	if (s->next_id == UINT32_MAX) {
+	if ((uint64_t)s->next_id + n > UINT32_MAX) {
 		mmi_job_free(j);
 		return mmi_refuse(res, -ENOSPC,
 				  "submit: job ids are exhausted");
 	}
-	if (mmi_jobs_reserve(s, s->njobs + 1)) {
+	if (n > 1 && !(more = calloc(n - 1, sizeof(*more)))) {
+		mmi_job_free(j);
+		return mmi_refuse(res, -ENOMEM, "submit: out of memory");
+	}
+	for (uint32_t k = 1; k < n; k++) {
+		if ((rc = mmi_job_new(s, op->spec, &more[k - 1], res))) {
+			for (uint32_t q = 0; q + 1 < k; q++)
+				mmi_job_free(more[q]);
+			free(more);
+			mmi_job_free(j);
+			return rc;
+		}
+		fixup(more[k - 1], op, inputs);
+	}
+	if (mmi_jobs_reserve(s, s->njobs + n) ||
+	    mmi_pending_add(s, j->v.uid, (int)n)) {
+		for (uint32_t q = 0; q + 1 < n; q++)
+			mmi_job_free(more[q]);
+		free(more);
 		mmi_job_free(j);
 		return mmi_refuse(res, -ENOMEM, "submit: out of memory "
 				  "for the job table");
 	}
-	if (mmi_pending_add(s, j->v.uid, 1)) {
-		mmi_job_free(j);
-		return mmi_refuse(res, -ENOMEM, "submit: out of memory");
+	res->job = s->next_id;
+	for (uint32_t k = 0; k < n; k++) {
+		struct mm_jobrec *t = k ? more[k - 1] : j;
+
+		t->v.id = s->next_id++;
+		if (n > 1 || (op->code == MM_OP_SUBMIT_SHAPE &&
+			      op->spec->array_count)) {
+			t->v.array_id = res->job;
+			t->v.array_task = op->spec->array_first +
+					  k * op->spec->array_step;
+			t->v.array_max = op->spec->array_max;
+		}
+		s->jobs[s->njobs++] = t;
+		s->state_bytes += bytes;
 	}
-	j->v.id = s->next_id++;
-	s->jobs[s->njobs++] = j;
-	s->state_bytes += bytes;
-	res->job = j->v.id;
+	free(more);
 	return 0;
 }

@@ -56,7 +56,7 @@ static int storm_sets(const char *kv)
 	return 0;
 }
 
-/* Room beyond the user's variables: 8 STORM_*, 4 BCS-MPI, 6 PMI, up to
+/* Room beyond the user's variables: 10 STORM_*, 4 BCS-MPI, 6 PMI, up to
  * 32 of mpi_env, 5 of the allow-list, the NULL. */
 #define NM_ENV_EXTRA 64
 
@@ -113,6 +113,10 @@ static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
 	    asprintf(&e[k++], "STORM_LOCALID=%u", local) < 0 ||
 	    asprintf(&e[k++], "STORM_NODELIST=%s",
 		     j->nodelist ? j->nodelist : l->node) < 0 ||
+	    (m->array_id &&
+	     (asprintf(&e[k++], "STORM_ARRAY_JOB_ID=%u", m->array_id) < 0 ||
+	      asprintf(&e[k++], "STORM_ARRAY_TASK_ID=%u", m->array_task) <
+	      0)) ||
 	    asprintf(&e[k++], "STORM_NODENAME=%s", l->node) < 0 ||
 	    asprintf(&e[k++], "STORM_JOB_DIR=%s", j->dir) < 0)
 		e[k - 1] = NULL;

@@ -18,7 +18,8 @@
 			       * and the ranks' cpus at the end */
 #define MF_MAGIC3 0x33464d53u /* "SMF3": SMF2 + u8 mpi at the end */
 #define MF_MAGIC4 0x34464d53u /* "SMF4": SMF3 + u32 cpus per task, u8
-			       * cpu binding at the end */
+			       * cpu binding, u32 array id, u32 array task
+			       * at the end */
 #define MF_MAX_STR (64u << 10)
 #define MF_MAX_ARR 65536u
 
@@ -373,6 +374,8 @@ int st_manifest_encode(const st_manifest_t *m, uint8_t **out, size_t *len)
 	wb_u(&b, m->mpi, 1);
 	wb_u(&b, m->cpus_per_task ? m->cpus_per_task : 1, 4);
 	wb_u(&b, m->cpu_bind, 1);
+	wb_u(&b, m->array_id, 4);
+	wb_u(&b, m->array_task, 4);
 	if (b.oom) {
 		free(b.p);
 		return -ENOMEM;
@@ -559,6 +562,8 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 			if (n > ST_BIND_NONE)
 				r.bad = 1;
 			m->cpu_bind = (uint8_t)n;
+			m->array_id = (uint32_t)rd_n(&r, 4);
+			m->array_task = (uint32_t)rd_n(&r, 4);
 		}
 	}
 	if (!r.bad && (m->argc == 0 || r.off != r.len))

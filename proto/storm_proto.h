@@ -671,6 +671,8 @@ typedef struct st_manifest {
 	uint32_t cpus_per_task; /* each rank binds to this many cpus from
 				 * its rank_cpu (1 in an older one's) */
 	uint8_t cpu_bind;     /* ST_BIND_* */
+	uint32_t array_id;    /* its array's first job (0: not in one) */
+	uint32_t array_task;  /* its task number there */
 } st_manifest_t;
 
 /* A job's cpu binding (the manager's MM_BIND_* values). */

@@ -111,6 +111,28 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 	if (o && j->mem_bytes)
 		json_object_set_new(o, "mem_bytes",
 				    json_integer((json_int_t)j->mem_bytes));
+	/* its dependency and its place in an array */
+	if (o && j->dep_type) {
+		static const char *const types[] = {
+			[MM_DEP_AFTEROK] = "afterok",
+			[MM_DEP_AFTERANY] = "afterany",
+			[MM_DEP_AFTERNOTOK] = "afternotok",
+		};
+		char dep[48];
+
+		snprintf(dep, sizeof(dep), "%s:%u",
+			 j->dep_type <= MM_DEP_MAX ? types[j->dep_type] : "?",
+			 j->dep_job);
+		json_object_set_new(o, "dependency", json_string(dep));
+	}
+	if (o && j->array_id) {
+		json_object_set_new(o, "array_id", json_integer(j->array_id));
+		json_object_set_new(o, "array_task",
+				    json_integer(j->array_task));
+		if (j->array_max)
+			json_object_set_new(o, "array_max",
+					    json_integer(j->array_max));
+	}
 	/* its shape, where it is not the default */
 	if (o && j->cpus_per_task > 1)
 		json_object_set_new(o, "cpus_per_task",

@@ -532,6 +532,63 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 							   : MM_BIND_AUTO;
 		}
 	}
+	/* a dependency {"type": "afterok", "job": N} and an array
+	 * {"first", "step", "count", "max"} (submit.c checks them against
+	 * the state) */
+	if (json_object_get(job, "dependency")) {
+		static const char *const types[] = {
+			[MM_DEP_AFTEROK] = "afterok",
+			[MM_DEP_AFTERANY] = "afterany",
+			[MM_DEP_AFTERNOTOK] = "afternotok",
+		};
+		json_t *d = json_object_get(job, "dependency");
+		const char *t = json_string_value(json_object_get(d, "type"));
+		json_t *id = json_object_get(d, "job");
+
+		for (uint8_t k = 1; t && k <= MM_DEP_MAX; k++)
+			if (!strcmp(t, types[k]))
+				spec.dep_type = k;
+		if (!spec.dep_type || !json_is_integer(id) ||
+		    json_integer_value(id) < 1 ||
+		    json_integer_value(id) > UINT32_MAX) {
+			mmd_client_reply_err(c, EINVAL, "request: "
+					     "\"dependency\" must be {\"type\": "
+					     "afterok, afterany or afternotok, "
+					     "\"job\": a job id}");
+			goto out;
+		}
+		spec.dep_job = (uint32_t)json_integer_value(id);
+	}
+	if (json_object_get(job, "array")) {
+		json_t *a = json_object_get(job, "array");
+		static const char *const keys[] = { "first", "step", "count",
+						    "max" };
+		uint32_t *f[] = { &spec.array_first, &spec.array_step,
+				  &spec.array_count, &spec.array_max };
+
+		for (size_t k = 0; k < 4; k++) {
+			json_t *v = json_object_get(a, keys[k]);
+
+			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			    json_integer_value(v) > UINT32_MAX ||
+			    (k == 2 && (json_integer_value(v) < 1 ||
+					json_integer_value(v) > MM_ARRAY_MAX))) {
+				mmd_client_reply_err(c, EINVAL, "request: "
+						     "\"array\" must have "
+						     "first, step, count (1 to "
+						     "%u) and max",
+						     MM_ARRAY_MAX);
+				goto out;
+			}
+			*f[k] = (uint32_t)json_integer_value(v);
+		}
+		if (run) {
+			mmd_client_reply_err(c, EINVAL, "request: an array is "
+					     "submitted, not run (stormctl "
+					     "submit --array)");
+			goto out;
+		}
+	}
 	argv = strs(json_object_get(job, "argv"), &spec.argc);
 	env = strs(json_object_get(job, "env"), &spec.envc);
 	files = strs(json_object_get(job, "files"), &spec.nfiles);
@@ -577,7 +634,8 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 		/* a job without checkpoints goes as before: a replica that
 		 * predates SUBMIT_CKPT reads it */
 		op.code = spec.cpus_per_task > 1 || spec.tasks_per_node ||
-			  spec.node_count || spec.cpu_bind ?
+			  spec.node_count || spec.cpu_bind ||
+			  spec.dep_type || spec.array_count ?
 			  MM_OP_SUBMIT_SHAPE :
 			  spec.ckpt_every_s || spec.requeue ?
 			  MM_OP_SUBMIT_CKPT : MM_OP_SUBMIT_INPUTS;

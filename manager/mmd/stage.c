@@ -120,7 +120,9 @@ static int build_stream(struct mmd_stage *s, const mm_state_t *st,
 			    .mem_limit = j->mem_bytes, .mpi = j->mpi,
 			    .rank_cpu = rank_cpus(st, j),
 			    .cpus_per_task = j->cpus_per_task,
-			    .cpu_bind = j->cpu_bind };
+			    .cpu_bind = j->cpu_bind,
+			    .array_id = j->array_id,
+			    .array_task = j->array_task };
 	struct chunked c = { .chunk = s->lay->chunk,
 			     .data = s->lay->chunk - ST_CHUNK_HDR };
 	int *fds = malloc(nf * sizeof(int));

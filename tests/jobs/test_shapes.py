@@ -23,6 +23,11 @@ Usage: test_shapes.py BUILD TEST
   drain    a node drained under a running job: DRAINING with the
            reason, new jobs go elsewhere, the job completes, then
            DRAINED; a user may not drain; resume puts it back;
+  deps     --dependency afterok/afternotok: a job waits for another's
+           end, then runs, or is cancelled saying why; a dependency on
+           a job that does not exist, or another user's, is refused;
+  array    --array 0-5%2: six jobs, each its STORM_ARRAY_TASK_ID, never
+           more than two running at once; bad ranges refused;
   globals  global options after the command (`queue --json`, `run
            --json`... , `--config` last) mean what they mean before it.
 
@@ -245,6 +250,82 @@ def test_drain(lab):
           "after; users refused; resume")
 
 
+def submit(lab, args):
+    r = ctl(lab, ["submit"] + args)
+    check(r.returncode == 0, "submit %s: %s" % (args, r.stderr))
+    return int(r.stdout.split()[3 if "array" in r.stdout else -1]
+               .rstrip(":"))
+
+
+def wait_end(lab, job, timeout_ms=60000):
+    rep = stormlab.call(lab.sock(0), {"op": "wait", "client": "jobs",
+                                      "seq": job, "job": job,
+                                      "timeout_ms": timeout_ms},
+                        timeout=timeout_ms / 1000 + 5)
+    check(rep.get("ok"), "job %d did not end: %s" % (job, rep))
+    return show(lab, job)
+
+
+def test_deps(lab):
+    go = os.path.join(lab.dir, "deps-go")
+    first = submit(lab, ["/bin/sh", "-c",
+                         "while [ ! -e %s ]; do sleep 0.05; done" % go])
+    ok = submit(lab, ["-d", "afterok:%d" % first, "/bin/true"])
+    notok = submit(lab, ["-d", "afternotok:%d" % first, "/bin/true"])
+    stormlab.wait_for(lambda: "waiting for job %d to end (afterok)" % first
+                      in show(lab, ok).get("reason", ""), 30,
+                      "the dependent job waiting")
+    check(show(lab, ok)["state"] == "PENDING", "started too soon")
+    open(go, "w").close()
+    check(wait_end(lab, ok)["state"] == "COMPLETED", "afterok job")
+    j = wait_end(lab, notok)
+    check(j["state"] == "CANCELLED" and "dependency never satisfied: job "
+          "%d COMPLETED (afternotok:%d)" % (first, first) in j["reason"],
+          "afternotok: %s" % j)
+    r = ctl(lab, ["submit", "-d", "afterok:9999", "/bin/true"])
+    check(r.returncode != 0 and "dependency on job 9999, which does not "
+          "exist" in r.stderr, r.stderr)
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                        "--clear-groups",
+                        os.path.join(os.path.abspath(lab.build),
+                                     "cli/stormctl"),
+                        "--config", lab.conf, "submit", "-d",
+                        "afterany:%d" % first, "/bin/true"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode != 0 and "may depend only on its owner's jobs" in
+          r.stderr, "nobody on root's job: %s" % r.stderr)
+    r = ctl(lab, ["submit", "-d", "after:1", "/bin/true"])
+    check(r.returncode == 2 and "is not TYPE:JOB" in r.stderr, r.stderr)
+    print("deps: afterok waited then ran; afternotok cancelled saying "
+          "why; missing and foreign jobs refused")
+
+
+def test_array(lab):
+    out = os.path.join(lab.dir, "arr-%j.out")
+    first = submit(lab, ["--array", "0-5%2", "-o", out, "/bin/sh", "-c",
+                         "sleep 0.3; echo task $STORM_ARRAY_TASK_ID "
+                         "of $STORM_ARRAY_JOB_ID"])
+    spans, tasks = [], []
+    for k in range(6):
+        j = wait_end(lab, first + k)
+        check(j["state"] == "COMPLETED" and j.get("array_id") == first and
+              j.get("array_task") == k, "task %d: %s" % (k, j))
+        spans.append((j["start_ms"], j["end_ms"]))
+        with open(os.path.join(lab.dir, "arr-%d.out" % (first + k))) as f:
+            tasks.append(f.read().strip())
+    check(tasks == ["task %d of %d" % (k, first) for k in range(6)],
+          "tasks printed %s" % tasks)
+    most = max(sum(1 for s, e in spans if s <= t < e) for t, _ in spans)
+    check(most <= 2, "%d tasks ran at once, the most is 2: %s" %
+          (most, spans))
+    for bad in ("5-1", "x", "0-20000", "1-4%0"):
+        r = ctl(lab, ["submit", "--array", bad, "/bin/true"])
+        check(r.returncode == 2 and "--array" in r.stderr,
+              "--array %s: %d %s" % (bad, r.returncode, r.stderr))
+    print("array: 6 tasks, each its number, at most %d at once; bad "
+          "ranges refused" % most)
+
+
 def test_globals(lab):
     r = ctl(lab, ["queue", "--json"])
     check(r.returncode == 0 and json.loads(r.stdout).get("ok") is True,
@@ -265,7 +346,8 @@ def test_globals(lab):
 
 TESTS = {"env": test_env, "shape": test_shape, "time": test_time,
          "chdir": test_chdir,
-         "export": test_export, "drain": test_drain,
+         "export": test_export, "drain": test_drain, "deps": test_deps,
+         "array": test_array,
          "globals": test_globals}
 
 

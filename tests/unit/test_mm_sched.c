@@ -532,6 +532,112 @@ static void test_drained_nodes_take_no_new_job(void **state)
 	mm_state_destroy(s);
 }
 
+static uint32_t submit_dep(mm_state_t *s, uint32_t uid, uint32_t dep,
+			   uint8_t type, char *err, size_t errlen)
+{
+	mm_job_spec_t sp = { .name = "d", .uid = uid, .gid = 100, .ranks = 4,
+			     .argc = 1, .argv = app_argv, .dep_job = dep,
+			     .dep_type = type };
+	mm_result_t res;
+
+	if (apply_res(s, (mm_op_t){ .code = MM_OP_SUBMIT_SHAPE, .spec = &sp },
+		      &res)) {
+		snprintf(err, errlen, "%s", res.err);
+		return 0;
+	}
+	return res.job;
+}
+
+/* afterok waits for its job, starts once it COMPLETED, and is cancelled
+ * saying why once it cannot be; a later job is not blocked by a held
+ * one; a dependency on a job that is not, or not the owner's, is
+ * refused. */
+static void test_dependencies_wait_start_or_cancel(void **state)
+{
+	mm_state_t *s = mk4x4(MM_POLICY_FCFS, MM_PLACE_BUDDY);
+	char err[256] = "";
+	uint32_t a, b, c, d, e;
+	mm_job_t j;
+
+	(void)state;
+	a = submit(s, 4, 0, NULL); /* uid 1000 */
+	b = submit_dep(s, 1000, a, MM_DEP_AFTEROK, err, sizeof(err));
+	c = submit_dep(s, 1000, a, MM_DEP_AFTERNOTOK, err, sizeof(err));
+	d = submit(s, 4, 0, NULL); /* behind the held ones */
+	assert_true(b && c);
+	tick(s, 1, 10);
+	j = job(s, b);
+	assert_int_equal(j.state, MM_JOB_PENDING);
+	assert_string_equal(j.reason, "dependency: waiting for job 1 to end "
+			    "(afterok)");
+	j = job(s, d);
+	assert_true(holds(&j)); /* not blocked by the held ones */
+	exit_ok(s, a);
+	tick(s, 2, 20);
+	j = job(s, b);
+	assert_true(holds(&j));
+	assert_int_equal(j.dep_type, MM_DEP_NONE);
+	j = job(s, c);
+	assert_int_equal(j.state, MM_JOB_CANCELLED);
+	assert_string_equal(j.reason, "dependency never satisfied: job 1 "
+			    "COMPLETED (afternotok:1)");
+	/* refused: a job not yet submitted, another user's */
+	assert_int_equal(submit_dep(s, 1000, 99, MM_DEP_AFTEROK, err,
+				    sizeof(err)), 0);
+	assert_non_null(strstr(err, "dependency on job 99, which does not "
+			       "exist"));
+	assert_int_equal(submit_dep(s, 2000, d, MM_DEP_AFTERANY, err,
+				    sizeof(err)), 0);
+	assert_non_null(strstr(err, "a job may depend only on its owner's "
+			       "jobs"));
+	/* root may */
+	e = submit_dep(s, 0, d, MM_DEP_AFTERANY, err, sizeof(err));
+	assert_int_not_equal(e, 0);
+	mm_state_destroy(s);
+}
+
+/* An array: its tasks are jobs with consecutive ids, numbered as asked,
+ * at most array_max holding PEs at once; the rest wait saying so. */
+static void test_arrays_run_at_most_their_max(void **state)
+{
+	mm_state_t *s = mk4x4(MM_POLICY_FCFS, MM_PLACE_BUDDY);
+	mm_job_spec_t sp = { .name = "arr", .uid = 1000, .gid = 100,
+			     .ranks = 1, .argc = 1, .argv = app_argv,
+			     .array_first = 10, .array_step = 5,
+			     .array_count = 6, .array_max = 2 };
+	mm_result_t res;
+	uint32_t running = 0, first;
+	mm_job_t j;
+
+	(void)state;
+	assert_int_equal(apply_res(s, (mm_op_t){ .code = MM_OP_SUBMIT_SHAPE,
+						 .spec = &sp }, &res), 0);
+	first = res.job;
+	tick(s, 1, 10);
+	for (uint32_t k = 0; k < 6; k++) {
+		j = job(s, first + k);
+		assert_int_equal(j.array_id, first);
+		assert_int_equal(j.array_task, 10 + 5 * k);
+		running += holds(&j);
+		if (!holds(&j))
+			assert_non_null(strstr(j.reason, "2 of its tasks "
+					       "running, its most at once"));
+	}
+	assert_int_equal(running, 2);
+	exit_ok(s, first);
+	tick(s, 2, 20);
+	j = job(s, first + 2);
+	assert_true(holds(&j));
+	j = job(s, first + 3);
+	assert_false(holds(&j));
+	/* too many, or none */
+	sp.array_count = MM_ARRAY_MAX + 1;
+	assert_int_equal(apply_res(s, (mm_op_t){ .code = MM_OP_SUBMIT_SHAPE,
+						 .spec = &sp }, &res), -EINVAL);
+	assert_non_null(strstr(res.err, "at most 10000"));
+	mm_state_destroy(s);
+}
+
 static void test_shapes_the_machine_cannot_hold_are_refused(void **state)
 {
 	mm_state_t *s = mk4x4(MM_POLICY_FCFS, MM_PLACE_BUDDY);
@@ -1373,6 +1479,8 @@ int main(void)
 		cmocka_unit_test(test_random_load_keeps_blocks_consistent),
 		cmocka_unit_test(test_shapes_place_ranks_as_slurm_does),
 		cmocka_unit_test(test_drained_nodes_take_no_new_job),
+		cmocka_unit_test(test_dependencies_wait_start_or_cancel),
+		cmocka_unit_test(test_arrays_run_at_most_their_max),
 		cmocka_unit_test(test_shapes_the_machine_cannot_hold_are_refused),
 		cmocka_unit_test(
 			test_backfill_starts_short_job_refuses_one_that_delays),

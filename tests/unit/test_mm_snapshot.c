@@ -53,8 +53,9 @@
  * ninputs (v7, 0), mpi (v7), and with no checkpoint (v8) ckpt_last,
  * ckpt_want, ckpt_want_slice, ckpt_error (""), nckpts, restore_epoch,
  * restarts, ckpt_every_s, ckpt_requeue, requeue, and its shape (v9)
- * cpus_per_task, tasks_per_node, node_count, cpu_bind */
-#define JOB_TAIL 65
+ * cpus_per_task, tasks_per_node, node_count, cpu_bind, dependency
+ * (job, type), array (id, task, max) */
+#define JOB_TAIL 82
 /* v5: the credential cache's count and v9: the drained nodes' count,
  * last; both 0 */
 #define CREDS_EMPTY 8

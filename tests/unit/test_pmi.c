@@ -198,7 +198,7 @@ static void fails_with(const char *text, const char *why_part)
 /* Bad input: a clear reason naming the rank, never a crash. */
 static void test_bad_input(void **state)
 {
-	char big[4096];
+	char big[4097]; /* a string: its last byte stays NUL */
 
 	(void)state;
 	fails_with("hello world\n", "rank 0: PMI: 'hello world' is not a "
@@ -207,16 +207,17 @@ static void test_bad_input(void **state)
 	fails_with("cmd=frobnicate\n", "unknown request cmd=frobnicate");
 	fails_with("cmd=put kvsname=storm-12 key=k\n",
 		   "cmd=put without key= and value=");
-	memset(big, 'x', sizeof(big));
+	memset(big, 0, sizeof(big));
+	memset(big, 'x', sizeof(big) - 1);
 	memcpy(big, "cmd=put key=k value=", 20);
 	big[20 + 1025] = '\n';
 	fails_with(big, "put of a value of 1025 bytes (at most 1024)");
-	memset(big, 'x', sizeof(big));
+	memset(big, 'x', sizeof(big) - 1);
 	memcpy(big, "cmd=put key=", 12);
 	memcpy(big + 12 + 65, " value=v\n", 9);
 	fails_with(big, "put of a key of 65 bytes (at most 64)");
-	memset(big, 'x', sizeof(big));
-	big[sizeof(big) - 1] = '\n';
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 2] = '\n';
 	fails_with(big, "a request line of more than 2047 bytes");
 	fails_with("cmd=spawn nprocs=2\n", "is not served by Storm");
 	fails_with("cmd=barrier_in\ncmd=barrier_in\n",

@@ -734,9 +734,10 @@ static void test_manifest_owner(void **state)
 	st_manifest_free(d);
 	/* version 1: "SMF1", no owner after the job id, no batch output,
 	 * memory limit, cpus, MPI nor shape at the end (u8 0, two empty
-	 * strings, u64 0, u8 0, u8 0, u32 1, u8 0: 24 bytes) */
+	 * strings, u64 0, u8 0, u8 0, u32 1, u8 0, u32 0, u32 0: 32
+	 * bytes) */
 	assert_int_equal(st_manifest_encode(&m, &enc, &len), 0);
-	len -= 24;
+	len -= 32;
 	v1 = malloc(len - 8);
 	assert_non_null(v1);
 	memcpy(v1, "SMF1", 4);
