@@ -34,8 +34,15 @@ import stormlab  # noqa: E402
 
 try:
     from prometheus_client.parser import text_string_to_metric_families
-except ImportError:  # scripts/deps installs it
-    text_string_to_metric_families = None
+except ImportError:
+    # scripts/deps installs it with pip for this python3, and Debian's
+    # python3-prometheus-client (pure Python) for the system's
+    sys.path.append("/usr/lib/python3/dist-packages")
+    try:
+        from prometheus_client.parser import \
+            text_string_to_metric_families
+    except ImportError:
+        text_string_to_metric_families = None
 
 
 def check(cond, what):
