@@ -325,16 +325,18 @@ static json_t *parse_interval_or_die(const char *cmd, const char *v)
 
 extern char **environ;
 
-/* Variables Storm sets in every rank: never taken from here. */
+/* Variables Storm sets in every rank itself: never taken from here. */
 static bool storm_sets(const char *kv)
 {
 	static const char *const exact[] = {
-		"PMI_FD=", "PMI_RANK=", "PMI_SIZE=", "FLUX_JOB_ID=",
-		"FLUX_PMI_LIBRARY_PATH=",
+		"STORM_JOB_ID=", "STORM_RANK=", "STORM_SIZE=",
+		"STORM_NODEID=", "STORM_LOCALID=", "STORM_NODELIST=",
+		"STORM_NODENAME=", "STORM_JOB_DIR=", "STORM_ARRAY_JOB_ID=",
+		"STORM_ARRAY_TASK_ID=", "STORM_BCS_FD=", "STORM_BCS_AREA=",
+		"STORM_BCS_BELL=", "PMI_FD=", "PMI_RANK=", "PMI_SIZE=",
+		"FLUX_JOB_ID=", "FLUX_PMI_LIBRARY_PATH=",
 	};
 
-	if (!strncmp(kv, "STORM_", 6))
-		return true;
 	for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)
 		if (!strncmp(kv, exact[i], strlen(exact[i])))
 			return true;

@@ -177,7 +177,8 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	  "Prefix every output line with its rank, as \"RANK: \"." },       \
 	{ SC_OPT_EXPORT, "export", "VARS",                                   \
 	  "The job's environment, as srun's: without the option, all of "   \
-	  "yours (but STORM_* and PMI_*); ALL, NONE, or NAME=VALUE and "     \
+	  "yours (but what Storm sets per rank: STORM_RANK, PMI_FD...); "  \
+	  "ALL, NONE, or NAME=VALUE and "                                    \
 	  "NAME (your value) words separated by commas.  Repeatable; "       \
 	  "without ALL only the variables named go." },                      \
 	{ 't', "time", "TIME",                                               \

@@ -40,16 +40,18 @@ static int env_has(char **e, size_t k, const char *name)
  * libbcsmpi under MPICH's sonames, so a binary built with mpicc.mpich
  * (asking for libmpich.so.12 or libmpi.so.12) runs on BCS-MPI unchanged;
  * what the user exported follows.  Returns the new count of e. */
-/* Variables Storm sets in a rank itself. */
+/* Variables Storm sets in every rank itself: never the user's. */
 static int storm_sets(const char *kv)
 {
 	static const char *const exact[] = {
-		"PMI_FD=", "PMI_RANK=", "PMI_SIZE=", "FLUX_JOB_ID=",
-		"FLUX_PMI_LIBRARY_PATH=",
+		"STORM_JOB_ID=", "STORM_RANK=", "STORM_SIZE=",
+		"STORM_NODEID=", "STORM_LOCALID=", "STORM_NODELIST=",
+		"STORM_NODENAME=", "STORM_JOB_DIR=", "STORM_ARRAY_JOB_ID=",
+		"STORM_ARRAY_TASK_ID=", "STORM_BCS_FD=", "STORM_BCS_AREA=",
+		"STORM_BCS_BELL=", "PMI_FD=", "PMI_RANK=", "PMI_SIZE=",
+		"FLUX_JOB_ID=", "FLUX_PMI_LIBRARY_PATH=",
 	};
 
-	if (!strncmp(kv, "STORM_", 6))
-		return 1;
 	for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)
 		if (!strncmp(kv, exact[i], strlen(exact[i])))
 			return 1;
