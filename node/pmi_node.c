@@ -162,7 +162,8 @@ static void fence_up(struct pmi_job *pj)
 		st_put32(rec, pj->inc);
 		st_put32(rec + 4, fence);
 		st_put32(rec + 8, off + take >= len);
-		memcpy(rec + ST_PMI_REC_HDR, e + off, take);
+		if (take) /* no puts at all: no entries, e NULL */
+			memcpy(rec + ST_PMI_REC_HDR, e + off, take);
 		n->ops.record(n->ops.ctx, pj->job, rec,
 			      (uint32_t)(ST_PMI_REC_HDR + take));
 		off += take;
