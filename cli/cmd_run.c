@@ -455,8 +455,25 @@ static const char *mpi_of(int fd)
 	return mpi;
 }
 
+/* The site's default (mpi_default in the configuration) for a program
+ * whose libraries name no MPI; NULL: none set, or no configuration. */
+static const char *site_mpi(const char *config_path)
+{
+	static char kind[8];
+	st_config_t cfg;
+	char err[256];
+
+	if (!config_path || st_config_load(config_path, &cfg, err,
+					   sizeof(err)))
+		return NULL;
+	snprintf(kind, sizeof(kind), "%s", cfg.mpi_default);
+	st_config_free(&cfg);
+	return strcmp(kind, "auto") ? kind : NULL;
+}
+
 static json_t *build_request(const struct sc_cmd *cmd,
-			     const struct sc_args *a, struct job_opts *jo)
+			     const struct sc_args *a, struct job_opts *jo,
+			     const char *config_path)
 {
 	json_t *job = jnew_or_die(json_object());
 	json_t *env = jnew_or_die(json_array());
@@ -706,6 +723,8 @@ static json_t *build_request(const struct sc_cmd *cmd,
 	if (!json_object_get(job, "mpi")) {
 		const char *mpi = mpi_of(jo->fds[0]);
 
+		if (!mpi)
+			mpi = site_mpi(config_path);
 		if (mpi)
 			json_object_set_new(job, "mpi", json_string(mpi));
 	}
@@ -751,7 +770,7 @@ int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		  const struct sc_args *args)
 {
 	struct job_opts jo;
-	json_t *req = build_request(cmd, args, &jo), *reply;
+	json_t *req = build_request(cmd, args, &jo, ctx->c.config_path), *reply;
 	json_t *arr = json_object_get(json_object_get(req, "job"), "array");
 	int64_t count = arr ? sc_jint(arr, "count", 1) : 0;
 	int64_t first = arr ? sc_jint(arr, "first", 0) : 0;
@@ -1024,7 +1043,7 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	char err[2048];
 	int fd, rc, handled = 0, saved_errno, reattach = 0;
 
-	req = build_request(cmd, args, &jo);
+	req = build_request(cmd, args, &jo, ctx->c.config_path);
 	rs.ranks = jo.ranks;
 	rs.label = jo.label;
 	ctx->c.input_fds = jo.fds; /* kept open: a reattach sends them again */

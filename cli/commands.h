@@ -216,7 +216,8 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 	  "with MPICH's mpicc or mpif90, unchanged).  By default, from "     \
 	  "the libraries the program asks for: libmpich.so.12 pmi1, "        \
 	  "libmpi.so.40 pmix, "                                             \
-	  "libbcsmpi.so.0 bcs, else none." },                                \
+	  "libbcsmpi.so.0 bcs, else the configuration's mpi_default "       \
+	  "(none unless the site sets one)." },                              \
 	{ SC_OPT_BCS_ORDER, "bcs-order", "ORDER",                            \
 	  "With --mpi=bcs: deterministic (the default: MPI_ANY_SOURCE "      \
 	  "receives match in an order the program alone decides) or "       \

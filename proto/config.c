@@ -363,6 +363,17 @@ static int cluster_key(struct parse *p, const char *k, const char *v)
 		return copy_str(p, k, v, c->mpich_abi_dir,
 				sizeof(c->mpich_abi_dir));
 	}
+	if (!strcmp(k, "mpi_default")) {
+		if (strcmp(v, "auto") && strcmp(v, "none") &&
+		    strcmp(v, "pmi1") && strcmp(v, "pmix") && strcmp(v, "bcs")) {
+			perr(p, "mpi_default = \"%s\": want auto (from the "
+			     "program's libraries, the default), none, pmi1, "
+			     "pmix or bcs", v);
+			return 0;
+		}
+		return copy_str(p, k, v, c->mpi_default,
+				sizeof(c->mpi_default));
+	}
 	if (!strcmp(k, "cgroup")) {
 		if (strcmp(v, "auto") && strcmp(v, "none")) {
 			perr(p, "cgroup = \"%s\": want auto (jobs in per-job "
@@ -501,6 +512,7 @@ static void defaults(st_config_t *c)
 	c->max_input_mib = 1024;
 	strcpy(c->ramdisk, "/dev/shm/storm");
 	strcpy(c->cgroup, "auto");
+	strcpy(c->mpi_default, "auto");
 	strcpy(c->cpu_bind, "auto");
 	snprintf(c->mpich_abi_dir, sizeof(c->mpich_abi_dir), "%s",
 		 STORM_MPICH_ABI_DIR);

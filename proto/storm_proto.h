@@ -104,6 +104,9 @@ typedef struct st_config {
 	char cpu_bind[16];        /* auto | none: ranks bound to their cpus */
 	char pmi_library[1024];   /* libstorm-pmi, for Open MPI's ranks
 				   * (FLUX_PMI_LIBRARY_PATH) */
+	char mpi_default[8];      /* --mpi when a program's libraries name
+				   * no MPI: auto (none), none, pmi1, pmix,
+				   * bcs */
 	char mpi_env[1024];       /* K=V words: the environment of every
 				   * rank of a pmi1 or pmix job */
 	char mpich_abi_dir[1024]; /* libmpich.so.12 and libmpi.so.12 (BCS-MPI

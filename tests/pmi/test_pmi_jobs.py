@@ -21,6 +21,9 @@ Usage: test_pmi_jobs.py BUILD TEST
                strobe master is killed, so the startup barrier the other
                7 ranks wait in completes under the new master: every
                rank's results right;
+  site_default  mpi_default = pmi1 in the configuration: a program whose
+               libraries name no MPI gets PMI (its ranks see PMI_SIZE);
+               --mpi=none still says none;
   ompi, ompi_abort, ompi_master_kill
                the same three with the program built by mpicc.openmpi
                (its job's MPI: pmix).
@@ -161,7 +164,23 @@ def test_master_kill(lab):
           "barrier; the job completed, every result right" % victim)
 
 
+def test_site_default(lab):
+    r = run(lab, ["run", "-n", "4", "/bin/sh", "-c", "echo size $PMI_SIZE"])
+    check(r.returncode == 0 and r.stdout.splitlines() == ["size 4"] * 4,
+          "mpi_default pmi1: exit %d %r %s" % (r.returncode, r.stdout,
+                                              r.stderr))
+    check(show(lab, last_job(lab)).get("mpi") == "pmi1", "its MPI")
+    r = run(lab, ["run", "--mpi=none", "-n", "2", "/bin/sh", "-c",
+                  "echo size ${PMI_SIZE-none}"])
+    check(r.returncode == 0 and r.stdout.splitlines() == ["size none"] * 2,
+          "--mpi=none: %r" % r.stdout)
+    print("site_default: a plain program got pmi1 from mpi_default; "
+          "--mpi=none wins")
+
+
 TESTS = {
+    "site_default": (test_site_default, dict(managers=1, nodes=2, cpus=2,
+                                             extra=["mpi_default = pmi1"])),
     "mpich": (test_mpich, dict(managers=1, nodes=4, cpus=2)),
     "abort": (test_abort, dict(managers=1, nodes=4, cpus=2)),
     "master_kill": (test_master_kill, dict(managers=3, nodes=4, cpus=2)),
