@@ -72,6 +72,16 @@ static struct mmd_pmi_job **find(struct mmd_pmi *x, uint32_t job)
 	return pp;
 }
 
+void mmd_pmi_clear(struct mmd_pmi *x)
+{
+	while (x->jobs) {
+		struct mmd_pmi_job *p = x->jobs;
+
+		x->jobs = p->next;
+		job_free(p);
+	}
+}
+
 void mmd_pmi_forget(struct mmd_pmi *x, uint32_t job)
 {
 	struct mmd_pmi_job **pp = find(x, job), *p = *pp;
@@ -296,4 +306,137 @@ void mmd_pmi_step(struct mmd_pmi *x, sp_world_t *w, struct mmd_caw *caw,
 		}
 		return; /* one chunk in the inboxes at a time */
 	}
+}
+
+/* ---- the snapshot's part ------------------------------------------------- */
+
+static void put32(uint8_t **p, uint32_t v)
+{
+	st_put32(*p, v);
+	*p += 4;
+}
+
+size_t mmd_pmi_snap_size(const struct mmd_pmi *x)
+{
+	size_t n = 4;
+
+	for (const struct mmd_pmi_job *p = x->jobs; p; p = p->next)
+		n += 28 + p->store_len + p->next_len + 4u * p->got;
+	return n;
+}
+
+void mmd_pmi_snap_encode(const struct mmd_pmi *x, uint8_t *out)
+{
+	uint32_t count = 0;
+
+	for (const struct mmd_pmi_job *p = x->jobs; p; p = p->next)
+		count++;
+	put32(&out, count);
+	for (const struct mmd_pmi_job *p = x->jobs; p; p = p->next) {
+		put32(&out, p->job);
+		put32(&out, p->inc);
+		put32(&out, p->done);
+		put32(&out, (uint32_t)p->failed);
+		put32(&out, (uint32_t)p->store_len);
+		if (p->store_len)
+			memcpy(out, p->store, p->store_len);
+		out += p->store_len;
+		put32(&out, (uint32_t)p->next_len);
+		if (p->next_len)
+			memcpy(out, p->next_buf, p->next_len);
+		out += p->next_len;
+		put32(&out, p->got);
+		for (uint32_t k = 0; k < p->got; k++)
+			put32(&out, p->from[k]);
+	}
+}
+
+/* A length-prefixed part of at most max bytes, copied; -1 if it does
+ * not fit what is left. */
+static int take_bytes(const uint8_t **p, const uint8_t *end, size_t max,
+		      uint8_t **out, size_t *len)
+{
+	uint32_t n;
+
+	if (end - *p < 4)
+		return -1;
+	n = st_get32(*p);
+	*p += 4;
+	if (n > max || (size_t)(end - *p) < n)
+		return -1;
+	*out = NULL;
+	if (n && !(*out = malloc(n)))
+		return -1;
+	if (n)
+		memcpy(*out, *p, n);
+	*p += n;
+	*len = n;
+	return 0;
+}
+
+int mmd_pmi_snap_decode(struct mmd_pmi *x, const uint8_t *buf, size_t len,
+			char *err, size_t errlen)
+{
+	const uint8_t *p = buf, *end = buf + len;
+	struct mmd_pmi_job *jobs = NULL;
+	uint32_t count;
+
+	if (len < 4)
+		goto bad;
+	count = st_get32(p);
+	p += 4;
+	for (uint32_t i = 0; i < count; i++) {
+		struct mmd_pmi_job *j = calloc(1, sizeof(*j));
+
+		if (!j)
+			goto nomem;
+		j->next = jobs;
+		jobs = j;
+		if (end - p < 16)
+			goto bad;
+		j->job = st_get32(p);
+		j->inc = st_get32(p + 4);
+		j->done = st_get32(p + 8);
+		j->failed = st_get32(p + 12) != 0;
+		p += 16;
+		if (take_bytes(&p, end, MMD_PMI_STORE_MAX, &j->store,
+			       &j->store_len) ||
+		    take_bytes(&p, end, MMD_PMI_STORE_MAX, &j->next_buf,
+			       &j->next_len) || end - p < 4)
+			goto bad;
+		j->next_cap = j->next_len;
+		j->got = st_get32(p);
+		p += 4;
+		if (j->got > 65536 || (size_t)(end - p) / 4 < j->got)
+			goto bad;
+		j->cap = j->got;
+		if (j->got && !(j->from = malloc(4u * j->got)))
+			goto nomem;
+		for (uint32_t k = 0; k < j->got; k++, p += 4)
+			j->from[k] = st_get32(p);
+	}
+	if (p != end)
+		goto bad;
+	mmd_pmi_clear(x);
+	x->jobs = jobs;
+	return 0;
+bad:
+	snprintf(err, errlen, "snapshot's PMI part of %zu bytes is malformed",
+		 len);
+	while (jobs) {
+		struct mmd_pmi_job *j = jobs;
+
+		jobs = j->next;
+		job_free(j);
+	}
+	return -STORM_EPROTO;
+nomem:
+	snprintf(err, errlen, "out of memory for the snapshot's PMI part");
+	while (jobs) {
+		struct mmd_pmi_job *j = jobs;
+
+		jobs = j->next;
+		job_free(j);
+	}
+	return -ENOMEM;
 }

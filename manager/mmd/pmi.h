@@ -56,6 +56,8 @@ void mmd_pmi_fini(struct mmd_pmi *x);
 void mmd_pmi_record(struct mmd_pmi *x, int master, const mm_state_t *st,
 		    uint32_t node, uint32_t job, const uint8_t *data,
 		    size_t len);
+/* Every job's records go (a probe's, after a check). */
+void mmd_pmi_clear(struct mmd_pmi *x);
 /* The job ended or was queued again: its stores go. */
 void mmd_pmi_forget(struct mmd_pmi *x, uint32_t job);
 /* A new strobe master: every store not known to be everywhere goes
@@ -67,5 +69,17 @@ void mmd_pmi_step(struct mmd_pmi *x, sp_world_t *w, struct mmd_caw *caw,
 		  uint64_t slice);
 /* A store waits to go down (the strobe must not idle). */
 int mmd_pmi_busy(const struct mmd_pmi *x);
+
+/* The agreed part a joiner needs, in the snapshot: every job's stores
+ * and the records of the barrier being gathered (a new master completes
+ * it).  u32 count | count x (u32 job | u32 inc | u32 done | u32 failed
+ * | u32 n | n bytes (store) | u32 n | n bytes (next) | u32 got | got x
+ * u32 node), little endian. */
+size_t mmd_pmi_snap_size(const struct mmd_pmi *x);
+void mmd_pmi_snap_encode(const struct mmd_pmi *x, uint8_t *out);
+/* Check p (len bytes, untrusted) and, if whole, replace the records.
+ * 0, -STORM_EPROTO (err), -ENOMEM. */
+int mmd_pmi_snap_decode(struct mmd_pmi *x, const uint8_t *p, size_t len,
+			char *err, size_t errlen);
 
 #endif

@@ -99,32 +99,39 @@ static int on_apply(void *ctx, const rp_request_t *req, uint8_t *reply,
 }
 
 /* The snapshot: the state machine's image, the EXIT statuses of running
- * jobs taken so far (jobrec.h), the mailboxes' agreed part, then
- * u32 length of the statuses | u32 SNAP_TAIL_MAGIC.  An image without
- * the magic (written before the statuses were added) is state | mailbox
- * part, and still loads. */
-#define SNAP_TAIL_MAGIC 0x5453414au /* "JAST" */
+ * jobs taken so far (jobrec.h), the PMI barriers' records (pmi.h), the
+ * mailboxes' agreed part, then u32 length of the PMI part | u32 length
+ * of the statuses | u32 SNAP_TAIL_MAGIC2.  Older images load: with
+ * SNAP_TAIL_MAGIC (no PMI part), or without a tail at all (state |
+ * mailbox part, before the statuses were added). */
+#define SNAP_TAIL_MAGIC 0x5453414au  /* "JAST" */
+#define SNAP_TAIL_MAGIC2 0x3253414au /* "JAS2" */
 
 static int on_snapshot(void *ctx, uint8_t **buf, size_t *len)
 {
 	struct mmd_repl *r = ctx;
 	uint8_t *st = NULL, *p;
-	size_t slen = 0, jlen, mlen = mmd_mailbox_size(r->mbox), n;
+	size_t slen = 0, jlen, plen, mlen = mmd_mailbox_size(r->mbox), n;
+	struct mmd_pmi *pmi = r->mbox->pmi;
 	int rc = mm_state_encode(*r->st, &st, &slen);
 
 	if (rc)
 		return rc;
 	jlen = mmd_jobs_snap_size(r->jobs, *r->st);
-	n = slen + jlen + mlen + 8;
-	if (jlen > UINT32_MAX || !(p = malloc(n))) {
+	plen = pmi ? mmd_pmi_snap_size(pmi) : 0;
+	n = slen + jlen + plen + mlen + 12;
+	if (jlen > UINT32_MAX || plen > UINT32_MAX || !(p = malloc(n))) {
 		free(st);
 		return -ENOMEM;
 	}
 	memcpy(p, st, slen);
 	mmd_jobs_snap_encode(r->jobs, *r->st, p + slen);
-	mmd_mailbox_encode(r->mbox, p + slen + jlen);
+	if (pmi)
+		mmd_pmi_snap_encode(pmi, p + slen + jlen);
+	mmd_mailbox_encode(r->mbox, p + slen + jlen + plen);
+	wr32(p + n - 12, (uint32_t)plen);
 	wr32(p + n - 8, (uint32_t)jlen);
-	wr32(p + n - 4, SNAP_TAIL_MAGIC);
+	wr32(p + n - 4, SNAP_TAIL_MAGIC2);
 	free(st);
 	*buf = p;
 	*len = n;
@@ -135,12 +142,26 @@ static int on_restore(void *ctx, const uint8_t *buf, size_t len, char *err,
 		      size_t errlen)
 {
 	struct mmd_repl *r = ctx;
-	size_t mlen = mmd_mailbox_size(r->mbox), jlen = 0, slen;
-	const uint8_t *jobs = NULL, *mbox;
+	size_t mlen = mmd_mailbox_size(r->mbox), jlen = 0, plen = 0, slen;
+	const uint8_t *jobs = NULL, *mbox, *pmi = NULL;
 	mm_state_t *st = NULL;
 	int rc;
 
-	if (len >= 8 && rd32(buf + len - 4) == SNAP_TAIL_MAGIC) {
+	if (len >= 12 && rd32(buf + len - 4) == SNAP_TAIL_MAGIC2) {
+		plen = rd32(buf + len - 12);
+		jlen = rd32(buf + len - 8);
+		if (jlen > len - 12 || plen > len - 12 - jlen ||
+		    mlen > len - 12 - jlen - plen) {
+			snprintf(err, errlen, "snapshot of %zu bytes: its tail "
+				 "names %zu bytes of job statuses and %zu of "
+				 "PMI records that do not fit", len, jlen, plen);
+			return -STORM_EPROTO;
+		}
+		slen = len - 12 - mlen - plen - jlen;
+		jobs = buf + slen;
+		pmi = buf + slen + jlen;
+		mbox = buf + slen + jlen + plen;
+	} else if (len >= 8 && rd32(buf + len - 4) == SNAP_TAIL_MAGIC) {
 		jlen = rd32(buf + len - 8);
 		if (jlen > len - 8 || mlen > len - 8 - jlen) {
 			snprintf(err, errlen, "snapshot of %zu bytes: its tail "
@@ -185,12 +206,25 @@ static int on_restore(void *ctx, const uint8_t *buf, size_t len, char *err,
 			return rc;
 		}
 	}
+	if (pmi && r->mbox->pmi) {
+		struct mmd_pmi probe = { 0 };
+
+		rc = mmd_pmi_snap_decode(&probe, pmi, plen, err, errlen);
+		mmd_pmi_clear(&probe); /* only checked here */
+		if (rc) {
+			mm_state_destroy(st);
+			return rc;
+		}
+	}
 	mm_state_destroy(*r->st);
 	*r->st = st;
 	mmd_mailbox_decode(r->mbox, mbox, mlen, err, errlen);
 	if (jobs && (rc = mmd_jobs_snap_decode(r->jobs, jobs, jlen, err,
 					       errlen)))
 		return rc; /* out of memory: the replica stops */
+	if (pmi && r->mbox->pmi &&
+	    (rc = mmd_pmi_snap_decode(r->mbox->pmi, pmi, plen, err, errlen)))
+		return rc;
 	r->hooks.restored(r->hooks.ctx);
 	return 0;
 }

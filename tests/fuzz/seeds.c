@@ -58,6 +58,33 @@ static void pmi(void)
 		put("pmi", (int)k, t[k], strlen(t[k]));
 }
 
+/* The snapshot's PMI part: none, and one job midway through barrier
+ * 2 (a store, the next barrier's entries, one node in). */
+static void pmisnap(void)
+{
+	uint8_t b[128];
+	size_t n = 0;
+
+	st_put32(b, 0);
+	put("pmisnap", 0, b, 4);
+	st_put32(b, 1);
+	n = 4;
+	st_put32(b + n, 7);     /* job */
+	st_put32(b + n + 4, 0); /* inc */
+	st_put32(b + n + 8, 1); /* done */
+	st_put32(b + n + 12, 0);
+	n += 16;
+	st_put32(b + n, 8); /* store: one entry */
+	memcpy(b + n + 4, "\x02\x00\x02\x00P0ab", 8);
+	n += 12;
+	st_put32(b + n, 0); /* next: nothing yet */
+	n += 4;
+	st_put32(b + n, 1); /* got: node 3 */
+	st_put32(b + n + 4, 3);
+	n += 8;
+	put("pmisnap", 1, b, n);
+}
+
 static void hb(void)
 {
 	st_hb_job_t jobs[3] = { { 1, ST_HB_STAGING, 0, 0, 0, 3, 1 },
@@ -389,5 +416,6 @@ int main(int argc, char **argv)
 	bcswire();
 	bcsrec();
 	pmi();
+	pmisnap();
 	return 0;
 }
