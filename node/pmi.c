@@ -205,7 +205,9 @@ static int reply(struct nm_pmi *p, struct client *c, const char *fmt, ...)
 		size_t room = c->out_cap - c->out_len;
 
 		va_start(ap, fmt);
-		n = vsnprintf(c->out + c->out_len, room, fmt, ap);
+		/* no buffer yet: measure only (NULL + 0 is undefined) */
+		n = vsnprintf(c->out ? c->out + c->out_len : NULL, room, fmt,
+			      ap);
 		va_end(ap);
 		if (n < 0)
 			return fail(p, -1, "PMI: cannot format a reply");

@@ -377,12 +377,13 @@ static int take_bytes(const uint8_t **p, const uint8_t *end, size_t max,
 int mmd_pmi_snap_decode(struct mmd_pmi *x, const uint8_t *buf, size_t len,
 			char *err, size_t errlen)
 {
-	const uint8_t *p = buf, *end = buf + len;
+	const uint8_t *p = buf, *end;
 	struct mmd_pmi_job *jobs = NULL;
 	uint32_t count;
 
-	if (len < 4)
+	if (!buf || len < 4)
 		goto bad;
+	end = buf + len;
 	count = st_get32(p);
 	p += 4;
 	for (uint32_t i = 0; i < count; i++) {
