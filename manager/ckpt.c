@@ -50,6 +50,13 @@ int mmi_op_ckpt_request(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 				  "uid %u, not to uid %u; only its owner or "
 				  "root may checkpoint it", j->v.id, j->v.uid,
 				  op->uid);
+	/* a script and the steps it starts hold state between them (its
+	 * files, its waiting stormctl) that no image of one captures */
+	if (j->v.alloc || j->v.parent)
+		return mmi_refuse(res, -EINVAL, "checkpoint: job %u is a batch "
+				  "%s; checkpoints are taken of jobs of their "
+				  "own (stormctl submit --checkpoint)",
+				  j->v.id, j->v.alloc ? "allocation" : "step");
 	if (j->v.state == MM_JOB_PENDING || j->v.state == MM_JOB_STAGING)
 		return mmi_refuse(res, -EAGAIN, "checkpoint: job %u is %s; a "
 				  "job is checkpointed once it runs", j->v.id,

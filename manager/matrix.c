@@ -377,6 +377,11 @@ void mmi_block_release(mm_state_t *s, struct mm_jobrec *j)
 {
 	uint32_t *cells = s->cells + (size_t)j->v.row * s->ncols;
 
+	if (j->v.parent) { /* a step: its allocation holds the cells */
+		j->v.row = j->v.col = j->v.width = 0;
+		return;
+	}
+
 	for (uint32_t c = j->v.col; c < j->v.col + j->v.width &&
 	     c < s->ncols; c++) {
 		if (s->col_node[c] == UINT32_MAX)
@@ -388,6 +393,24 @@ void mmi_block_release(mm_state_t *s, struct mm_jobrec *j)
 		s->nodes[s->node_at[j->rank_node[r]]].used -=
 			j->v.cpus_per_task ? j->v.cpus_per_task : 1;
 	j->v.row = j->v.col = j->v.width = 0;
+}
+
+/* A step holding PEs: on task slots of its running allocation, in its
+ * row, its ranks on the slots' nodes. */
+static int step_check(const mm_state_t *s, const struct mm_jobrec *j)
+{
+	const struct mm_jobrec *p = mmi_job_of(s, j->v.parent);
+	uint32_t first = j->v.col - (p ? p->v.col : 0);
+
+	if (!p || !p->v.alloc || !holds_cpus(p->v.state))
+		return -STORM_ESTATE;
+	if (j->v.col < p->v.col || j->v.row != p->v.row ||
+	    j->v.width != j->v.ranks || first + j->v.width > p->v.ranks)
+		return -STORM_ESTATE;
+	for (uint32_t r = 0; r < j->v.ranks; r++)
+		if (j->rank_node[r] != p->rank_node[first + r])
+			return -STORM_ESTATE;
+	return 0;
 }
 
 /* ---- reading ---------------------------------------------------------------- */
@@ -514,6 +537,14 @@ int mm_matrix_check(const mm_state_t *s, char *err, size_t len)
 			if (w)
 				rc = BAD("job %u (%s) still has a block", j->v.id,
 					 mm_job_state_name(j->v.state));
+			continue;
+		}
+		if (j->v.parent) {
+			if (step_check(s, j))
+				rc = BAD("step %u: row %u slots [%u, +%u) are not "
+					 "task slots of its running allocation "
+					 "%u", j->v.id, j->v.row, c, w,
+					 j->v.parent);
 			continue;
 		}
 		if (!w || (w & (w - 1)) || c % w || c >= s->ncols ||

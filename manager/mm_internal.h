@@ -175,6 +175,14 @@ void mmi_block_take(mm_state_t *s, struct mm_jobrec *j, uint32_t row,
 		    uint32_t col, uint32_t width);
 void mmi_block_release(mm_state_t *s, struct mm_jobrec *j);
 
+/* step.c: place a PENDING step on its allocation's free task slots (1)
+ * or say why it waits (0; a step whose allocation ended is cancelled);
+ * cancel the steps of allocation p that have not ended; check a spec's
+ * alloc and parent as SUBMIT does. */
+int mmi_step_place(mm_state_t *s, struct mm_jobrec *j);
+void mmi_steps_end(mm_state_t *s, const struct mm_jobrec *p);
+int mmi_step_check(mm_state_t *s, const mm_job_spec_t *sp, mm_result_t *res);
+
 /* Operation handlers that live outside state.c. */
 int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res);
 int mmi_op_tick(mm_state_t *s, const mm_op_t *op, mm_result_t *res);

@@ -41,6 +41,7 @@
  *                  dep_job, u8 dep_type, u32 array_first, u32
  *                  array_step, u32 array_count, u32 array_max
  *   NODE_DRAIN, NODE_RESUME  u32 node, u32 uid, str reason
+ *   SUBMIT_STEP    as SUBMIT_SHAPE, then u8 alloc, u32 parent
  *
  *   str  = u32 length (0xffffffff: NULL) + bytes, no NUL inside
  *   strv = u32 count + count x str
@@ -493,6 +494,26 @@ static void dec_submit_shape(struct mmi_rd *r, mm_op_t *op)
 	}
 }
 
+static void enc_submit_step(struct mmi_wr *w, const mm_op_t *op)
+{
+	enc_submit_shape(w, op);
+	if (op->spec) {
+		mmi_put_u8(w, op->spec->alloc);
+		mmi_put_u32(w, op->spec->parent);
+	}
+}
+
+static void dec_submit_step(struct mmi_rd *r, mm_op_t *op)
+{
+	dec_submit_shape(r, op);
+	if (op->spec) {
+		mm_job_spec_t *sp = (mm_job_spec_t *)op->spec;
+
+		sp->alloc = mmi_get_u8(r);
+		sp->parent = mmi_get_u32(r);
+	}
+}
+
 static void enc_cancel(struct mmi_wr *w, const mm_op_t *op)
 {
 	mmi_put_u32(w, op->job);
@@ -795,6 +816,7 @@ static const struct op_codec codec_v1[] = {
 	[MM_OP_SUBMIT_SHAPE] = { enc_submit_shape, dec_submit_shape },
 	[MM_OP_NODE_DRAIN] = { enc_node_drain, dec_node_drain },
 	[MM_OP_NODE_RESUME] = { enc_node_drain, dec_node_drain },
+	[MM_OP_SUBMIT_STEP] = { enc_submit_step, dec_submit_step },
 };
 
 /* Every version a replica can read; encode writes OP_VERSION. */

@@ -102,7 +102,7 @@ static int reserve(mm_state_t *s, const struct mm_jobrec *head,
 	for (uint32_t i = s->live_lo; i < s->njobs; i++) {
 		const struct mm_jobrec *j = s->jobs[i];
 
-		if (holds_cpus(j->v.state) && j->v.row == 0)
+		if (holds_cpus(j->v.state) && j->v.row == 0 && !j->v.parent)
 			s->holders[nh++] = (struct mmi_holder){
 				end_of(j, j->v.start_ms), j->v.id, 0,
 				j->v.col, j->v.width };
@@ -287,6 +287,12 @@ static void schedule(mm_state_t *s)
 
 		if (j->v.state != MM_JOB_PENDING)
 			continue;
+		/* a step waits only for its allocation's slots: it blocks
+		 * no one and takes no block */
+		if (j->v.parent) {
+			mmi_step_place(s, j);
+			continue;
+		}
 		/* held jobs wait aside: they block no one behind them */
 		if ((j->v.dep_type || (j->v.array_id && j->v.array_max)) &&
 		    held(s, j, &arr))
@@ -522,7 +528,9 @@ static struct sim *sim_new(const mm_state_t *o, uint32_t last)
 		/* pending jobs after the last one asked about leave it out:
 		 * exact for fcfs and gang (strict order), and under backfill
 		 * they could only take PEs from the ones asked about */
+		/* steps too: they take no block */
 		if (i < o->live_lo || is_terminal(j->v.state) ||
+		    j->v.parent ||
 		    (j->v.id > last && j->v.state == MM_JOB_PENDING)) {
 			s->jobs[i] = &m->ended;
 			continue;
@@ -533,6 +541,7 @@ static struct sim *sim_new(const mm_state_t *o, uint32_t last)
 			return NULL;
 		}
 		*c = *j;
+		c->v.alloc = 0; /* the replay holds no steps to end */
 		c->rank_node = malloc(j->v.ranks * sizeof(*c->rank_node));
 		c->nodes = NULL;
 		s->jobs[i] = c;
@@ -557,7 +566,8 @@ int mm_expected_starts(const mm_state_t *o, uint32_t max, uint32_t *ids,
 	if (!o || (max && (!ids || !start_ms)))
 		return -EINVAL;
 	for (uint32_t i = o->live_lo; n < max && i < o->njobs; i++)
-		if (o->jobs[i]->v.state == MM_JOB_PENDING) {
+		if (o->jobs[i]->v.state == MM_JOB_PENDING &&
+		    !o->jobs[i]->v.parent) {
 			ids[n] = o->jobs[i]->v.id;
 			start_ms[n++] = 0;
 		}

@@ -57,6 +57,11 @@
  *     tasks_per_node | u32 node_count | u8 cpu_bind | u32 dep_job | u8
  *     dep_type | u32 array_id | u32 array_task | u32 array_max; and last, u32
  *     ndrained | ndrained x (u32 node id | str reason), ids ascending
+ *   body v10 (batch allocations and steps), v9 with:
+ *     each job, after array_max: u8 alloc (0/1) | u32 parent (an earlier
+ *     allocation of the same owner, or 0; not with alloc).  A step
+ *     holding PEs has no buddy block: its row, col and width are its
+ *     task slots in its allocation's, which holds the cells
  *   The matrix's cells follow from the jobs' blocks; the decoder rebuilds
  *   them and refuses a state mm_matrix_check() finds inconsistent.  A v1
  *   snapshot (before the matrix) loads only if no job holds PEs: there is
@@ -92,7 +97,7 @@
 #include "mm_internal.h"
 
 static const uint8_t snap_magic[4] = { 'S', 'M', 'M', 'S' };
-#define SNAP_VERSION 9
+#define SNAP_VERSION 10
 #define HEADER_BYTES 6
 
 /* The fewest bytes a node takes (empty name and reason), and a floor
@@ -195,6 +200,8 @@ static void put_job(struct mmi_wr *w, const struct mm_jobrec *j)
 	mmi_put_u32(w, v->array_id);
 	mmi_put_u32(w, v->array_task);
 	mmi_put_u32(w, v->array_max);
+	mmi_put_u8(w, v->alloc);
+	mmi_put_u32(w, v->parent);
 }
 
 /* The spec's encoded bytes (counted, not written) plus 128 and 12 per
@@ -299,6 +306,7 @@ struct sd {
 	size_t errlen;
 	int failed;
 	unsigned version;
+	size_t block_at; /* where the job being read has its block */
 };
 
 static void sd_msg(struct sd *d, size_t at, const char *f, va_list ap)
@@ -605,6 +613,8 @@ static int dec_status(struct sd *d, struct mm_jobrec *j, int placed)
 	return 0;
 }
 
+static int claim_block(struct sd *d, mm_state_t *s, struct mm_jobrec *j);
+
 /* Its block (v2): only a job holding PEs has one, a buddy block of a row
  * in force whose cells no other job holds; the rest of the consistency
  * (ranks on its columns) is mm_matrix_check()'s, once all jobs are in.
@@ -631,6 +641,21 @@ static int dec_block(struct sd *d, mm_state_t *s, struct mm_jobrec *j)
 		return sd_fail(d, at, "a version 1 snapshot with a %s job: "
 			       "it has no matrix block; let the jobs end "
 			       "before upgrading", mm_job_state_name(j->v.state));
+	j->v.row = row;
+	j->v.col = col;
+	j->v.width = w;
+	/* from v10 a job may be a step, said after its shape: its block
+	 * waits for that (dec_step()) */
+	d->block_at = at;
+	return d->version >= 10 ? 0 : claim_block(d, s, j);
+}
+
+/* A job's buddy block: a row in force whose cells no other job holds. */
+static int claim_block(struct sd *d, mm_state_t *s, struct mm_jobrec *j)
+{
+	uint32_t row = j->v.row, col = j->v.col, w = j->v.width;
+	size_t at = d->block_at;
+
 	if (row >= s->conf.mpl || !w || (w & (w - 1)) || w > s->pow2 ||
 	    col % w || col >= s->ncols)
 		return sd_fail(d, at, "block row %u [%u, +%u) is not a buddy "
@@ -647,9 +672,44 @@ static int dec_block(struct sd *d, mm_state_t *s, struct mm_jobrec *j)
 		*cell = j->v.id;
 		s->rowuse[row]++;
 	}
-	j->v.row = row;
-	j->v.col = col;
-	j->v.width = w;
+	return 0;
+}
+
+/* Whether it is an allocation or a step (v10).  A step's allocation is
+ * an earlier job of its owner, in the state while the step has not
+ * ended; a step holding PEs holds task slots of its allocation's, not a
+ * block, and its ranks count on no node (the allocation's do). */
+static int dec_step(struct sd *d, mm_state_t *s, struct mm_jobrec *j)
+{
+	size_t at = d->r.pos;
+	const struct mm_jobrec *p;
+	uint32_t cpt = j->v.cpus_per_task;
+
+	j->v.alloc = (uint8_t)get_ranged(d, "alloc", 0, 1);
+	j->v.parent = mmi_get_u32(&d->r);
+	if (sd_check(d))
+		return d->failed;
+	if (!j->v.parent)
+		return holds_cpus(j->v.state) ? claim_block(d, s, j) : 0;
+	p = mmi_job_of(s, j->v.parent);
+	if (j->v.alloc || j->v.parent >= j->v.id ||
+	    (p && (!p->v.alloc || p->v.uid != j->v.uid)) ||
+	    (!p && !is_terminal(j->v.state)))
+		return sd_fail(d, at, "a step of job %u that SUBMIT would not "
+			       "give (an allocation of its owner, in the "
+			       "state while the step lives)", j->v.parent);
+	if (!holds_cpus(j->v.state))
+		return 0;
+	if (!holds_cpus(p->v.state) || j->v.row != p->v.row ||
+	    j->v.col < p->v.col || j->v.width != j->v.ranks ||
+	    cpt != p->v.cpus_per_task ||
+	    (uint64_t)j->v.col - p->v.col + j->v.width > p->v.ranks)
+		return sd_fail(d, d->block_at, "step slots row %u [%u, +%u) "
+			       "are not task slots of its allocation %u, "
+			       "holding PEs", j->v.row, j->v.col, j->v.width,
+			       j->v.parent);
+	for (uint32_t r = 0; r < j->v.ranks; r++)
+		node_of(s, j->rank_node[r])->used -= cpt;
 	return 0;
 }
 
@@ -882,6 +942,8 @@ static int dec_job(struct sd *d, mm_state_t *s, uint32_t id)
 		return d->failed;
 	if (d->version >= 9 && dec_shape(d, s, j))
 		return d->failed;
+	if (d->version >= 10 && dec_step(d, s, j))
+		return d->failed;
 	return 0;
 }
 
@@ -1060,6 +1122,7 @@ static int (*const decoders[])(struct sd *, mm_state_t **) = {
 	[7] = dec_v1,
 	[8] = dec_v1,
 	[9] = dec_v1,
+	[10] = dec_v1,
 };
 
 int mm_state_decode(const uint8_t *buf, size_t len, mm_state_t **out,

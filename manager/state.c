@@ -384,6 +384,8 @@ void mmi_job_end(mm_state_t *s, struct mm_jobrec *j, mm_job_state_t st)
 	while (s->live_lo < s->njobs &&
 	       is_terminal(s->jobs[s->live_lo]->v.state))
 		s->live_lo++;
+	if (j->v.alloc)
+		mmi_steps_end(s, j);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -700,6 +702,7 @@ static const op_fn op_table[] = {
 	[MM_OP_SUBMIT_SHAPE] = mmi_op_submit,
 	[MM_OP_NODE_DRAIN] = op_node_drain,
 	[MM_OP_NODE_RESUME] = op_node_drain,
+	[MM_OP_SUBMIT_STEP] = mmi_op_submit,
 };
 
 int mm_apply(mm_state_t *s, const mm_op_t *op, mm_result_t *res)

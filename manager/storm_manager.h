@@ -143,6 +143,12 @@ typedef struct mm_job_spec {
 	 * + array_step, ..., each a job; at most array_max of them running
 	 * at once (0: no limit).  array_count 0: not an array */
 	uint32_t array_first, array_step, array_count, array_max;
+	/* batch (SUBMIT_STEP only): alloc 1 makes an allocation, whose
+	 * rank 0 alone runs (the script) while its other ranks hold their
+	 * cpus for steps; parent non-zero makes a step of that allocation
+	 * (same owner), run on its free task slots */
+	uint8_t alloc;
+	uint32_t parent;
 } mm_job_spec_t;
 
 /** A job's dependency on another's end (Slurm's). */
@@ -231,6 +237,9 @@ typedef enum mm_opcode {
 			       * are checkpointed and queued again
 			       * elsewhere, the others run to their end */
 	MM_OP_NODE_RESUME = 24, /* node, uid (root): back in service */
+	MM_OP_SUBMIT_STEP = 25, /* SUBMIT_SHAPE with the spec's alloc and
+			       * parent: a batch allocation, or a step
+			       * placed on its allocation's task slots */
 } mm_opcode_t;
 
 /* Storage levels of a committed epoch (mm_ckpt_t.levels). */
@@ -369,6 +378,12 @@ typedef struct mm_job {
 	uint32_t array_id;          /* its array's first job (0: none) */
 	uint32_t array_task;        /* its task number in the array */
 	uint32_t array_max;         /* the array's tasks running at once */
+	uint8_t alloc;              /* a batch allocation: rank 0 runs the
+				     * script, the other ranks are slots */
+	uint32_t parent;            /* a step of this allocation (0: none);
+				     * while it holds PEs it is in its
+				     * parent's row, on the parent's task
+				     * slots [col - parent col, + width) */
 } mm_job_t;
 
 typedef struct mm_node {
@@ -523,6 +538,13 @@ MM_API uint64_t mm_free_pes(const mm_state_t *s);
  * were filled (>= 0) or -ENOMEM. */
 MM_API int mm_expected_starts(const mm_state_t *s, uint32_t max,
 			      uint32_t *ids, uint64_t *start_ms);
+
+/** The done slot of a job holding PEs (STAGING/RUNNING): the gvar
+ * index its nodes mark its end in (ST_DONE_ROWS x columns of them).  A
+ * job's is its block's first cell; a step's lies in the rows after
+ * MM_MPL_MAX, at its first task slot of its parent's block, so no two
+ * jobs holding PEs share one. */
+MM_API uint32_t mm_job_done_slot(const mm_state_t *s, const mm_job_t *j);
 
 MM_API const char *mm_job_state_name(mm_job_state_t st);
 MM_API const char *mm_node_state_name(mm_node_state_t st);

@@ -356,6 +356,8 @@ static int job_build(mm_state_t *s, const mm_job_spec_t *sp,
 	j->v.cpu_bind = sp->cpu_bind;
 	j->v.dep_job = sp->dep_job;
 	j->v.dep_type = sp->dep_type;
+	j->v.alloc = sp->alloc != 0;
+	j->v.parent = sp->parent;
 	rc = sp_nodeset_create(s->nworld, &j->nodes);
 	if (rc)
 		goto fail;
@@ -429,11 +431,18 @@ static void fixup(struct mm_jobrec *j, const mm_op_t *op, int inputs)
 	 * only in the latter (what the log holds) */
 	if (op->code != MM_OP_SUBMIT_LIMITS && !inputs)
 		j->v.mem_bytes = 0;
-	if (op->code != MM_OP_SUBMIT_CKPT && op->code != MM_OP_SUBMIT_SHAPE) {
+	int shape = op->code == MM_OP_SUBMIT_SHAPE ||
+		    op->code == MM_OP_SUBMIT_STEP;
+
+	if (op->code != MM_OP_SUBMIT_CKPT && !shape) {
 		j->v.ckpt_every_s = 0;
 		j->v.requeue = 0;
 	}
-	if (op->code != MM_OP_SUBMIT_SHAPE) {
+	if (op->code != MM_OP_SUBMIT_STEP) {
+		j->v.alloc = 0;
+		j->v.parent = 0;
+	}
+	if (!shape) {
 		j->v.cpus_per_task = 1;
 		j->v.tasks_per_node = j->v.node_count = 0;
 		j->v.cpu_bind = MM_BIND_AUTO;
@@ -456,12 +465,14 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 		     op->code == MM_OP_SUBMIT_LIMITS ||
 		     op->code == MM_OP_SUBMIT_INPUTS ||
 		     op->code == MM_OP_SUBMIT_CKPT ||
-		     op->code == MM_OP_SUBMIT_SHAPE;
-	int inputs = op->code == MM_OP_SUBMIT_INPUTS ||
-		     op->code == MM_OP_SUBMIT_CKPT ||
-		     op->code == MM_OP_SUBMIT_SHAPE;
+		     op->code == MM_OP_SUBMIT_SHAPE ||
+		     op->code == MM_OP_SUBMIT_STEP;
+	int inputs = capped && op->code != MM_OP_SUBMIT_CAPPED &&
+		     op->code != MM_OP_SUBMIT_LIMITS;
+	int shape = op->code == MM_OP_SUBMIT_SHAPE ||
+		    op->code == MM_OP_SUBMIT_STEP;
 	/* an array is its tasks, each a job, made in one operation */
-	uint32_t n = op->code == MM_OP_SUBMIT_SHAPE && op->spec &&
+	uint32_t n = shape && op->spec &&
 		     op->spec->array_count ? op->spec->array_count : 1;
 	uint64_t bytes;
 	int rc;
@@ -498,6 +509,9 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 					  n > 1 ? ", and this array's tasks "
 					  "count each" : "");
 	}
+	if (op->code == MM_OP_SUBMIT_STEP && op->spec &&
+	    (rc = mmi_step_check(s, op->spec, res)))
+		return rc;
 	rc = mmi_job_new(s, op->spec, &j, res);
 	if (rc)
 		return rc;
@@ -548,8 +562,7 @@ int mmi_op_submit(mm_state_t *s, const mm_op_t *op, mm_result_t *res)
 		struct mm_jobrec *t = k ? more[k - 1] : j;
 
 		t->v.id = s->next_id++;
-		if (n > 1 || (op->code == MM_OP_SUBMIT_SHAPE &&
-			      op->spec->array_count)) {
+		if (n > 1 || (shape && op->spec->array_count)) {
 			t->v.array_id = res->job;
 			t->v.array_task = op->spec->array_first +
 					  k * op->spec->array_step;

@@ -402,10 +402,13 @@ typedef struct st_layout {
 	uint64_t size;        /* total */
 } st_layout_t;
 
-/* Done slots: one per cell of the gang matrix (ST_DONE_ROWS rows, the
- * largest MPL, x its columns).  A cell belongs to one job at a time, so
- * every job holding PEs has a slot of its own, whatever its id. */
-#define ST_DONE_ROWS 16u
+/* Done slots: one per cell of the gang matrix (the largest MPL, 16
+ * rows, x its columns), then as many again for batch steps, which run
+ * inside their allocation's cells (a step's slot is its first task slot
+ * in the copy of its allocation's row).  A cell belongs to one job at a
+ * time and a task slot to one step, so every job holding PEs has a slot
+ * of its own, whatever its id. */
+#define ST_DONE_ROWS 32u
 ST_API void st_layout(const st_config_t *cfg, st_layout_t *out);
 /** Matrix columns of cfg's nodes: each node's first column a multiple of
  * its cpus rounded up to a power of two (as the manager's matrix lays

@@ -269,8 +269,7 @@ void mmd_pmi_step(struct mmd_pmi *x, sp_world_t *w, struct mmd_caw *caw,
 		 * master, took the store already) */
 		if (!p->off &&
 		    mmd_caw(caw, w, slice, j.nodes,
-			    st_pmi_var(x->lay, j.row * mm_matrix_cols(st) +
-					       j.col),
+			    st_pmi_var(x->lay, mm_job_done_slot(st, &j)),
 			    SP_CMP_GE, st_pmi_slot(j.id, 2 * p->done - 1),
 			    SP_NO_WRITE, 0, 1000) != 1)
 			continue;

@@ -307,11 +307,11 @@ static void check_strobe(struct mmd_strobe *sb, const mm_state_t *st)
 
 /* ---- 4. termination ------------------------------------------------------------ */
 
-/* A job's done slot: its first cell in the matrix (a cell is one job's
- * at a time, so no two jobs holding PEs share one). */
+/* A job's done slot: its first cell in the matrix, a step's beyond the
+ * matrix's rows (no two jobs holding PEs share one). */
 static uint32_t done_slot(const mm_state_t *st, const mm_job_t *j)
 {
-	return j->row * mm_matrix_cols(st) + j->col;
+	return mm_job_done_slot(st, j);
 }
 
 static void check_ends(struct mmd_strobe *sb, const mm_state_t *st)

@@ -54,8 +54,8 @@
  * ckpt_want, ckpt_want_slice, ckpt_error (""), nckpts, restore_epoch,
  * restarts, ckpt_every_s, ckpt_requeue, requeue, and its shape (v9)
  * cpus_per_task, tasks_per_node, node_count, cpu_bind, dependency
- * (job, type), array (id, task, max) */
-#define JOB_TAIL 82
+ * (job, type), array (id, task, max), and (v10) alloc, parent */
+#define JOB_TAIL 87
 /* v5: the credential cache's count and v9: the drained nodes' count,
  * last; both 0 */
 #define CREDS_EMPTY 8
@@ -372,7 +372,7 @@ static void test_empty_state_round_trips(void **state)
 
 	(void)state;
 	assert_memory_equal(buf, "SMMS", 4);
-	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 9);
+	assert_int_equal(buf[OFF_VERSION] | buf[OFF_VERSION + 1] << 8, 10);
 	assert_int_equal(buf[OFF_NWORLD], 8);
 	/* a new state's settings: fcfs, mpl 1, quantum 1, buddy */
 	assert_int_equal(buf[OFF_POLICY], MM_POLICY_FCFS);
@@ -899,11 +899,11 @@ static void test_foreign_version_is_refused(void **state)
 	const char *err;
 
 	(void)state;
-	buf[OFF_VERSION] = 10;
+	buf[OFF_VERSION] = 11;
 	err = refused(buf, n);
-	assert_non_null(strstr(err, "version 10"));
+	assert_non_null(strstr(err, "version 11"));
 	assert_non_null(strstr(err, "offset 4"));
-	assert_non_null(strstr(err, "reads version 9 and older"));
+	assert_non_null(strstr(err, "reads version 10 and older"));
 	buf[OFF_VERSION] = 0;
 	assert_non_null(strstr(refused(buf, n), "version 0"));
 	buf[OFF_VERSION] = 3;
