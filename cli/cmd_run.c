@@ -325,24 +325,6 @@ static json_t *parse_interval_or_die(const char *cmd, const char *v)
 
 extern char **environ;
 
-/* Variables Storm sets in every rank itself: never taken from here. */
-static bool storm_sets(const char *kv)
-{
-	static const char *const exact[] = {
-		"STORM_JOB_ID=", "STORM_RANK=", "STORM_SIZE=",
-		"STORM_NODEID=", "STORM_LOCALID=", "STORM_NODELIST=",
-		"STORM_NODENAME=", "STORM_JOB_DIR=", "STORM_ARRAY_JOB_ID=",
-		"STORM_ARRAY_TASK_ID=", "STORM_BCS_FD=", "STORM_BCS_AREA=",
-		"STORM_BCS_BELL=", "PMI_FD=", "PMI_RANK=", "PMI_SIZE=",
-		"FLUX_JOB_ID=", "FLUX_PMI_LIBRARY_PATH=",
-	};
-
-	for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)
-		if (!strncmp(kv, exact[i], strlen(exact[i])))
-			return true;
-	return false;
-}
-
 static bool name_start(const char *p)
 {
 	if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
@@ -360,7 +342,7 @@ static void export_environ(const char *cmd, json_t *env)
 	for (char **e = environ; e && *e; e++) {
 		json_t *s;
 
-		if (!strchr(*e, '=') || storm_sets(*e))
+		if (!strchr(*e, '=') || st_env_storm_sets(*e))
 			continue;
 		/* a variable that is not UTF-8 stays here, said once */
 		if (!(s = json_string(*e))) {
@@ -400,10 +382,10 @@ static void export_opt(const char *cmd, const char *v, json_t *env,
 			*all = 1;
 		} else if (!strcmp(word, "NONE")) {
 			/* nothing more */
-		} else if (!name_start(word) || (eq && storm_sets(word))) {
+		} else if (!name_start(word) || (eq && st_env_storm_sets(word))) {
 			sc_die(SC_EXIT_USAGE, "%s: option --export: '%s' is "
 			       "not ALL, NONE, NAME or NAME=VALUE%s", cmd,
-			       word, eq && storm_sets(word) ?
+			       word, eq && st_env_storm_sets(word) ?
 			       " that Storm does not set itself" : "");
 		} else if (eq) {
 			kv = strdup(word);
@@ -471,9 +453,28 @@ static const char *site_mpi(const char *config_path)
 	return strcmp(kind, "auto") ? kind : NULL;
 }
 
+/* Inside a batch allocation (STORM_JOB_ID, as its script and its steps'
+ * ranks have it), run starts a step of it: the allocation's id, or 0. */
+static uint32_t step_parent(const struct sc_cmd *cmd)
+{
+	const char *v = getenv("STORM_JOB_ID");
+	char *end;
+	unsigned long id;
+
+	if (strcmp(cmd->name, "run") || !v || !v[0])
+		return 0;
+	errno = 0;
+	id = strtoul(v, &end, 10);
+	if (errno || *end || !id || id > UINT32_MAX)
+		sc_die(SC_EXIT_USAGE, "%s: STORM_JOB_ID=%s is not a job id; "
+		       "inside a batch allocation it names it (unset it to "
+		       "run a job of its own)", cmd->name, v);
+	return (uint32_t)id;
+}
+
 static json_t *build_request(const struct sc_cmd *cmd,
 			     const struct sc_args *a, struct job_opts *jo,
-			     const char *config_path)
+			     const char *config_path, bool alloc)
 {
 	json_t *job = jnew_or_die(json_object());
 	json_t *env = jnew_or_die(json_array());
@@ -690,6 +691,18 @@ static json_t *build_request(const struct sc_cmd *cmd,
 
 	if (export_all)
 		export_environ(cmd->name, env);
+	/* a step: by default as many ranks as its allocation has tasks */
+	if (step_parent(cmd)) {
+		const char *nt = getenv("STORM_NTASKS");
+
+		json_object_set_new(job, "parent",
+				    json_integer(step_parent(cmd)));
+		if (!ranks_given && !node_count && !tpn && nt && nt[0])
+			jo->ranks = (uint32_t)sc_number_or_die(
+				cmd->name, "STORM_NTASKS", nt, 1, MAX_RANKS);
+	}
+	if (alloc)
+		json_object_set_new(job, "alloc", json_true());
 	/* the shape: without -n, a rank per node (or K of them) */
 	if (!ranks_given && (node_count || tpn)) {
 		uint64_t r = (uint64_t)(node_count ? node_count : 1) *
@@ -720,7 +733,8 @@ static json_t *build_request(const struct sc_cmd *cmd,
 	json_array_append_new(argv, jtext(cmd->name, "the program path", prog));
 	jo->nfds = 0;
 	open_input(cmd->name, jo, "the program", prog);
-	if (!json_object_get(job, "mpi")) {
+	/* a batch script is no MPI program: its steps are */
+	if (!json_object_get(job, "mpi") && !alloc) {
 		const char *mpi = mpi_of(jo->fds[0]);
 
 		if (!mpi)
@@ -759,7 +773,8 @@ static json_t *build_request(const struct sc_cmd *cmd,
 	free(cwd);
 
 	req = jnew_or_die(json_object());
-	json_object_set_new(req, "op", json_string(cmd->name));
+	json_object_set_new(req, "op", json_string(
+		!strcmp(cmd->name, "run") ? "run" : "submit"));
 	json_object_set_new(req, "job", job);
 	return req;
 }
@@ -769,8 +784,15 @@ static json_t *build_request(const struct sc_cmd *cmd,
 int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		  const struct sc_args *args)
 {
+	return sc_submit_job(ctx, cmd, args, false);
+}
+
+int sc_submit_job(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		  const struct sc_args *args, bool alloc)
+{
 	struct job_opts jo;
-	json_t *req = build_request(cmd, args, &jo, ctx->c.config_path), *reply;
+	json_t *req = build_request(cmd, args, &jo, ctx->c.config_path,
+				    alloc), *reply;
 	json_t *arr = json_object_get(json_object_get(req, "job"), "array");
 	int64_t count = arr ? sc_jint(arr, "count", 1) : 0;
 	int64_t first = arr ? sc_jint(arr, "first", 0) : 0;
@@ -798,7 +820,8 @@ int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		       (long long)id, (long long)(id + count - 1));
 	}
 	else
-		printf("Submitted job %lld\n", (long long)id);
+		printf("Submitted %sjob %lld\n", alloc ? "batch " : "",
+		       (long long)id);
 	json_decref(reply);
 	return SC_EXIT_OK;
 }
@@ -1043,7 +1066,7 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	char err[2048];
 	int fd, rc, handled = 0, saved_errno, reattach = 0;
 
-	req = build_request(cmd, args, &jo, ctx->c.config_path);
+	req = build_request(cmd, args, &jo, ctx->c.config_path, false);
 	rs.ranks = jo.ranks;
 	rs.label = jo.label;
 	ctx->c.input_fds = jo.fds; /* kept open: a reattach sends them again */

@@ -110,6 +110,17 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	       const struct sc_args *args);
 int sc_cmd_submit(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		  const struct sc_args *args);
+/* submit's work: the job, a batch allocation if alloc (cmd_run.c). */
+int sc_submit_job(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		  const struct sc_args *args, bool alloc);
+int sc_cmd_batch(sc_ctx_t *ctx, const struct sc_cmd *cmd,
+		 const struct sc_args *args);
+/* Parse argv[1..] against opts as the driver does (stormctl.c): the
+ * index of the first operand; the options in out (malloc'd).  A bad one
+ * is a usage error (exit 2). */
+int sc_parse_opts(const struct sc_cmd *cmd, const struct sc_opt *opts,
+		  bool stop_at_operand, int argc, char **argv,
+		  struct sc_args *out);
 int sc_cmd_queue(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		 const struct sc_args *args);
 int sc_cmd_show(sc_ctx_t *ctx, const struct sc_cmd *cmd,
@@ -269,6 +280,17 @@ static const struct sc_opt submit_opts[] = {
 	{ 0, NULL, NULL, NULL },
 };
 
+static const struct sc_opt batch_opts[] = {
+	SC_JOB_OPTS,
+	{ 'o', "output", "PATTERN",
+	  "Append the script's stdout to PATTERN, written on its node as you "
+	  "(default storm-%j.out, %j the job id; the same rules as "
+	  "submit's)." },
+	{ 'e', "error", "PATTERN",
+	  "Append the script's stderr to PATTERN (default storm-%j.err)." },
+	{ 0, NULL, NULL, NULL },
+};
+
 static const struct sc_opt queue_opts[] = {
 	{ 'a', "all", NULL, "Also list jobs that have ended." },
 	{ 0, NULL, NULL, NULL },
@@ -402,6 +424,37 @@ const struct sc_cmd sc_commands[] = {
 		.max_operands = -1,
 		.options_first = true,
 		.handler = sc_cmd_submit,
+	},
+	{
+		.name = "batch",
+		.summary = "queue a batch script: an allocation for its steps",
+		.operands = "[--] SCRIPT [ARGS...]",
+		.description =
+			"Queues an allocation of the shape the options ask "
+			"for (-n tasks, -N nodes, -c cpus per task, ...) and "
+			"prints \"Submitted batch job N\".  Once it starts, "
+			"its first node runs SCRIPT as you, with ARGS, "
+			"STORM_JOB_ID=N, STORM_NTASKS (its tasks) and "
+			"STORM_NODELIST; the other tasks' cpus stay held for "
+			"its steps.  Options come from the script's #STORM "
+			"lines (\"#STORM -n 8 -t 30\", one or more options a "
+			"line, read up to its first command, as sbatch reads "
+			"#SBATCH), then from the command line, which wins.  "
+			"SCRIPT must start with #! (#!/bin/sh); a bad #STORM "
+			"line is refused naming the line (exit 2), and "
+			"nothing is queued.  Inside it, stormctl run starts "
+			"a step: a job of its own (state, exit code, usage: "
+			"stormctl show), on free task slots of the "
+			"allocation (all of them without -n), stopped and "
+			"continued with it; a step that finds no free slots "
+			"waits for one to end.  When the script ends, the "
+			"allocation ends with its exit code and its steps "
+			"still running are cancelled (docs/batch.md).",
+		.opts = batch_opts,
+		.min_operands = 1,
+		.max_operands = -1,
+		.options_first = true,
+		.handler = sc_cmd_batch,
 	},
 	{
 		.name = "queue",

@@ -68,9 +68,9 @@ static void spec_add(struct getopt_spec *sp, const struct sc_opt *o)
  * that what `help` prints is exactly what is accepted.  cmd names the
  * command in messages (NULL: the global options).  Returns the index of
  * the first operand; the options found land in out (malloc'd). */
-static int parse_opts(const struct sc_cmd *cmd, const struct sc_opt *opts,
-		      bool stop_at_operand, int argc, char **argv,
-		      struct sc_args *out)
+int sc_parse_opts(const struct sc_cmd *cmd, const struct sc_opt *opts,
+		  bool stop_at_operand, int argc, char **argv,
+		  struct sc_args *out)
 {
 	struct getopt_spec sp = { .ns = 0 };
 	int c;
@@ -198,7 +198,7 @@ int main(int argc, char **argv)
 		snprintf(ctx.c.munge_socket, sizeof(ctx.c.munge_socket), "%s",
 			 getenv("STORM_MUNGE_SOCKET"));
 
-	first = parse_opts(NULL, sc_global_opts, true, argc, argv, &g);
+	first = sc_parse_opts(NULL, sc_global_opts, true, argc, argv, &g);
 	for (int i = 0; i < g.nopts; i++) {
 		if (g.opts[i].id == 'h') {
 			sc_print_help();
@@ -222,7 +222,7 @@ int main(int argc, char **argv)
 		struct sc_opt *all = with_globals(cmd->opts);
 		int k = 0;
 
-		first = parse_opts(cmd, all, cmd->options_first, argc, argv,
+		first = sc_parse_opts(cmd, all, cmd->options_first, argc, argv,
 				   &a);
 		free(all);
 		/* the global ones apply here and leave the command's list */

@@ -85,9 +85,9 @@ int mmi_step_place(mm_state_t *s, struct mm_jobrec *j)
 	first = free_slots(s, p, j->v.ranks, &used);
 	if (first == UINT32_MAX) {
 		mmi_fmt(j->v.reason, sizeof(j->v.reason), "waiting for %u "
-			"free task slots of allocation %u (%u of its %u in use "
-			"by other steps)", j->v.ranks, p->v.id, used,
-			p->v.ranks);
+			"free task slot%s of allocation %u (%u of its %u in "
+			"use by other steps)", j->v.ranks,
+			j->v.ranks == 1 ? "" : "s", p->v.id, used, p->v.ranks);
 		return 0;
 	}
 	sp_nodeset_clear(j->nodes);

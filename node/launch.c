@@ -40,25 +40,7 @@ static int env_has(char **e, size_t k, const char *name)
  * libbcsmpi under MPICH's sonames, so a binary built with mpicc.mpich
  * (asking for libmpich.so.12 or libmpi.so.12) runs on BCS-MPI unchanged;
  * what the user exported follows.  Returns the new count of e. */
-/* Variables Storm sets in every rank itself: never the user's. */
-static int storm_sets(const char *kv)
-{
-	static const char *const exact[] = {
-		"STORM_JOB_ID=", "STORM_RANK=", "STORM_SIZE=",
-		"STORM_NODEID=", "STORM_LOCALID=", "STORM_NODELIST=",
-		"STORM_NODENAME=", "STORM_JOB_DIR=", "STORM_ARRAY_JOB_ID=",
-		"STORM_ARRAY_TASK_ID=", "STORM_BCS_FD=", "STORM_BCS_AREA=",
-		"STORM_BCS_BELL=", "PMI_FD=", "PMI_RANK=", "PMI_SIZE=",
-		"FLUX_JOB_ID=", "FLUX_PMI_LIBRARY_PATH=",
-	};
-
-	for (size_t i = 0; i < sizeof(exact) / sizeof(*exact); i++)
-		if (!strncmp(kv, exact[i], strlen(exact[i])))
-			return 1;
-	return 0;
-}
-
-/* Room beyond the user's variables: 10 STORM_*, 4 BCS-MPI, 6 PMI, up to
+/* Room beyond the user's variables: 12 STORM_*, 4 BCS-MPI, 6 PMI, up to
  * 32 of mpi_env, 5 of the allow-list, the NULL. */
 #define NM_ENV_EXTRA 64
 
@@ -106,9 +88,17 @@ static char **rank_env(const struct nm_launch *l, const struct nm_job *j,
 	/* the user's, but never what Storm sets below (a job submitted
 	 * from inside another would carry the other's STORM_JOB_ID) */
 	for (uint32_t i = 0; i < m->envc; i++)
-		if (!storm_sets(m->env[i]))
+		if (!st_env_storm_sets(m->env[i]) &&
+		    (!m->alloc || strncmp(m->env[i], "STORM_NTASKS=", 13)))
 			e[k++] = strdup(m->env[i]);
-	if (asprintf(&e[k++], "STORM_JOB_ID=%u", j->id) < 0 ||
+	/* a step's ranks are in its allocation's job; the step is theirs */
+	if (asprintf(&e[k++], "STORM_JOB_ID=%u", m->parent ? m->parent :
+		     j->id) < 0 ||
+	    (m->parent &&
+	     asprintf(&e[k++], "STORM_STEP_ID=%u", j->id) < 0) ||
+	    /* a batch script: how many tasks its steps have by default */
+	    (m->alloc &&
+	     asprintf(&e[k++], "STORM_NTASKS=%u", m->ranks) < 0) ||
 	    asprintf(&e[k++], "STORM_RANK=%u", rank) < 0 ||
 	    asprintf(&e[k++], "STORM_SIZE=%u", m->ranks) < 0 ||
 	    asprintf(&e[k++], "STORM_NODEID=%u", j->node_index) < 0 ||
@@ -400,6 +390,14 @@ int nm_launch_start(const struct nm_launch *l, struct nm_job *j, int traced,
 		int out[2], er[2];
 		pid_t pid;
 
+		/* an allocation's ranks but 0 are task slots for its steps:
+		 * no process, ended at once */
+		if (j->m->alloc && x->rank != 0) {
+			x->pid = 0;
+			x->fd[0] = x->fd[1] = -1;
+			x->status = 0;
+			continue;
+		}
 		if (pipe2(out, O_CLOEXEC) < 0)
 			goto fail;
 		if (pipe2(er, O_CLOEXEC) < 0) {

@@ -879,9 +879,10 @@ static void job_start(struct nm *nm, struct nm_job *j)
 				 j, on_bcs_bell);
 	for (uint32_t i = 0; i < j->nlocal; i++)
 		for (int s = 0; s < 2; s++)
-			qb_loop_poll_add(nm->loop, QB_LOOP_MED,
-					 j->ranks[i].fd[s], POLLIN, j,
-					 on_output);
+			if (j->ranks[i].fd[s] >= 0) /* not a task slot's */
+				qb_loop_poll_add(nm->loop, QB_LOOP_MED,
+						 j->ranks[i].fd[s], POLLIN, j,
+						 on_output);
 }
 
 /* ---- checkpoints (ckpt_agent.h) ------------------------------------------- */

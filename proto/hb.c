@@ -20,6 +20,8 @@
 #define MF_MAGIC4 0x34464d53u /* "SMF4": SMF3 + u32 cpus per task, u8
 			       * cpu binding, u32 array id, u32 array task
 			       * at the end */
+#define MF_MAGIC5 0x35464d53u /* "SMF5": SMF4 + u8 alloc, u32 parent at
+			       * the end */
 #define MF_MAX_STR (64u << 10)
 #define MF_MAX_ARR 65536u
 
@@ -343,7 +345,7 @@ int st_manifest_encode(const st_manifest_t *m, uint8_t **out, size_t *len)
 {
 	struct wb b = { 0 };
 
-	wb_u(&b, MF_MAGIC4, 4);
+	wb_u(&b, MF_MAGIC5, 4);
 	wb_u(&b, 0, 4); /* total length, patched below */
 	wb_u(&b, m->job, 4);
 	wb_u(&b, m->uid, 4);
@@ -376,6 +378,8 @@ int st_manifest_encode(const st_manifest_t *m, uint8_t **out, size_t *len)
 	wb_u(&b, m->cpu_bind, 1);
 	wb_u(&b, m->array_id, 4);
 	wb_u(&b, m->array_task, 4);
+	wb_u(&b, m->alloc ? 1 : 0, 1);
+	wb_u(&b, m->parent, 4);
 	if (b.oom) {
 		free(b.p);
 		return -ENOMEM;
@@ -466,7 +470,7 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 		return -EAGAIN;
 	magic = rd_n(&r, 4);
 	if (magic != MF_MAGIC && magic != MF_MAGIC2 && magic != MF_MAGIC3 &&
-	    magic != MF_MAGIC4)
+	    magic != MF_MAGIC4 && magic != MF_MAGIC5)
 		return -STORM_EPROTO;
 	total = rd_n(&r, 4);
 	if (total < 8)
@@ -479,7 +483,7 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 		return -ENOMEM;
 	m->job = (uint32_t)rd_n(&r, 4);
 	if (magic == MF_MAGIC2 || magic == MF_MAGIC3 ||
-	    magic == MF_MAGIC4) {
+	    magic == MF_MAGIC4 || magic == MF_MAGIC5) {
 		m->uid = (uint32_t)rd_n(&r, 4);
 		m->gid = (uint32_t)rd_n(&r, 4);
 		m->owned = 1;
@@ -524,7 +528,7 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 			r.bad = 1; /* a plain name in the job's directory */
 	}
 	if (!r.bad && (magic == MF_MAGIC2 || magic == MF_MAGIC3 ||
-	    magic == MF_MAGIC4)) {
+	    magic == MF_MAGIC4 || magic == MF_MAGIC5)) {
 		uint64_t batch = rd_n(&r, 1);
 
 		if (batch > 1)
@@ -546,14 +550,15 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 				m->rank_cpu[i] = (uint32_t)rd_n(&r, 4);
 		}
 		/* an older manager's (SMF2) ends here: no MPI */
-		if (!r.bad && (magic == MF_MAGIC3 || magic == MF_MAGIC4)) {
+		if (!r.bad && (magic == MF_MAGIC3 || magic == MF_MAGIC4 ||
+			       magic == MF_MAGIC5)) {
 			n = rd_n(&r, 1);
 			if (n > ST_MPI_PMIX)
 				r.bad = 1;
 			m->mpi = (uint8_t)n;
 		}
 		m->cpus_per_task = 1;
-		if (!r.bad && magic == MF_MAGIC4) {
+		if (!r.bad && (magic == MF_MAGIC4 || magic == MF_MAGIC5)) {
 			n = rd_n(&r, 4);
 			if (n == 0 || n > 4096)
 				r.bad = 1;
@@ -564,6 +569,15 @@ int st_manifest_decode(const uint8_t *p, size_t len, size_t *used,
 			m->cpu_bind = (uint8_t)n;
 			m->array_id = (uint32_t)rd_n(&r, 4);
 			m->array_task = (uint32_t)rd_n(&r, 4);
+		}
+		if (!r.bad && magic == MF_MAGIC5) {
+			n = rd_n(&r, 1);
+			if (n > 1)
+				r.bad = 1;
+			m->alloc = (uint8_t)n;
+			m->parent = (uint32_t)rd_n(&r, 4);
+			if (m->alloc && m->parent)
+				r.bad = 1;
 		}
 	}
 	if (!r.bad && (m->argc == 0 || r.off != r.len))

@@ -410,6 +410,11 @@ typedef struct st_layout {
  * of its own, whatever its id. */
 #define ST_DONE_ROWS 32u
 ST_API void st_layout(const st_config_t *cfg, st_layout_t *out);
+
+/** Whether "NAME=VALUE" is a variable Storm sets in every rank itself
+ * (STORM_JOB_ID, STORM_RANK, PMI_FD, ...): never exported by stormctl,
+ * never taken from a job's environment by storm-nm (env.c). */
+ST_API int st_env_storm_sets(const char *kv);
 /** Matrix columns of cfg's nodes: each node's first column a multiple of
  * its cpus rounded up to a power of two (as the manager's matrix lays
  * them out; phantom columns between). */
@@ -679,6 +684,10 @@ typedef struct st_manifest {
 	uint8_t cpu_bind;     /* ST_BIND_* */
 	uint32_t array_id;    /* its array's first job (0: not in one) */
 	uint32_t array_task;  /* its task number there */
+	uint8_t alloc;        /* a batch allocation: only rank 0 (the
+			       * script) runs; the other ranks are task
+			       * slots, ended at once (SMF5) */
+	uint32_t parent;      /* a step of this allocation (0: none) */
 } st_manifest_t;
 
 /* A job's cpu binding (the manager's MM_BIND_* values). */

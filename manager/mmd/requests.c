@@ -183,8 +183,19 @@ static json_t *job_json(struct mmd_requests *rq, const mm_job_t *j)
 				    json_integer(j->restore_epoch));
 		json_object_set_new(o, "restarts", json_integer(j->restarts));
 	}
+	/* a batch allocation, or a step of one and its task slots */
+	if (o && j->alloc)
+		json_object_set_new(o, "alloc", json_true());
+	if (o && j->parent) {
+		mm_job_t p;
+
+		json_object_set_new(o, "parent", json_integer(j->parent));
+		if (j->width && !mm_job_get(ST(rq), j->parent, &p))
+			json_object_set_new(o, "slots", json_pack("[i, i]",
+				j->col - p.col, j->col - p.col + j->width - 1));
+	}
 	/* its place in the matrix while it holds PEs (stormctl matrix) */
-	if (o && j->width) {
+	if (o && j->width && !j->parent) {
 		json_object_set_new(o, "row", json_integer(j->row));
 		json_object_set_new(o, "col", json_integer(j->col));
 		json_object_set_new(o, "width", json_integer(j->width));

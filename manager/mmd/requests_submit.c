@@ -589,6 +589,29 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 			goto out;
 		}
 	}
+	/* a batch allocation {"alloc": true} (submitted, its script rank
+	 * 0) or a step of one {"parent": N} (step.c checks it) */
+	if (json_object_get(job, "alloc")) {
+		if (!json_is_boolean(json_object_get(job, "alloc")) || run) {
+			mmd_client_reply_err(c, EINVAL, "request: \"alloc\" "
+					     "must be true or false, and only "
+					     "in a submit (stormctl batch)");
+			goto out;
+		}
+		spec.alloc = json_is_true(json_object_get(job, "alloc"));
+	}
+	if (json_object_get(job, "parent")) {
+		json_t *v = json_object_get(job, "parent");
+
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > UINT32_MAX) {
+			mmd_client_reply_err(c, EINVAL, "request: \"parent\" "
+					     "must be a job id (the "
+					     "allocation a step runs in)");
+			goto out;
+		}
+		spec.parent = (uint32_t)json_integer_value(v);
+	}
 	argv = strs(json_object_get(job, "argv"), &spec.argc);
 	env = strs(json_object_get(job, "env"), &spec.envc);
 	files = strs(json_object_get(job, "files"), &spec.nfiles);
@@ -633,7 +656,8 @@ void mmd_requests_submit(struct mmd_requests *rq, struct mmd_client *c,
 		spec.inputs = inputs;
 		/* a job without checkpoints goes as before: a replica that
 		 * predates SUBMIT_CKPT reads it */
-		op.code = spec.cpus_per_task > 1 || spec.tasks_per_node ||
+		op.code = spec.alloc || spec.parent ? MM_OP_SUBMIT_STEP :
+			  spec.cpus_per_task > 1 || spec.tasks_per_node ||
 			  spec.node_count || spec.cpu_bind ||
 			  spec.dep_type || spec.array_count ?
 			  MM_OP_SUBMIT_SHAPE :

@@ -83,7 +83,22 @@ static uint32_t *rank_cpus(const mm_state_t *st, const mm_job_t *j)
 {
 	uint32_t *cpu, c = j->col, end = j->col + j->width;
 	uint32_t cpt = j->cpus_per_task ? j->cpus_per_task : 1;
+	mm_job_t p;
 
+	/* a step's ranks have the cpus of its allocation's task slots */
+	if (j->parent) {
+		uint32_t *all, first;
+
+		if (!j->width || mm_job_get(st, j->parent, &p) ||
+		    j->col < p.col || j->col - p.col + j->ranks > p.ranks ||
+		    !(all = rank_cpus(st, &p)))
+			return NULL;
+		first = j->col - p.col;
+		if ((cpu = malloc(j->ranks * sizeof(*cpu))))
+			memcpy(cpu, all + first, j->ranks * sizeof(*cpu));
+		free(all);
+		return cpu;
+	}
 	if (!j->width || !(cpu = malloc(j->ranks * sizeof(*cpu))))
 		return NULL;
 	for (uint32_t r = 0; r < j->ranks; r++) {
@@ -122,7 +137,8 @@ static int build_stream(struct mmd_stage *s, const mm_state_t *st,
 			    .cpus_per_task = j->cpus_per_task,
 			    .cpu_bind = j->cpu_bind,
 			    .array_id = j->array_id,
-			    .array_task = j->array_task };
+			    .array_task = j->array_task,
+			    .alloc = j->alloc, .parent = j->parent };
 	struct chunked c = { .chunk = s->lay->chunk,
 			     .data = s->lay->chunk - ST_CHUNK_HDR };
 	int *fds = malloc(nf * sizeof(int));
@@ -190,6 +206,9 @@ static int build_stream(struct mmd_stage *s, const mm_state_t *st,
 		m.file_names[i] = (char *)base(path);
 		m.file_sizes[i] = j->inputs[i].size;
 		m.file_modes[i] = j->inputs[i].mode;
+		/* a batch script runs whatever its mode, as sbatch's */
+		if (i == 0 && j->alloc)
+			m.file_modes[i] |= 0500;
 		for (uint32_t k = 0; k < i; k++)
 			if (!strcmp(m.file_names[k], m.file_names[i])) {
 				rc = -EINVAL;

@@ -162,11 +162,13 @@ def test_chdir(lab):
 
 
 def test_export(lab):
+    # (STORM_JOB_ID would make run a step of that allocation)
     env = dict(os.environ, SHAPES_A="a b", SHAPES_B="0,1",
-               STORM_JOB_ID="999", PMI_RANK="7")
+               STORM_RANK="999", PMI_RANK="7")
+    env.pop("STORM_JOB_ID", None)
     show_env = ["/bin/sh", "-c", "echo A=${SHAPES_A-unset} "
                 "B=${SHAPES_B-unset} C=${SHAPES_C-unset} J=$STORM_JOB_ID "
-                "P=${PMI_RANK-unset}"]
+                "R=$STORM_RANK P=${PMI_RANK-unset}"]
 
     def run_env(extra):
         r = ctl(lab, ["run"] + extra + show_env, env=env)
@@ -174,7 +176,7 @@ def test_export(lab):
         return r.stdout.strip()
     out = run_env([])
     job = last_job(lab)
-    check(out == "A=a b B=0,1 C=unset J=%d P=unset" % job,
+    check(out == "A=a b B=0,1 C=unset J=%d R=0 P=unset" % job,
           "default (all): %r" % out)
     out = run_env(["--export=NONE"])
     check(out.startswith("A=unset B=unset C=unset"), "NONE: %r" % out)

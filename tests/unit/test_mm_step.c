@@ -130,7 +130,7 @@ static void test_steps_take_free_task_slots(void **state)
 	assert_true(mm_job_done_slot(s, &j1) >= 16 * mm_matrix_cols(s));
 	/* no slot left: the third waits, saying why */
 	assert_int_equal(get(s, s3).state, MM_JOB_PENDING);
-	assert_non_null(strstr(get(s, s3).reason, "free task slots of "
+	assert_non_null(strstr(get(s, s3).reason, "free task slot of "
 			       "allocation"));
 	/* steps take no cells and count on no node */
 	for (uint32_t i = 0; i < NNODES; i++) {
