@@ -51,7 +51,7 @@ static json_t *user_name(json_int_t uid)
 static json_t *view_jobs(const json_t *rep)
 {
 	static const char *const keys[] = {
-		"id", "name", "uid", "state", "reason", "ranks", "nodes",
+		"id", "name", "uid", "state", "reason", "ranks", "node_names",
 		"submit_ms", "start_ms", "expected_start_ms", "time_limit_ms",
 		"dependency", "row", NULL,
 	};
