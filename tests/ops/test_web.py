@@ -11,6 +11,7 @@ Usage: test_web.py BUILD TEST
              shows (1) a submitted job in the queue, (2) a killed node
              DOWN, (3) the replica storm-web was talking to, killed, as
              absent — and keeps updating (storm-web failed over);
+             SIGTERM stops it with exit 0;
   port       a --listen port another process holds: storm-web exits 1
              at once, naming the address and the cause.
 
@@ -149,6 +150,11 @@ def test_dashboard(lab):
                   "\"member\"]').length") == 2, "two members left")
     finally:
         chrome.close()
+    # SIGTERM: every stream ended, every thread joined, exit 0 (and,
+    # under the sanitizers, nothing leaked)
+    web = lab.p.kill("web", signal.SIGTERM)
+    check(web.returncode == 0, "storm-web on SIGTERM: exit %s (see %s)" %
+          (web.returncode, os.path.join(lab.dir, "web.out")))
     print("dashboard: job %d shown, nm3 DOWN, %s absent after failover; "
           "404, 405; runs as nobody" % (job, victim))
 
