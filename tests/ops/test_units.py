@@ -3,7 +3,7 @@
 
 Usage: test_units.py BUILD TEST
 
-  verify   `systemd-analyze verify` of storm-mm's and storm-nm's units,
+  verify   `systemd-analyze verify` of storm-mm's, storm-nm's and storm-web's units,
            as configured with this build's paths: exit 0 and not a
            warning (it only warns of a key it cannot parse);
   notify   Type=notify without systemd as PID 1: a local cluster (one
@@ -43,7 +43,7 @@ def check(cond, what):
 
 def test_verify(build):
     units = [os.path.join(build, "scripts", "systemd", u + "-build.service")
-             for u in ("storm-mm", "storm-nm")]
+             for u in ("storm-mm", "storm-nm", "storm-web")]
     r = subprocess.run(["systemd-analyze", "verify", "--man=no"] + units,
                        capture_output=True, text=True, timeout=60)
     check(r.returncode == 0 and not r.stdout.strip() and
