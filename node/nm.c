@@ -1188,6 +1188,7 @@ static void on_heartbeat(struct nm *nm)
 static int slice_work(const struct nm *nm)
 {
 	if (nm_bcs_busy(&nm->bcs) || nm_outbox_waiting(&nm->out) ||
+	    nm_outbox_unacked(&nm->out) ||
 	    nm_relay_waiting(&nm->relay) || nm_ckpt_busy(nm->ckpt))
 		return 1;
 	for (const struct nm_job *j = nm->jobs; j; j = j->next)

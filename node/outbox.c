@@ -21,7 +21,12 @@ int nm_outbox_init(struct nm_outbox *ob, sp_world_t *w,
 	ob->nmanagers = nmanagers;
 	ob->seq = seq_base;
 	ob->box = calloc(1, lay->outbox_len);
-	return ob->box ? 0 : -ENOMEM;
+	if (!ob->box || sp_nodeset_create(sp_node_count(w), &ob->sent_to)) {
+		free(ob->box);
+		ob->box = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void nm_outbox_fini(struct nm_outbox *ob)
@@ -29,6 +34,7 @@ void nm_outbox_fini(struct nm_outbox *ob)
 	free(ob->pend);
 	free(ob->box);
 	free(ob->ends);
+	sp_nodeset_destroy(ob->sent_to);
 	memset(ob, 0, sizeof(*ob));
 }
 
@@ -89,14 +95,62 @@ static int note_ends(struct nm_outbox *ob, size_t off)
 	return 0;
 }
 
+/* The manager replicas in the view now, into mm: 0, or -1 (none). */
+static int view_managers(struct nm_outbox *ob, sp_nodeset_t *mm)
+{
+	sp_view_info_t vi;
+
+	if (sp_view(ob->w, &vi, mm) == 0)
+		for (uint32_t x = ob->nmanagers; x < sp_node_count(ob->w); x++)
+			sp_nodeset_del(mm, x);
+	return sp_nodeset_count(mm) ? 0 : -1;
+}
+
+/* The box in flight, not acknowledged, to the replicas that joined the
+ * view since it went.  An abort of this transfer sends it whole again,
+ * as any abort does (resend()); the same number twice is taken once. */
+static void reach_joiners(struct nm_outbox *ob)
+{
+	sp_nodeset_t *mm = NULL;
+	uint64_t seq;
+	uint32_t len;
+	int rc;
+
+	if (sp_nodeset_create(sp_node_count(ob->w), &mm))
+		return;
+	if (view_managers(ob, mm) == 0) {
+		for (int64_t x = sp_nodeset_next(ob->sent_to, 0); x >= 0;
+		     x = sp_nodeset_next(ob->sent_to, (uint32_t)x + 1))
+			sp_nodeset_del(mm, (uint32_t)x);
+	}
+	if (sp_nodeset_count(mm) == 0 ||
+	    st_box_get_hdr(ob->box, ob->lay->outbox_len, &seq, &len)) {
+		sp_nodeset_destroy(mm);
+		return;
+	}
+	rc = sp_xfer_and_signal(ob->w, mm, ob->box, ST_BOX_HDR + len,
+				ob->lay->outbox + (uint64_t)ob->lay->outbox_len *
+							  sp_node_id(ob->w),
+				ST_EV_LOCAL_OUT, ST_EV_OUT, NULL, 0);
+	qb_log(LOG_DEBUG, "box %llu: %u bytes sent to %u replica(s) new in "
+	       "the view (%d)", (unsigned long long)seq, len,
+	       sp_nodeset_count(mm), rc);
+	if (rc == 0)
+		for (int64_t x = sp_nodeset_next(mm, 0); x >= 0;
+		     x = sp_nodeset_next(mm, (uint32_t)x + 1))
+			sp_nodeset_add(ob->sent_to, (uint32_t)x);
+	sp_nodeset_destroy(mm);
+}
+
 uint32_t nm_outbox_flush(struct nm_outbox *ob, const uint32_t **jobs)
 {
 	size_t off = 0, room = ob->lay->outbox_len - ST_BOX_HDR;
 	sp_nodeset_t *mm = NULL;
-	sp_view_info_t vi;
 	st_rec_t rec;
 	int rc;
 
+	if (nm_outbox_unacked(ob))
+		reach_joiners(ob);
 	if (ob->inflight || ob->pend_len == 0)
 		return 0;
 	/* whole records that fit one box */
@@ -118,10 +172,7 @@ uint32_t nm_outbox_flush(struct nm_outbox *ob, const uint32_t **jobs)
 		ob->seq--;
 		return 0;
 	}
-	if (sp_view(ob->w, &vi, mm) == 0)
-		for (uint32_t x = ob->nmanagers; x < sp_node_count(ob->w); x++)
-			sp_nodeset_del(mm, x);
-	if (sp_nodeset_count(mm) == 0) {
+	if (view_managers(ob, mm)) {
 		sp_nodeset_destroy(mm);
 		ob->seq--;
 		qb_log(LOG_DEBUG, "box: no manager in the view");
@@ -131,13 +182,15 @@ uint32_t nm_outbox_flush(struct nm_outbox *ob, const uint32_t **jobs)
 				ob->lay->outbox + (uint64_t)ob->lay->outbox_len *
 							  sp_node_id(ob->w),
 				ST_EV_LOCAL_OUT, ST_EV_OUT, NULL, 0);
-	sp_nodeset_destroy(mm);
 	qb_log(LOG_DEBUG, "box %llu: %zu bytes sent (%d)",
 	       (unsigned long long)ob->seq, off, rc);
 	if (rc) {
+		sp_nodeset_destroy(mm);
 		ob->seq--;
 		return 0; /* the manager is not in our view: try next slice */
 	}
+	sp_nodeset_copy(ob->sent_to, mm);
+	sp_nodeset_destroy(mm);
 	memmove(ob->pend, ob->pend + off, ob->pend_len - off);
 	ob->pend_len -= off;
 	ob->inflight = 1;

@@ -4,7 +4,10 @@
  * (XFER-AND-SIGNAL) to every manager replica in the view, into this
  * node's mailbox slot there.  The strobe master casts the box to its
  * replicas and acknowledges it once they all have it (outack); only then
- * does the next box go.  A box whose transfer aborted is sent again.
+ * does the next box go.  A box whose transfer aborted is sent again, and
+ * one not yet acknowledged goes to every replica that joins the view
+ * meanwhile: the next strobe master may be one of them (a replica that
+ * restarted, elected when the master died), and only the master casts.
  */
 #ifndef STORM_NM_OUTBOX_H
 #define STORM_NM_OUTBOX_H
@@ -24,6 +27,7 @@ struct nm_outbox {
 	uint8_t *box;           /* the box in flight */
 	uint64_t seq;
 	int inflight, sent, acked;
+	sp_nodeset_t *sent_to;  /* the replicas the box in flight went to */
 	uint32_t *ends;         /* jobs whose EXIT/FAIL records are in it */
 	uint32_t nends, ends_cap;
 };
@@ -45,6 +49,12 @@ uint32_t nm_outbox_flush(struct nm_outbox *ob, const uint32_t **jobs);
 /* Take the box's events (its transfer done or aborted, its ack).  1 when
  * the box in flight was acknowledged now (the next may go). */
 int nm_outbox_events(struct nm_outbox *ob);
+/* A box is in flight and not acknowledged yet: the node keeps its slices
+ * (nm_outbox_flush() sends it to replicas new in the view). */
+static inline int nm_outbox_unacked(const struct nm_outbox *ob)
+{
+	return ob->inflight && !ob->acked;
+}
 /* Records wait for a box (sent at a heartbeat). */
 static inline int nm_outbox_waiting(const struct nm_outbox *ob)
 {

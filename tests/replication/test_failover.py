@@ -22,6 +22,12 @@ Each test brings up a real cluster in a network namespace of its own
   statuses_rejoin    a rank's exit agreed before a replica's restart
                      reaches it through the snapshot: the job ends under
                      whichever master;
+  joiner_master      a restarted replica, not yet in the nodes' view, is
+                     elected strobe master (its pid made the lowest) as
+                     the old master dies while a rank's EXIT box is on its
+                     way: the node sends the unacknowledged box to the
+                     replica once it joins the view, and the job ends
+                     under it;
   history            retention moves ended jobs to the history on every
                      replica, one that joins afterwards included (it
                      fetches what it lacks from a peer); show, queue -a
@@ -496,6 +502,52 @@ def test_disk_full(lab):
           % (n, reps[2]["applied"]))
 
 
+def test_joiner_master(lab):
+    """The box a node sent while a replica was out of its view reaches
+    that replica when it joins: it may be the next strobe master."""
+    gate = os.path.join(lab.dir, "gate")
+    os.mkfifo(gate)
+    fd = os.open(gate, os.O_RDWR)
+    try:
+        script = ('if [ "$STORM_RANK" = 0 ]; then exit 0; fi; '
+                  'read x < %s' % gate)
+        rep = stormlab.call(lab.sock(0), {"op": "submit", "job": {
+            "name": "late", "ranks": 2, "argv": ["/bin/sh", "-c", script],
+            "env": [], "files": [], "cwd": "/", "stdout": "/dev/null",
+            "stderr": "/dev/null"}})
+        check(rep.get("ok"), "submit: %s" % rep)
+        job = rep["job"]
+        stormlab.wait_for(lambda: stormlab.call(lab.sock(0), {
+            "op": "show", "job": job})["job"].get("ranks_exited") == 1, 30,
+                          "rank 0's exit")
+        m = lab.master()
+        k, o = [i for i in range(lab.m) if i != m]
+        lab.p.kill("mm%d" % k)
+        stormlab.wait_for(lambda: lab.mm_pid(k) is None, 10, "mm%d gone" % k)
+        # the joiner's pid below the survivor's: the lowest synced
+        # member (one corosync node here, then pid) once m goes
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(lab.mm_pid(o) - 50))
+        lab.start_mm(k)
+        check(lab.mm_pid(k) < lab.mm_pid(o), "mm%d pid %d not below mm%d's "
+              "%d" % (k, lab.mm_pid(k), o, lab.mm_pid(o)))
+        stormlab.wait_for(lambda: lab.managers(k).get("synced"), 60,
+                          "mm%d synced" % k)
+        # m goes; rank 1 ends before the nodes notice: its box goes to m
+        # (lost) and o, then to o alone, never to k unless sent again
+        lab.p.kill("mm%d" % m)
+        stormlab.wait_for(lambda: lab.master() == k, 30,
+                          "mm%d elected strobe master" % k)
+        os.write(fd, b"\n")
+        stormlab.wait_for(lambda: stormlab.call(lab.sock(k), {
+            "op": "show", "job": job})["job"]["state"] == "COMPLETED", 60,
+                          "the job to complete under mm%d" % k)
+    finally:
+        os.close(fd)
+    print("joiner_master: mm%d restarted, elected when mm%d died; the "
+          "job completed under it" % (k, m))
+
+
 def test_statuses_rejoin(lab):
     """A job's first rank exits, a replica restarts and rejoins by state
     transfer, the strobe master is killed: the rank's exit status, agreed
@@ -530,15 +582,29 @@ def test_statuses_rejoin(lab):
         lab.start_mm(k)
         lab.converged(60)
         check(exited(k), "mm%d rejoined without rank 0's exit" % k)
+        # rejoined the machine too (its join runs apart from its sync):
+        # a master that has not cannot strobe until it has
+        stormlab.wait_for(lambda: stormlab.call(lab.sock(k), {
+            "op": "status"}).get("view_epoch", 0) > 0, 60,
+                          "mm%d in the machine again" % k)
         # the master goes: another replica (maybe the joiner) takes over
         lab.p.kill("mm%d" % m)
         stormlab.wait_for(lambda: lab.master() not in (None, m), 30,
                           "a new strobe master")
         os.write(fd, b"\n")
         alive = [i for i in range(lab.m) if i != m]
-        stormlab.wait_for(lambda: stormlab.call(lab.sock(alive[0]), {
-            "op": "show", "job": job})["job"]["state"] == "COMPLETED", 60,
-                          "the job to complete under the new master")
+        try:
+            stormlab.wait_for(lambda: stormlab.call(lab.sock(alive[0]), {
+                "op": "show", "job": job})["job"]["state"] == "COMPLETED",
+                60, "the job to complete under the new master")
+        except TimeoutError:
+            # what each survivor says, for the failure's report
+            for i in alive:
+                print("mm%d: %s; %s" % (i, lab.managers(i).get(
+                    "replication"), stormlab.call(lab.sock(i), {
+                        "op": "show", "job": job})["job"]),
+                      file=sys.stderr)
+            raise
     finally:
         os.close(fd)
     print("statuses_rejoin: mm%d rejoined with rank 0's status; mm%d "
@@ -770,6 +836,7 @@ TESTS = {
     "cut_head": (test_cut_head, dict(heads=3, nodes=2, token=1000)),
     "disk_full": (test_disk_full, dict(managers=3, nodes=1, small_disk=1)),
     "statuses_rejoin": (test_statuses_rejoin, dict(managers=3, nodes=2)),
+    "joiner_master": (test_joiner_master, dict(managers=3, nodes=2)),
     "history": (test_history, dict(managers=3, nodes=1, munge=True,
                                    extra=["job_retention = 20"])),
     "shm_join": (test_shm_join, dict(managers=3, nodes=8,
