@@ -240,6 +240,12 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 
 static const struct sc_opt run_opts[] = {
 	SC_JOB_OPTS,
+	{ 'i', "input", "WHICH",
+	  "Where this process's stdin goes: 0 (the default) forwards it to "
+	  "rank 0 of the job, as srun's --input=0, which reads end of file "
+	  "once stormctl's stdin ends; none gives rank 0 end of file at "
+	  "once.  The other ranks always read /dev/null.  If rank 0 exits "
+	  "or closes its stdin, stormctl stops reading it." },
 	{ 0, NULL, NULL, NULL },
 };
 
