@@ -362,7 +362,8 @@ const struct sc_cmd sc_commands[] = {
 		.operands = "[--] PROGRAM [ARGS...]",
 		.description =
 			"Starts RANKS copies of PROGRAM as one job, copies "
-			"their output to this terminal as it arrives, and "
+			"their output to this terminal as it arrives, "
+			"forwards this stdin to rank 0 (-i), and "
 			"exits with the job's exit code.  Every rank runs "
 			"as you: your uid and primary group as the manager "
 			"authenticated them, your supplementary groups from "
