@@ -1075,9 +1075,10 @@ static void fwd_read(struct stdin_fwd *f)
 
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
-	if (n < 0) {
-		sc_warn("run: reading stdin: %s; rank 0 reads end of file "
-			"here", strerror(errno));
+	if (n < 0) { /* no stdin at all (closed: EBADF) is an empty one */
+		if (errno != EBADF)
+			sc_warn("run: reading stdin: %s; rank 0 reads end "
+				"of file here", strerror(errno));
 		n = 0;
 	}
 	fwd_queue(f, (size_t)n);
