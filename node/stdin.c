@@ -201,13 +201,16 @@ static int take(struct nm_stdin *s, uint32_t m)
 	st_stdin_chunk_t c;
 	struct nm_stdin_stream *x;
 
-	if (sp_gmem_read(s->w, s->lay->stdin + (uint64_t)m *
-			 s->lay->stdin_len, s->copy, s->lay->stdin_len) ||
+	uint64_t at = s->lay->stdin + (uint64_t)m * s->lay->stdin_len;
+
+	/* the header first, the bytes only for a new chunk: the slot does
+	 * not change before this node acknowledges what is in it */
+	if (sp_gmem_read(s->w, at, s->copy, ST_STDIN_HDR) ||
 	    st_stdin_chunk_get(s->copy, s->lay->stdin_len, &c) ||
-	    c.seq == s->taken[m])
+	    c.seq == s->taken[m] || c.len > ST_STDIN_FRAME_MAX ||
+	    (c.len && sp_gmem_read(s->w, at + ST_STDIN_HDR,
+				   s->copy + ST_STDIN_HDR, c.len)))
 		return 1; /* nothing new (or not a chunk: ignored) */
-	if (c.len > ST_STDIN_FRAME_MAX)
-		return 1;
 	x = find(s, c.job);
 	if (x && !x->closed && x->fd >= 0 && x->len)
 		return 0; /* held until the buffer drains */
@@ -238,9 +241,11 @@ static void take_held(struct nm_stdin *s)
 
 void nm_stdin_events(struct nm_stdin *s)
 {
+	int got = 0;
+
 	while (sp_test_event(s->w, ST_EV_STDIN, 0) == 0)
-		;
-	for (uint32_t m = 0; m < s->nmanagers; m++)
+		got = 1;
+	for (uint32_t m = 0; got && m < s->nmanagers; m++)
 		s->held[m] = !take(s, m);
 }
 
