@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -137,6 +138,7 @@ static char *resolve_program(const char *cmd, const char *cwd,
 struct job_opts {
 	uint32_t ranks;
 	bool label;
+	bool input;       /* run: stdin forwarded to rank 0 (-i 0) */
 	/* the inputs, opened here with the user's own rights: the program,
 	 * then each --file (docs/security.md 2) */
 	int fds[STC_MAX_INPUTS];
@@ -496,6 +498,7 @@ static json_t *build_request(const struct sc_cmd *cmd,
 		       strerror(errno));
 	jo->ranks = 1;
 	jo->label = false;
+	jo->input = !strcmp(cmd->name, "run");
 	for (int i = 0; i < a->nopts; i++) {
 		const char *v = a->opts[i].val;
 
@@ -557,6 +560,13 @@ static json_t *build_request(const struct sc_cmd *cmd,
 		}
 		case 'l':
 			jo->label = true;
+			break;
+		case 'i':
+			if (strcmp(v, "0") && strcmp(v, "none"))
+				sc_die(SC_EXIT_USAGE, "%s: option -i (--input): "
+				       "'%s' is not one of 0 (rank 0 reads "
+				       "this stdin), none", cmd->name, v);
+			jo->input = !strcmp(v, "0");
 			break;
 		case SC_OPT_EXPORT:
 			export_opt(cmd->name, v, env, &export_all);
@@ -776,6 +786,10 @@ static json_t *build_request(const struct sc_cmd *cmd,
 	json_object_set_new(req, "op", json_string(
 		!strcmp(cmd->name, "run") ? "run" : "submit"));
 	json_object_set_new(req, "job", job);
+	/* rank 0's stdin is no part of the job: the connection carries it */
+	if (!strcmp(cmd->name, "run"))
+		json_object_set_new(req, "stdin",
+				    json_string(jo->input ? "0" : "none"));
 	return req;
 }
 
@@ -1055,10 +1069,74 @@ static void request_cancel(struct run_state *rs)
 		sc_warn("cancel: %s", err);
 }
 
+/* ---- run: stdin to rank 0 ----------------------------------------------- */
+
+/* Our stdin, one STDIN frame at a time (docs/protocol.md 2.8): the next
+ * is read only once the last is on the socket, and the socket takes it
+ * only as fast as the manager passes it on, so a slow rank 0 holds us
+ * back instead of filling memory anywhere. */
+struct stdin_fwd {
+	bool on;        /* forwarding (-i 0) and not yet done */
+	bool reading;   /* our stdin may be read (no stop from the manager) */
+	uint8_t *frame; /* the frame being sent: header and payload */
+	size_t len, off;
+	bool last;      /* it is the empty one: the end */
+	uint64_t sent;  /* bytes of stdin on the socket */
+};
+
+static void fwd_queue(struct stdin_fwd *f, size_t n)
+{
+	st_frame_put_hdr(f->frame, ST_FRAME_STDIN, (uint32_t)n);
+	f->len = ST_FRAME_HDR + n;
+	f->off = 0;
+	f->last = n == 0;
+}
+
+static void fwd_read(struct stdin_fwd *f)
+{
+	ssize_t n = read(0, f->frame + ST_FRAME_HDR, ST_STDIN_FRAME_MAX);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n < 0) { /* no stdin at all (closed: EBADF) is an empty one */
+		if (errno != EBADF)
+			sc_warn("run: reading stdin: %s; rank 0 reads end "
+				"of file here", strerror(errno));
+		n = 0;
+	}
+	fwd_queue(f, (size_t)n);
+	f->reading = n > 0;
+}
+
+/* Put what the socket takes of the frame; the whole of it is sent before
+ * anything else is read (a frame is never cut). */
+static void fwd_write(struct stdin_fwd *f, int fd)
+{
+	while (f->off < f->len) {
+		ssize_t n = send(fd, f->frame + f->off, f->len - f->off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) { /* the connection broke: the reader sees it */
+			f->len = f->off = 0;
+			return;
+		}
+		f->off += (size_t)n;
+	}
+	f->sent += f->len - ST_FRAME_HDR;
+	if (f->last)
+		f->on = f->reading = false;
+	f->len = f->off = 0;
+}
+
 int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	       const struct sc_args *args)
 {
 	struct run_state rs = { .ctx = ctx };
+	struct stdin_fwd fwd = { 0 };
 	struct job_opts jo;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t block, waitmask;
@@ -1069,6 +1147,12 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	req = build_request(cmd, args, &jo, ctx->c.config_path, false);
 	rs.ranks = jo.ranks;
 	rs.label = jo.label;
+	if (jo.input) {
+		fwd.frame = malloc(ST_FRAME_HDR + ST_STDIN_FRAME_MAX);
+		if (!fwd.frame)
+			sc_die(SC_EXIT_FAILED, "out of memory");
+		fwd.on = fwd.reading = true;
+	}
 	ctx->c.input_fds = jo.fds; /* kept open: a reattach sends them again */
 	ctx->c.ninputs = jo.nfds;
 
@@ -1098,12 +1182,17 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		       "but sent no job id", ctx->c.endpoint);
 
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p[2] = {
+			{ .fd = fd, .events = POLLIN |
+					      (fwd.len ? POLLOUT : 0) },
+			{ .fd = fwd.on && fwd.reading && !fwd.len ? 0 : -1,
+			  .events = POLLIN },
+		};
 		uint8_t *payload = NULL;
 		uint32_t len;
 		int type;
 
-		rc = ppoll(&p, 1, NULL, &waitmask);
+		rc = ppoll(p, 2, NULL, &waitmask);
 		saved_errno = errno; /* the cancel below talks to sockets */
 		if (signals_seen > handled) {
 			int seen = signals_seen;
@@ -1127,6 +1216,14 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		}
 		if (rc == 0)
 			continue;
+		if (p[1].revents) {
+			fwd_read(&fwd);
+			fwd_write(&fwd, fd);
+		} else if (p[0].revents & POLLOUT) {
+			fwd_write(&fwd, fd);
+		}
+		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
 		/* Something is there: the rest of the frame follows at
 		 * once, so a stall inside it is the manager's failure. */
 		rc = st_frame_recv(fd, ctx->c.timeout_ms, &type, &payload, &len);
@@ -1143,6 +1240,18 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 				sc_warn("run: the manager went away; following "
 					"job %lld on %s", (long long)rs.job,
 					ctx->c.endpoint);
+				/* what the old one held is lost with it: rank
+				 * 0's stdin ends after what reached it */
+				if (fwd.on) {
+					sc_warn("run: stdin not forwarded past "
+						"the failover; rank 0 reads end "
+						"of file after at most %llu "
+						"bytes", (unsigned long long)
+						fwd.sent);
+					fwd.reading = false;
+					fwd_queue(&fwd, 0);
+					fwd_write(&fwd, fd);
+				}
 				continue;
 			}
 			rc = -ECONNRESET;
@@ -1156,9 +1265,16 @@ int sc_cmd_run(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 		}
 		if (type == ST_FRAME_OUTPUT) {
 			on_output(&rs, payload, len);
+		} else if (type == ST_FRAME_STDIN && !len) {
+			/* rank 0 takes no more: stop reading (what is half
+			 * sent goes whole, and is dropped there) */
+			fwd.reading = false;
+			if (!fwd.len)
+				fwd.on = false;
 		} else if (type == ST_FRAME_END) {
 			rc = on_end(&rs, payload, len);
 			free(payload);
+			free(fwd.frame);
 			close(fd);
 			json_decref(req);
 			return rc;

@@ -251,6 +251,12 @@ _Noreturn void sc_usage_die(const struct sc_cmd *cmd, const char *fmt, ...)
 
 static const struct sc_opt run_opts[] = {
 	SC_JOB_OPTS,
+	{ 'i', "input", "WHICH",
+	  "Where this process's stdin goes: 0 (the default) forwards it to "
+	  "rank 0 of the job, as srun's --input=0, which reads end of file "
+	  "once stormctl's stdin ends; none gives rank 0 end of file at "
+	  "once.  The other ranks always read /dev/null.  If rank 0 exits "
+	  "or closes its stdin, stormctl stops reading it." },
 	{ 0, NULL, NULL, NULL },
 };
 
@@ -378,7 +384,8 @@ const struct sc_cmd sc_commands[] = {
 		.operands = "[--] PROGRAM [ARGS...]",
 		.description =
 			"Starts RANKS copies of PROGRAM as one job, copies "
-			"their output to this terminal as it arrives, and "
+			"their output to this terminal as it arrives, "
+			"forwards this stdin to rank 0 (-i), and "
 			"exits with the job's exit code.  Every rank runs "
 			"as you: your uid and primary group as the manager "
 			"authenticated them, your supplementary groups from "

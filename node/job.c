@@ -19,6 +19,7 @@ struct nm_job *nm_job_new(uint32_t id, st_manifest_t *m, const char *dir)
 	j->grace = 1;
 	j->bcs_fd = -1;
 	j->bcs_bell = -1;
+	j->stdin_fd = -1;
 	snprintf(j->dir, sizeof(j->dir), "%s", dir);
 	return j;
 }

@@ -69,6 +69,8 @@ struct nm_job {
 	uint32_t node_index; /* this node's place in it (STORM_NODEID) */
 	int pmi;           /* a PMI-1 job: its server is open here
 			    * (pmi_node.h) */
+	int stdin_fd;      /* rank 0's stdin (the pipe's read end) while
+			    * it starts (stdin.h), or -1: /dev/null */
 	int bcs_bell;      /* its doorbell (the engine's), or -1: each rank
 			    * inherits it too; polled by the node manager */
 };

@@ -278,12 +278,15 @@ static pid_t spawn_rank(const struct nm_launch *l, struct nm_job *j,
 			_exit(127);
 		dup2(out, 1);
 		dup2(err, 2);
-		/* stdin: nothing (never the daemon's own) */
-		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		/* stdin: rank 0 of a run job reads what stormctl forwards
+		 * (stdin.h); the others nothing (never the daemon's own) */
+		int nul = rank == 0 && j->stdin_fd >= 0 ?
+			  fcntl(j->stdin_fd, F_DUPFD_CLOEXEC, 0) :
+			  open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 		if (nul < 0 || (nul == 0 ? fcntl(0, F_SETFD, 0) :
 				dup2(nul, 0)) < 0)
-			child_fail("cannot open /dev/null as stdin for ", prog);
+			child_fail("cannot open its stdin for ", prog);
 		/* a BCS-MPI rank's memory is written by the engine (root)
 		 * through its pid: it may never become a more privileged
 		 * process (a set-uid program) under that pid */

@@ -58,6 +58,7 @@
 #include "output.h"
 #include "quiet.h"
 #include "relay.h"
+#include "stdin.h"
 #include "ring.h"
 
 /* storm-nm's context: one libqb main loop owns everything; the
@@ -77,6 +78,7 @@ struct nm {
 	struct nm_ring ring;     /* staging: the job whose chunks arrive */
 	struct nm_outbox out;    /* records to the managers */
 	struct nm_relay relay;   /* batch lines to another node's file */
+	struct nm_stdin sin;     /* rank 0's stdin from stormctl */
 	struct nm_bcs bcs;       /* the BCS-MPI engine (bcs.h) */
 	struct nm_pmi_node pmi;  /* PMI-1 jobs' servers (pmi_node.h) */
 	int pmi_up;              /* PMI records wait: the next box goes as
@@ -313,6 +315,7 @@ static void job_forget(struct nm *nm, struct nm_job *j)
 	 * handles SIGTERM must not die of SIGPIPE first */
 	nm_ring_forget(&nm->ring, j->id);
 	nm_ckpt_forget(nm->ckpt, j->id);
+	nm_stdin_forget(&nm->sin, j->id);
 	if (j->written)
 		nm_ring_remove(j->dir, j->m);
 	j->written = 0;
@@ -838,6 +841,49 @@ fail:
 	return -ENOMEM;
 }
 
+/* Rank 0 of a run job's first incarnation reads the stdin its stormctl
+ * forwards (stdin.h); everyone else /dev/null. */
+static int stdin_wanted(const struct nm *nm, const struct nm_job *j)
+{
+	return !j->m->batch && !j->inc && !j->restore && j->m->ranks &&
+	       j->m->rank_node[0] == nm->launch.node_id;
+}
+
+/* stdin.h's question: job's rank 0 is yet to start here. */
+static int stdin_starting(void *ctx, uint32_t id)
+{
+	struct nm *nm = ctx;
+
+	for (struct nm_job *j = nm->jobs; j; j = j->next)
+		if (j->id == id)
+			return !j->started && stdin_wanted(nm, j);
+	return 0;
+}
+
+static int stdin_open(struct nm *nm, struct nm_job *j, char *err,
+		      size_t errlen)
+{
+	int fd;
+
+	if (!stdin_wanted(nm, j))
+		return 0;
+	fd = nm_stdin_open(&nm->sin, j->id);
+	if (fd < 0) {
+		snprintf(err, errlen, "node %s: job %u: no pipe for rank 0's "
+			 "stdin: %s", nm->host->name, j->id, strerror(-fd));
+		return fd;
+	}
+	j->stdin_fd = fd;
+	return 0;
+}
+
+static void stdin_started(struct nm_job *j)
+{
+	if (j->stdin_fd >= 0)
+		close(j->stdin_fd); /* rank 0 has it, or failed */
+	j->stdin_fd = -1;
+}
+
 static void job_start(struct nm *nm, struct nm_job *j)
 {
 	char err[1536];
@@ -854,16 +900,19 @@ static void job_start(struct nm *nm, struct nm_job *j)
 	    bcs_open(nm, j, err, sizeof(err)) ||
 	    bcs_restore(nm, j, err, sizeof(err)) ||
 	    pmi_open(nm, j, err, sizeof(err)) ||
+	    stdin_open(nm, j, err, sizeof(err)) ||
 	    nm_launch_start(&nm->launch, j, j->restore != 0, err,
 			    sizeof(err)) ||
 	    (j->restore && nm_ckpt_restore(nm->ckpt, j, j->restore, err,
 					   sizeof(err)))) {
 		if (j->restore)
 			nm_launch_kill(j); /* stubs not restored: they go */
+		stdin_started(j);
 		pmi_started(nm, j);
 		job_fail(nm, j, err);
 		return;
 	}
+	stdin_started(j);
 	pmi_started(nm, j);
 	if (j->restore)
 		qb_log(LOG_INFO, "job %u: %u rank(s) restored from checkpoint "
@@ -1245,6 +1294,7 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 		}
 	}
 	nm_pmi_node_events(&nm->pmi);
+	nm_stdin_events(&nm->sin);
 	nm_relay_receive(&nm->relay, relay_ready, relay_take, nm);
 	if (nm_relay_events(&nm->relay)) {
 		nm_relay_flush(&nm->relay);
@@ -1264,6 +1314,7 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 	    sp_view(nm->w, &vi, nm->live) == 0) {
 		nm->view_epoch = vi.epoch;
 		nm_bcs_view(&nm->bcs, nm->live);
+		nm_stdin_view(&nm->sin, nm->live);
 		bcs_failures(nm);
 		if (!sp_nodeset_has(nm->live, sp_node_id(nm->w))) {
 			qb_log(LOG_ERR, "this node was expelled from the "
@@ -1539,7 +1590,9 @@ int main(int argc, char **argv)
 
 		nm.loop = qb_loop_create();
 		if (!nm.loop || nm_pmi_node_init(&nm.pmi, nm.w, &nm.lay,
-						 nm.loop, rec_max, &po)) {
+						 nm.loop, rec_max, &po) ||
+		    nm_stdin_init(&nm.sin, nm.w, &nm.lay, nm.loop,
+				  nm.cfg.nmanagers, stdin_starting, &nm)) {
 			qb_log(LOG_ERR, "out of memory");
 			rc = 1;
 			goto out;
@@ -1625,6 +1678,7 @@ int main(int argc, char **argv)
 out:
 	shutdown_jobs(&nm);
 	nm_pmi_node_fini(&nm.pmi);
+	nm_stdin_fini(&nm.sin); /* its descriptors leave the loop */
 	if (nm.loop)
 		qb_loop_destroy(nm.loop);
 	nm_ring_fini(&nm.ring);

@@ -41,7 +41,7 @@ static uint32_t get_be32(const uint8_t *p)
 
 static int type_valid(int type)
 {
-	return type >= ST_FRAME_REQUEST && type <= ST_FRAME_INPUT;
+	return type >= ST_FRAME_REQUEST && type <= ST_FRAME_STDIN;
 }
 
 /* ---- header ------------------------------------------------------------- */

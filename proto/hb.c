@@ -622,3 +622,44 @@ int st_pmi_chunk_get(const uint8_t *p, size_t room, st_pmi_chunk_t *c)
 		return -STORM_EPROTO;
 	return 0;
 }
+
+/* ---- rank 0's stdin chunks ------------------------------------------------ */
+
+void st_stdin_chunk_put(uint8_t *p, const st_stdin_chunk_t *c)
+{
+	st_put32(p, ST_STDIN_MAGIC);
+	st_put32(p + 4, c->job);
+	st_put64(p + 8, c->seq);
+	st_put32(p + 16, c->flags);
+	st_put32(p + 20, c->len);
+	st_put64(p + 24, 0);
+}
+
+int st_stdin_chunk_get(const uint8_t *p, size_t room, st_stdin_chunk_t *c)
+{
+	if (room < ST_STDIN_HDR || st_get32(p) != ST_STDIN_MAGIC)
+		return -STORM_EPROTO;
+	c->job = st_get32(p + 4);
+	c->seq = st_get64(p + 8);
+	c->flags = st_get32(p + 16);
+	c->len = st_get32(p + 20);
+	if (!c->seq || (c->flags & ~ST_STDIN_EOF) ||
+	    c->len > room - ST_STDIN_HDR || st_get64(p + 24))
+		return -STORM_EPROTO;
+	return 0;
+}
+
+void st_stdin_ack_put(uint8_t p[ST_STDIN_ACK_LEN], const st_stdin_ack_t *a)
+{
+	st_put64(p, a->seq);
+	st_put32(p + 8, a->job);
+	st_put32(p + 12, a->flags);
+}
+
+int st_stdin_ack_get(const uint8_t p[ST_STDIN_ACK_LEN], st_stdin_ack_t *a)
+{
+	a->seq = st_get64(p);
+	a->job = st_get32(p + 8);
+	a->flags = st_get32(p + 12);
+	return a->flags & ~ST_STDIN_CLOSED ? -STORM_EPROTO : 0;
+}

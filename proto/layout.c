@@ -63,5 +63,10 @@ void st_layout(const st_config_t *cfg, st_layout_t *out)
 	out->buddy_ack = at;
 	out->buddy_want = at + 32ull * cfg->nnodes;
 	at = ALIGN(out->buddy_want + 64ull * cfg->nnodes, 4096);
+	out->stdin = at;
+	out->stdin_len = ST_STDIN_HDR + ST_STDIN_FRAME_MAX;
+	at = ALIGN(at + (uint64_t)out->stdin_len * cfg->nmanagers, 4096);
+	out->stdin_ack = at;
+	at = ALIGN(at + 64ull * nworld, 4096);
 	out->size = at;
 }

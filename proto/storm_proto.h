@@ -222,7 +222,16 @@ enum st_frame_type {
 	ST_FRAME_INPUT = 6,   /* client -> manager over TCP, after a
 			       * request with "inputs": the next bytes of
 			       * the job's program and files, raw */
+	ST_FRAME_STDIN = 7,   /* client -> manager after a run's REPLY:
+			       * the next bytes of rank 0's stdin, raw, at
+			       * most ST_STDIN_FRAME_MAX; empty: its end.
+			       * manager -> client, empty: rank 0 takes no
+			       * more (stop sending) */
 };
+
+/* The largest STDIN frame payload (docs/protocol.md 2.8): one chunk of a
+ * node's stdin inbox. */
+#define ST_STDIN_FRAME_MAX (64u << 10)
 
 /** Parse a frame header (ST_FRAME_HDR bytes).  @return 0 and type and
  * payload length; -STORM_EPROTO (bad magic, version, type or a length over
@@ -329,7 +338,10 @@ enum st_event {
 	ST_EV_BUDDY = 18,   /* node: a checkpoint box or request arrived */
 	ST_EV_BUDDY_ACK = 19, /* node: our box was written out there */
 	ST_EV_LOCAL_BUDDY = 20,
-	ST_EV_COUNT = 21
+	ST_EV_STDIN = 21,   /* node: a stdin chunk arrived in a replica's
+			     * inbox slot */
+	ST_EV_STDIN_ACK = 22, /* manager: a node took a stdin chunk */
+	ST_EV_COUNT = 23
 };
 
 /* Little-endian fields of what goes between processes and to disk
@@ -399,6 +411,13 @@ typedef struct st_layout {
 			       * receiver of this node's box acknowledges it */
 	uint64_t buddy_want;  /* node: one 64-byte line per node, its
 			       * request for images it lacks */
+	uint64_t stdin;       /* node: rank 0 stdin inboxes, one per manager
+			       * replica (the sender's index), stdin_len
+			       * each */
+	uint32_t stdin_len;
+	uint64_t stdin_ack;   /* manager: one 64-byte line per world id,
+			       * where that node acknowledges the last
+			       * stdin chunk it took (st_stdin_ack) */
 	uint64_t size;        /* total */
 } st_layout_t;
 
@@ -620,6 +639,41 @@ ST_API int st_ckpt_rec_decode(const uint8_t *p, size_t len,
 			      st_ckpt_rec_t *c);
 #define ST_BOX_HDR 12
 #define ST_REC_HDR 13
+
+/* ---- rank 0's stdin (manager -> node, docs/protocol.md 2.8) ------------- */
+
+/* A chunk in a node's inbox slot of the sending replica: magic u32 | job
+ * u32 | seq u64 (the replica's chunk number for this node, from 1) |
+ * flags u32 (ST_STDIN_EOF) | len u32 | 8 bytes 0 | len bytes.  The node
+ * answers each chunk it took with an ack in the replica's stdin_ack line
+ * of the node: seq u64 | job u32 | flags u32 (ST_STDIN_CLOSED: rank 0
+ * takes no more of the job's stdin). */
+#define ST_STDIN_MAGIC 0x49445453u /* "STDI" */
+#define ST_STDIN_HDR 32
+#define ST_STDIN_EOF 1u
+#define ST_STDIN_CLOSED 1u
+#define ST_STDIN_ACK_LEN 16
+typedef struct st_stdin_chunk {
+	uint32_t job;
+	uint64_t seq;
+	uint32_t flags;
+	uint32_t len;
+} st_stdin_chunk_t;
+ST_API void st_stdin_chunk_put(uint8_t *p, const st_stdin_chunk_t *c);
+/** Check the chunk at p (room bytes of untrusted memory).  @return 0,
+ * or -STORM_EPROTO unless a whole chunk of at most room bytes, seq not 0,
+ * no unknown flag. */
+ST_API int st_stdin_chunk_get(const uint8_t *p, size_t room,
+			      st_stdin_chunk_t *c);
+typedef struct st_stdin_ack {
+	uint64_t seq;
+	uint32_t job, flags;
+} st_stdin_ack_t;
+ST_API void st_stdin_ack_put(uint8_t p[ST_STDIN_ACK_LEN],
+			     const st_stdin_ack_t *a);
+/** @return 0, or -STORM_EPROTO (an unknown flag). */
+ST_API int st_stdin_ack_get(const uint8_t p[ST_STDIN_ACK_LEN],
+			    st_stdin_ack_t *a);
 
 /* An EXIT record's bytes: the rank's wait status (int32), then its
  * usage as wait4() gave it: user and system CPU time in microseconds and

@@ -136,7 +136,18 @@ static void client_flush(struct mmd_client *c)
 	if (done || !c->out_len)
 		c->out_ms = c->out_len ? now_ms() : 0;
 	qb_loop_poll_mod(c->set->loop, QB_LOOP_MED, c->fd,
-			 POLLIN | (c->out_len ? POLLOUT : 0), c, on_client);
+			 (c->paused ? 0 : POLLIN) | (c->out_len ? POLLOUT : 0),
+			 c, on_client);
+}
+
+void mmd_client_pause(struct mmd_client *c, int paused)
+{
+	if (c->paused == !!paused)
+		return;
+	c->paused = !!paused;
+	qb_loop_poll_mod(c->set->loop, QB_LOOP_MED, c->fd,
+			 (c->paused ? 0 : POLLIN) | (c->out_len ? POLLOUT : 0),
+			 c, on_client);
 }
 
 int mmd_client_send(struct mmd_client *c, int type, const void *p,
@@ -244,6 +255,11 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 	}
 	if (c->closing && !c->watch_job)
 		goto gone; /* refused or done: nothing more is read */
+	if (c->paused) { /* its STDIN frame waits: not read meanwhile */
+		if (revents & (POLLHUP | POLLERR))
+			goto gone;
+		return 0;
+	}
 	if (c->got < ST_FRAME_HDR) {
 		n = rd(c, c->hdr + c->got, ST_FRAME_HDR - c->got);
 		if (n <= 0)
@@ -258,7 +274,8 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 			if (st_frame_parse_hdr(c->hdr, &type, &len) ||
 			    (type != ST_FRAME_REQUEST &&
 			     type != ST_FRAME_SEALED &&
-			     type != ST_FRAME_INPUT)) {
+			     type != ST_FRAME_INPUT &&
+			     type != ST_FRAME_STDIN)) {
 				mmd_client_reply_err(c, EPROTO, "not a Storm "
 						     "request frame (protocol "
 						     "%d)", ST_FRAME_VERSION);
@@ -278,7 +295,18 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 					"(docs/protocol.md 2.7)");
 				goto gone;
 			}
-			if (c->inflight && type != ST_FRAME_INPUT) {
+			if (type == ST_FRAME_STDIN &&
+			    (!c->stdin_job || len > ST_STDIN_FRAME_MAX)) {
+				mmd_client_reply_err(c, EPROTO, "%s",
+					c->stdin_job ? "a STDIN frame over "
+					"64 KiB (docs/protocol.md 2.8)" :
+					"a STDIN frame without a run that "
+					"forwards stdin (docs/protocol.md "
+					"2.8)");
+				goto gone;
+			}
+			if (c->inflight && type != ST_FRAME_INPUT &&
+			    type != ST_FRAME_STDIN) {
 				mmd_client_reply_err(c, EBUSY, "one request at "
 						     "a time on a connection: "
 						     "wait for the reply");
@@ -327,6 +355,8 @@ static int on_client(int32_t fd, int32_t revents, void *data)
 		if (c->type == ST_FRAME_INPUT) {
 			c->input_left -= len;
 			set->hooks.input(set->hooks.ctx, c, c->buf, len);
+		} else if (c->type == ST_FRAME_STDIN) {
+			set->hooks.stdin_frame(set->hooks.ctx, c, c->buf, len);
 		} else {
 			c->inflight = 1;
 			set->hooks.request(set->hooks.ctx, c, c->type,

@@ -55,6 +55,10 @@ struct mmd_client {
 	uint8_t *out;        /* frames not yet taken by the socket */
 	size_t out_len, out_cap;
 	uint32_t watch_job;  /* run: streams this job's output, then END */
+	uint32_t stdin_job;  /* run: STDIN frames for this job are due
+			      * (stdin.h) */
+	int stdin_want;      /* run: its request asked "stdin": "0" */
+	int paused;          /* not read: its last STDIN frame waits */
 	uint32_t wait_up;    /* wait: reply once this many nodes are UP */
 	uint32_t wait_job;   /* wait: reply once this job has ended */
 	int wait_down;       /* wait_up counts nodes DOWN instead */
@@ -81,6 +85,10 @@ struct mmd_clients_hooks {
 	 * bytes, already taken off c->input_left */
 	void (*input)(void *ctx, struct mmd_client *c, const uint8_t *p,
 		      uint32_t len);
+	/* a whole STDIN frame (while c->stdin_job is set): len bytes, at
+	 * most ST_STDIN_FRAME_MAX */
+	void (*stdin_frame)(void *ctx, struct mmd_client *c,
+			    const uint8_t *p, uint32_t len);
 	/* c goes away: nothing may refer to it after this */
 	void (*gone)(void *ctx, struct mmd_client *c);
 	void *ctx;
@@ -126,6 +134,9 @@ int mmd_client_send_json(struct mmd_client *c, int type, json_t *o);
 /* {"ok": false, "error": ..., "errno": rc} */
 int mmd_client_reply_err(struct mmd_client *c, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Stop (1) or go on (0) reading c: backpressure while what it sent
+ * waits.  A hang-up is still seen while paused. */
+void mmd_client_pause(struct mmd_client *c, int paused);
 /* Whether c has nothing left to do and may be dropped. */
 int mmd_client_idle(const struct mmd_client *c);
 

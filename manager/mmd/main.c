@@ -48,6 +48,7 @@ struct mmd {
 	struct mmd_repl repl;
 	struct mmd_clients clients;
 	struct mmd_requests rq;
+	struct mmd_stdin sin;    /* run clients' stdin to rank 0 (stdin.h) */
 	struct mmd_backfill backfill;
 	struct mmd_fetch fetch;    /* a job's inputs from the peer that took them */
 	struct mmd_join join;
@@ -199,6 +200,7 @@ static int applied(void *ctx, const mm_op_t *op, const mm_result_t *res)
 
 	mmd_strobe_applied(&mm->sb, mm->st, op, res->rc);
 	mmd_requests_applied(&mm->rq);
+	mmd_stdin_step(&mm->sin, mm->w, mm->st);
 	/* the shell's record of a job that ended keeps only its timing */
 	if (op->job && !mm_job_get(mm->st, op->job, &j) &&
 	    (j.state == MM_JOB_COMPLETED || j.state == MM_JOB_FAILED ||
@@ -317,6 +319,16 @@ static void client_gone(void *ctx, struct mmd_client *c)
 {
 	mmd_repl_client_gone(&((struct mmd *)ctx)->repl, c);
 	mmd_requests_client_gone(&((struct mmd *)ctx)->rq, c);
+	mmd_stdin_gone(&((struct mmd *)ctx)->sin, c);
+}
+
+static void client_stdin(void *ctx, struct mmd_client *c, const uint8_t *p,
+			 uint32_t len)
+{
+	struct mmd *mm = ctx;
+
+	mmd_stdin_frame(&mm->sin, c, p, len);
+	mmd_stdin_step(&mm->sin, mm->w, mm->st);
 }
 
 /* ---- the history a joiner lacks ------------------------------------------------ */
@@ -385,6 +397,8 @@ static int on_notify(int32_t fd, int32_t revents, void *data)
 
 	(void)revents;
 	mmd_strobe_notify(&mm->sb, mm->st, mm->repl.rp, fd);
+	mmd_stdin_acks(&mm->sin, mm->w);
+	mmd_stdin_step(&mm->sin, mm->w, mm->st);
 	return 0;
 }
 
@@ -656,7 +670,15 @@ int main(int argc, char **argv)
 	mm.rq = (struct mmd_requests){ .cfg = &mm.cfg, .host = mm.host,
 				       .st = &mm.st, .repl = &mm.repl,
 				       .sb = &mm.sb, .jobs = &mm.jobs,
-				       .clients = &mm.clients };
+				       .clients = &mm.clients, .sin = &mm.sin };
+	/* chunk numbers of this incarnation: the wall clock's ms, far
+	 * above any earlier incarnation's count */
+	if (mmd_stdin_init(&mm.sin, &mm.lay, mm.nworld, mm.host->world_id,
+			   &mm.clients, (uint64_t)time(NULL) << 24)) {
+		qb_log(LOG_ERR, "out of memory");
+		rc = 1;
+		goto out;
+	}
 	/* the jobs' inputs: a private spool beside the state */
 	{
 		char idir[1300];
@@ -703,7 +725,7 @@ int main(int argc, char **argv)
 	{
 		const struct mmd_clients_hooks ch = {
 			.request = client_request, .input = client_input,
-			.gone = client_gone,
+			.stdin_frame = client_stdin, .gone = client_gone,
 			.ctx = &mm };
 
 		if ((rc = mmd_clients_listen(&mm.clients, mm.loop, &mm.cfg,
@@ -792,6 +814,7 @@ out:
 	mmd_push_fini(&mm.rq.push);
 	mmd_repl_close(&mm.repl);
 	mmd_clients_close(&mm.clients);
+	mmd_stdin_fini(&mm.sin);
 	mmd_auth_stop(&mm.rq.auth);
 	mmd_requests_fini(&mm.rq);
 	if (mm.rq.inputs.dir[0])

@@ -944,6 +944,8 @@ void mmd_requests_answer(struct mmd_requests *rq, struct mmd_client *c, int kind
 			job_ended(rq, &j);
 			return;
 		}
+		if (rq->sin)
+			mmd_stdin_open(rq->sin, c, res->job, c->stdin_want);
 	}
 	mmd_client_send_json(c, ST_FRAME_REPLY, json_pack("{s:b, s:i}", "ok", 1, "job",
 					       res->job));
@@ -1409,6 +1411,17 @@ static void op_auth(struct mmd_requests *rq, struct mmd_client *c,
 
 static void h_run(struct mmd_requests *rq, struct mmd_client *c, json_t *req)
 {
+	json_t *in = json_object_get(req, "stdin");
+	const char *v = json_string_value(in);
+
+	/* rank 0's stdin: "0" forwarded, "none" (or a client that does not
+	 * say) /dev/null-like: the end at once */
+	if (in && (!v || (strcmp(v, "0") && strcmp(v, "none")))) {
+		mmd_client_reply_err(c, EINVAL, "\"stdin\" must be \"0\" "
+				     "(forwarded to rank 0) or \"none\"");
+		return;
+	}
+	c->stdin_want = v && !strcmp(v, "0");
 	mmd_requests_submit(rq, c, req, 1, NULL);
 }
 

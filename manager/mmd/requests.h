@@ -20,6 +20,7 @@
 #include "inputs.h"
 #include "jobrec.h"
 #include "push.h"
+#include "stdin.h"
 #include "repl.h"
 #include "strobe.h"
 
@@ -57,6 +58,7 @@ struct mmd_requests {
 	struct mmd_strobe *sb;
 	struct mmd_jobs *jobs;
 	struct mmd_clients *clients;
+	struct mmd_stdin *sin;              /* run clients' stdin (stdin.h) */
 	struct mmd_expect expect;
 	struct mmd_auth auth;               /* the MUNGE worker */
 	struct mmd_pending_auth *pending;   /* requests waiting for it */

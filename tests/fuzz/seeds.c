@@ -394,6 +394,28 @@ static void bcsrec(void)
 	put("bcsrec", 1, b, sizeof(h));
 }
 
+/* rank 0's stdin: the first byte picks a chunk (0) or an ack (1) */
+static void stdin_seeds(void)
+{
+	uint8_t b[1 + ST_STDIN_HDR + 6];
+	st_stdin_chunk_t c = { .job = 7, .seq = 1, .len = 6 };
+	st_stdin_ack_t a = { .seq = 2, .job = 7 };
+
+	b[0] = 0;
+	st_stdin_chunk_put(b + 1, &c);
+	memcpy(b + 1 + ST_STDIN_HDR, "hello\n", 6);
+	put("stdin", 0, b, sizeof(b));
+	c = (st_stdin_chunk_t){ .job = 7, .seq = 2, .flags = ST_STDIN_EOF };
+	st_stdin_chunk_put(b + 1, &c);
+	put("stdin", 1, b, 1 + ST_STDIN_HDR);
+	b[0] = 1;
+	st_stdin_ack_put(b + 1, &a);
+	put("stdin", 2, b, 1 + ST_STDIN_ACK_LEN);
+	a.flags = ST_STDIN_CLOSED;
+	st_stdin_ack_put(b + 1, &a);
+	put("stdin", 3, b, 1 + ST_STDIN_ACK_LEN);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -417,5 +439,6 @@ int main(int argc, char **argv)
 	bcsrec();
 	pmi();
 	pmisnap();
+	stdin_seeds();
 	return 0;
 }

@@ -7,6 +7,8 @@ Usage: test_shapes.py BUILD TEST
   env      each rank's STORM_NODEID (its node's place in the job, in
            the order of the nodes' first ranks), STORM_LOCALID (its place
            on its node) and STORM_NODELIST (the job's nodes by name);
+           rank 0's stdin a pipe (stormctl's, issue 17), the others'
+           /dev/null;
   shape    -N, -c, --ntasks-per-node: ranks on their nodes as Slurm's
            block distribution puts them (-N 3 -n 5: 2, 2, 1; -c 2: one
            rank per 2-cpu node; -N 2 alone: a rank on each of 2 nodes);
@@ -78,6 +80,16 @@ def test_env(lab):
           "STORM_* per rank: exit %d\n%s\n%s" % (r.returncode, r.stdout,
                                                 r.stderr))
     print("env: %s" % "; ".join(got))
+    # stdin (issue 17): rank 0 of a run reads a pipe (stormctl's stdin,
+    # here empty), every other rank /dev/null
+    r = ctl(lab, ["run", "-n", "3", "-l", "/bin/sh", "-c",
+                  "readlink /proc/self/fd/0 | cut -d: -f1"])
+    got = sorted(r.stdout.splitlines())
+    check(r.returncode == 0 and
+          got == ["0: pipe", "1: /dev/null", "2: /dev/null"],
+          "stdin per rank: exit %d\n%s\n%s" % (r.returncode, r.stdout,
+                                                r.stderr))
+    print("env: stdin %s" % "; ".join(got))
 
 
 def node_of_ranks(out):

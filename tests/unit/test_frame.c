@@ -125,7 +125,7 @@ static void test_frame_hdr_rejects_bad_magic_version_type_size(void **state)
 	expect_bad_hdr(h);
 	raw_hdr(h, "STRM", 1, 0, 0, 0);
 	expect_bad_hdr(h);
-	raw_hdr(h, "STRM", 1, 7, 0, 0);
+	raw_hdr(h, "STRM", 1, ST_FRAME_STDIN + 1, 0, 0);
 	expect_bad_hdr(h);
 	raw_hdr(h, "STRM", 1, 255, 0, 0);
 	expect_bad_hdr(h);
@@ -214,7 +214,8 @@ static void test_frame_send_rejects_bad_arguments(void **state)
 	mkpair(sv);
 	assert_int_equal(st_frame_send(-1, 1, "x", 1), -EINVAL);
 	assert_int_equal(st_frame_send(sv[0], 0, "x", 1), -EINVAL);
-	assert_int_equal(st_frame_send(sv[0], 7, "x", 1), -EINVAL);
+	assert_int_equal(st_frame_send(sv[0], ST_FRAME_STDIN + 1, "x", 1),
+			 -EINVAL);
 	assert_int_equal(st_frame_send(sv[0], 1, NULL, 1), -EINVAL);
 	assert_int_equal(st_frame_send(sv[0], 1, "x", ST_FRAME_MAX + 1),
 			 -EMSGSIZE);
@@ -590,7 +591,7 @@ static void test_frame_fuzz_decoders_never_crash(void **state)
 		if (rc == 0) {
 			/* Accepted means well-formed: put_hdr agrees. */
 			assert_true(type >= ST_FRAME_REQUEST &&
-				    type <= ST_FRAME_INPUT);
+				    type <= ST_FRAME_STDIN);
 			assert_true(len <= ST_FRAME_MAX);
 			st_frame_put_hdr(h2, type, len);
 			assert_memory_equal(h, h2, ST_FRAME_HDR);

@@ -1267,6 +1267,93 @@ static void test_codecs_fuzz_decoders_never_crash(void **state)
 	assert_true(mf_ok > 0);
 }
 
+/* ---- rank 0's stdin chunks and acks (issue 17) ---------------------------- */
+
+static void test_stdin_chunk_round_trips(void **state)
+{
+	uint8_t slot[ST_STDIN_HDR + 8];
+	st_stdin_chunk_t c = { .job = 9, .seq = 1ull << 40, .flags =
+			       ST_STDIN_EOF, .len = 8 }, d;
+
+	(void)state;
+	st_stdin_chunk_put(slot, &c);
+	memcpy(slot + ST_STDIN_HDR, "abcdefgh", 8);
+	assert_int_equal(st_stdin_chunk_get(slot, sizeof(slot), &d), 0);
+	assert_int_equal(d.job, 9);
+	assert_true(d.seq == 1ull << 40);
+	assert_int_equal(d.flags, ST_STDIN_EOF);
+	assert_int_equal(d.len, 8);
+}
+
+static void test_stdin_chunk_rejects_what_is_not_one(void **state)
+{
+	uint8_t slot[ST_STDIN_HDR + 8];
+	st_stdin_chunk_t c = { .job = 9, .seq = 3, .len = 8 }, d;
+
+	(void)state;
+	/* longer than the slot */
+	st_stdin_chunk_put(slot, &c);
+	assert_int_equal(st_stdin_chunk_get(slot, sizeof(slot) - 1, &d),
+			 -STORM_EPROTO);
+	/* a short slot, seq 0, an unknown flag, padding, another magic */
+	assert_int_equal(st_stdin_chunk_get(slot, ST_STDIN_HDR - 1, &d),
+			 -STORM_EPROTO);
+	c.seq = 0;
+	st_stdin_chunk_put(slot, &c);
+	assert_int_equal(st_stdin_chunk_get(slot, sizeof(slot), &d),
+			 -STORM_EPROTO);
+	c.seq = 3;
+	c.flags = 2;
+	st_stdin_chunk_put(slot, &c);
+	assert_int_equal(st_stdin_chunk_get(slot, sizeof(slot), &d),
+			 -STORM_EPROTO);
+	c.flags = 0;
+	st_stdin_chunk_put(slot, &c);
+	slot[30] = 1;
+	assert_int_equal(st_stdin_chunk_get(slot, sizeof(slot), &d),
+			 -STORM_EPROTO);
+	st_stdin_chunk_put(slot, &c);
+	slot[0] ^= 1;
+	assert_int_equal(st_stdin_chunk_get(slot, sizeof(slot), &d),
+			 -STORM_EPROTO);
+}
+
+static void test_stdin_ack_round_trips_and_rejects_flags(void **state)
+{
+	uint8_t line[ST_STDIN_ACK_LEN];
+	st_stdin_ack_t a = { .seq = 77, .job = 5, .flags = ST_STDIN_CLOSED },
+		       b;
+
+	(void)state;
+	st_stdin_ack_put(line, &a);
+	assert_int_equal(st_stdin_ack_get(line, &b), 0);
+	assert_true(b.seq == 77 && b.job == 5 &&
+		    b.flags == ST_STDIN_CLOSED);
+	a.flags = 4;
+	st_stdin_ack_put(line, &a);
+	assert_int_equal(st_stdin_ack_get(line, &b), -STORM_EPROTO);
+}
+
+static void test_layout_stdin_after_everything(void **state)
+{
+	st_config_t cfg = { .nmanagers = 3, .nnodes = 4, .chunk_kib = 64,
+			    .slots = 4, .output_kib = 64,
+			    .ckpt_buddy_kib = 0 };
+	st_host_t nodes[4] = { { .cpus = 2 }, { .cpus = 2 }, { .cpus = 2 },
+			       { .cpus = 2 } };
+	st_layout_t l;
+
+	(void)state;
+	cfg.nodes = nodes;
+	st_layout(&cfg, &l);
+	assert_int_equal(l.stdin_len, ST_STDIN_HDR + ST_STDIN_FRAME_MAX);
+	assert_true(l.stdin >= l.buddy_want);
+	assert_true(l.stdin_ack >= l.stdin + 3ull * l.stdin_len);
+	assert_true(l.size >= l.stdin_ack + 64ull * 7);
+	assert_int_equal(l.stdin % 8, 0);
+	assert_int_equal(l.stdin_ack % 64, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1306,6 +1393,10 @@ int main(void)
 		cmocka_unit_test(test_codecs_fuzz_decoders_never_crash),
 		/* last: until hb.c is fixed, UBSan halts the run here */
 		cmocka_unit_test(test_manifest_encode_null_cwd_is_empty),
+		cmocka_unit_test(test_stdin_chunk_round_trips),
+		cmocka_unit_test(test_stdin_chunk_rejects_what_is_not_one),
+		cmocka_unit_test(test_stdin_ack_round_trips_and_rejects_flags),
+		cmocka_unit_test(test_layout_stdin_after_everything),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
