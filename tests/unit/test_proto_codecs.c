@@ -715,6 +715,35 @@ static void test_manifest_round_trips(void **state)
 	free(enc);
 }
 
+/* A batch allocation and a step travel (SMF5); both at once is refused. */
+static void test_manifest_alloc_and_step(void **state)
+{
+	st_manifest_t m = sample_manifest(), *d;
+	uint8_t *enc = NULL;
+	size_t len = 0, used = 0;
+
+	(void)state;
+	m.alloc = 1;
+	assert_int_equal(manifest_trip(&m, &d), 0);
+	assert_int_equal(d->alloc, 1);
+	assert_int_equal(d->parent, 0);
+	st_manifest_free(d);
+	m.alloc = 0;
+	m.parent = 77;
+	assert_int_equal(manifest_trip(&m, &d), 0);
+	assert_int_equal(d->alloc, 0);
+	assert_int_equal(d->parent, 77);
+	st_manifest_free(d);
+	m.alloc = 1;
+	assert_int_equal(st_manifest_encode(&m, &enc, &len), 0);
+	assert_int_equal(st_manifest_decode(enc, len, &used, &d),
+			 -STORM_EPROTO);
+	enc[len - 5] = 2; /* alloc neither 0 nor 1 */
+	assert_int_equal(st_manifest_decode(enc, len, &used, &d),
+			 -STORM_EPROTO);
+	free(enc);
+}
+
 /* The owner travels (version 2); a version-1 manifest (an older manager
  * during a rolling upgrade) still decodes, with no owner. */
 static void test_manifest_owner(void **state)
@@ -733,11 +762,11 @@ static void test_manifest_owner(void **state)
 	assert_int_equal(d->gid, 65533);
 	st_manifest_free(d);
 	/* version 1: "SMF1", no owner after the job id, no batch output,
-	 * memory limit, cpus, MPI nor shape at the end (u8 0, two empty
-	 * strings, u64 0, u8 0, u8 0, u32 1, u8 0, u32 0, u32 0: 32
-	 * bytes) */
+	 * memory limit, cpus, MPI, shape nor batch step at the end (u8
+	 * 0, two empty strings, u64 0, u8 0, u8 0, u32 1, u8 0, u32 0, u32
+	 * 0, u8 0, u32 0: 37 bytes) */
 	assert_int_equal(st_manifest_encode(&m, &enc, &len), 0);
-	len -= 32;
+	len -= 37;
 	v1 = malloc(len - 8);
 	assert_non_null(v1);
 	memcpy(v1, "SMF1", 4);
@@ -1380,6 +1409,7 @@ int main(void)
 		cmocka_unit_test(test_manifest_round_trips),
 		cmocka_unit_test(test_manifest_round_trips_minimal),
 		cmocka_unit_test(test_manifest_owner),
+		cmocka_unit_test(test_manifest_alloc_and_step),
 		cmocka_unit_test(test_manifest_batch_output),
 		cmocka_unit_test(test_manifest_decode_prefix_is_eagain),
 		cmocka_unit_test(test_manifest_decode_rejects_bad_file_names),
