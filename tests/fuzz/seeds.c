@@ -180,6 +180,7 @@ static void ops(void)
 			       .ranks = 2, .argc = 1, .argv = argv,
 			       .envc = 1, .env = env, .cwd = "/",
 			       .time_limit_ms = 5000 };
+	mm_job_spec_t alloc = spec, step = spec;
 	int32_t status[2] = { 0, 256 };
 	mm_usage_t usage[2] = { { 1000, 20, 4096 }, { 0, 0, 1 } };
 	mm_sched_conf_t sc = { MM_POLICY_GANG, 2, 10, MM_PLACE_BUDDY };
@@ -206,9 +207,14 @@ static void ops(void)
 		  .reason = "disk full" },
 		{ .code = MM_OP_CKPT_RESTART, .job = 1, .uid = 0, .epoch = 1 },
 		{ .code = MM_OP_CKPT_REQUEUE, .job = 1, .uid = 1000 },
+		{ .code = MM_OP_SUBMIT_STEP, .spec = &alloc },
+		{ .code = MM_OP_SUBMIT_STEP, .spec = &step },
 	};
 	static uint8_t b[65536];
 
+	alloc.alloc = 1;
+	alloc.node_count = 2;
+	step.parent = 1;
 	for (int i = 0; i < (int)(sizeof(o) / sizeof(o[0])); i++) {
 		int n = mm_op_encode(&o[i], b, sizeof(b));
 
@@ -252,6 +258,24 @@ static void snapshot(void)
 				 .usage = usage }, &res);
 	mm_state_encode(st, &p, &n);
 	put("snapshot", 2, p, n);
+	free(p);
+	/* a batch allocation running, a step of it on one task slot */
+	mm_job_spec_t al = spec, sp2 = spec;
+
+	al.alloc = 1;
+	sp2.parent = 3;
+	sp2.ranks = 1;
+	mm_apply(st, &(mm_op_t){ .code = MM_OP_SUBMIT_STEP, .spec = &al },
+		 &res);
+	mm_apply(st, &(mm_op_t){ .code = MM_OP_TICK, .slice = 6,
+				 .now_ms = 1010 }, &res);
+	mm_apply(st, &(mm_op_t){ .code = MM_OP_JOB_STAGED, .job = 3 }, &res);
+	mm_apply(st, &(mm_op_t){ .code = MM_OP_SUBMIT_STEP, .spec = &sp2 },
+		 &res);
+	mm_apply(st, &(mm_op_t){ .code = MM_OP_TICK, .slice = 7,
+				 .now_ms = 1020 }, &res);
+	mm_state_encode(st, &p, &n);
+	put("snapshot", 3, p, n);
 	free(p);
 	mm_state_destroy(st);
 }
