@@ -24,6 +24,8 @@ struct words {
 	char *w[BATCH_WORDS_MAX + 2]; /* "batch", the words, NULL */
 	int n;
 	int line[BATCH_WORDS_MAX + 2]; /* where each word came from */
+	char *copies[BATCH_WORDS_MAX + 2]; /* the lines the words are in */
+	int ncopies;
 };
 
 _Noreturn static void bad_line(const char *path, int line, const char *f,
@@ -179,8 +181,12 @@ static void read_script(const char *path, const struct sc_opt *opts,
 		    (p[6] != ' ' && p[6] != '\t' && p[6] != '\n' && p[6]))
 			continue; /* a comment */
 		/* the words point into the copy, which stays */
+		if (w->ncopies >= BATCH_WORDS_MAX + 1)
+			bad_line(path, line, "more than %d #STORM lines",
+				 BATCH_WORDS_MAX);
 		if (!(p = strdup(p + 6)))
 			sc_die(SC_EXIT_FAILED, "out of memory");
+		w->copies[w->ncopies++] = p;
 		split(path, line, p, w);
 		if (w->n == from)
 			bad_line(path, line, "a #STORM line without options");
@@ -201,6 +207,7 @@ int sc_cmd_batch(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 {
 	struct words w = { .w = { "batch" }, .n = 1 };
 	struct sc_args from_script, all;
+	char **ops = NULL;
 	int first;
 
 	read_script(args->operands[0], cmd->opts, &w);
@@ -222,8 +229,7 @@ int sc_cmd_batch(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	free(from_script.opts);
 	/* a script is a path, never looked up in PATH (as sbatch's) */
 	if (!strchr(args->operands[0], '/')) {
-		char **ops = calloc((size_t)args->noperands + 1,
-				    sizeof(*ops));
+		ops = calloc((size_t)args->noperands + 1, sizeof(*ops));
 
 		if (!ops || asprintf(&ops[0], "./%s", args->operands[0]) < 0)
 			sc_die(SC_EXIT_FAILED, "out of memory");
@@ -233,5 +239,10 @@ int sc_cmd_batch(sc_ctx_t *ctx, const struct sc_cmd *cmd,
 	}
 	first = sc_submit_job(ctx, cmd, &all, true);
 	free(all.opts);
+	if (ops)
+		free(ops[0]);
+	free(ops);
+	for (int i = 0; i < w.ncopies; i++)
+		free(w.copies[i]);
 	return first;
 }
