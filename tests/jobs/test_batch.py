@@ -138,19 +138,20 @@ echo "second step exit $?"
 
 def test_wait(lab):
     gate = os.path.join(lab.dir, "gate")
-    os.mkfifo(gate)
-    os.chmod(gate, 0o666)
+    up = os.path.join(lab.dir, "up")  # the first step's rank 0 runs
+    for f in (gate, up):
+        os.mkfifo(f)
+        os.chmod(f, 0o666)
     fd = os.open(gate, os.O_RDWR)
     try:
         script(lab, "wait.sh", """#!/bin/sh
 #STORM -n 2
-$STORMCTL run -n 2 --name first-step /bin/sh -c 'read x < %s; echo first' &
-until $STORMCTL queue | grep first-step | grep -q RUNNING; do
-  sleep 0.05
-done
+$STORMCTL run -n 2 --name first-step /bin/sh -c \\
+  '[ "$STORM_RANK" = 0 ] && echo > %s; read x < %s; echo first' &
+read x < %s
 $STORMCTL run -n 1 /bin/echo second
 wait
-""" % gate)
+""" % (up, gate, up))
         env = dict(os.environ, STORMCTL=stormctl(lab),
                    STORM_CONFIG=lab.conf)
         env.pop("STORM_JOB_ID", None)
